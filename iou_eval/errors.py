@@ -1,0 +1,71 @@
+"""The error family of iou-eval.
+
+Every error knows its exit code and renders itself; only ``cli.py`` prints
+and exits.  No click here, so the library raises the same errors.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_INPUT = 1  # bad input: a file that cannot be read or understood
+EXIT_USAGE = 2  # bad options on the command line
+EXIT_GATE = 3  # a quality gate failed
+
+
+class IouEvalError(Exception):
+    """Base of all errors iou-eval raises on purpose."""
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def format(self) -> str:
+        text = self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+class InputError(IouEvalError):
+    """A file the user gave is missing, malformed or inconsistent.
+
+    Renders as ``path:where: message`` (``where`` is a line number, a JSON path
+    such as ``annotations[3].bbox``, or an XML element) followed by a hint.
+    """
+
+    exit_code = EXIT_INPUT
+
+    def __init__(
+        self,
+        path: str | None,
+        message: str,
+        where: str | int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint)
+        self.path = path
+        self.where = where
+
+    def format(self) -> str:
+        head = ""
+        if self.path:
+            head = f"{self.path}:"
+            if self.where is not None and self.where != "":
+                head += f"{self.where}:"
+            head += " "
+        text = head + self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class UsageError(IouEvalError):
+    """Options that contradict each other or the input (exit code 2)."""
+
+    exit_code = EXIT_USAGE

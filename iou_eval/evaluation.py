@@ -1,0 +1,154 @@
+"""Wire one protocol over an aligned pair of datasets (numpy only).
+
+``run_coco`` computes everything the COCO reports need from one matching
+pass: pycocotools' arrays, the summary statistics, and the raw counts the
+per-class and per-image tables are built from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .accumulate import CocoArrays, accumulate_coco, summarize_coco
+from .matching import Matches, match_coco
+from .protocols import Protocol
+from .reconcile import Alignment
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Matches at one IoU threshold (area ``all``), for the count-based tables.
+
+    Attributes:
+        iou_thr: the threshold.
+        dt_rows: ``[D]`` prediction rows that were scored (after maxDets).
+        tp, fp: ``[D]`` bool; a prediction that is neither was ignored.
+        match_gt: ``[D]`` matched ground-truth row or -1.
+        match_iou: ``[D]`` overlap of the match (0 when none).
+        gt_counts: ``[G]`` bool, ground truths that count (not crowd, not ignored).
+    """
+
+    iou_thr: float
+    dt_rows: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    match_gt: np.ndarray
+    match_iou: np.ndarray
+    gt_counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class CocoEvaluation:
+    """The outcome of the ``coco`` protocol on one alignment."""
+
+    protocol: Protocol
+    arrays: CocoArrays
+    summary: dict[str, float | None]
+    point: OperatingPoint
+
+
+def _groups(alignment: Alignment, class_agnostic: bool):
+    gt, pred, k = alignment.gt, alignment.pred, alignment.n_categories
+    n_img = len(gt.images)
+    if class_agnostic:
+        gt_group = gt.image_idx.copy()
+        dt_group = pred.image_idx.copy()
+        # pycocotools' useCats=0 lists boxes category by category (sorted
+        # ids), then in file order: that is their order inside an image.
+        gt_order = gt.category_idx * max(len(gt), 1) + np.arange(len(gt))
+        dt_order = pred.category_idx * max(len(pred), 1) + np.arange(len(pred))
+        return gt_group, dt_group, gt_order, dt_order, n_img
+    gt_group = gt.image_idx * k + gt.category_idx
+    dt_group = pred.image_idx * k + pred.category_idx
+    return gt_group, dt_group, np.arange(len(gt)), np.arange(len(pred)), n_img * k
+
+
+def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> CocoEvaluation:
+    """Evaluate under COCO rules; ``iou_thr`` picks the operating point of the count tables."""
+    gt, pred = alignment.gt, alignment.pred
+    k = alignment.n_categories
+    # pycocotools drops predictions whose category the ground truth lacks.
+    in_vocab = pred.category_idx < k
+    pred_eval = pred.take(np.flatnonzero(in_vocab))
+    scored_rows = np.flatnonzero(in_vocab)
+    sub = Alignment(
+        gt=gt,
+        pred=pred_eval,
+        n_categories=k,
+        image_match=alignment.image_match,
+        category_match=alignment.category_match,
+        unknown_image_rows=0,
+        unknown_image_keys=(),
+    )
+    gt_group, dt_group, gt_order, dt_order, n_groups = _groups(sub, protocol.class_agnostic)
+
+    thresholds = list(protocol.iou_thresholds)
+    extra = iou_thr not in thresholds
+    if extra:
+        thresholds.append(iou_thr)
+    ignore_flag = gt.is_crowd | gt.ignore if protocol.honour_ignore else gt.is_crowd.copy()
+    zero_id = (gt.ann_id == 0) if protocol.zero_id_quirk else np.zeros(len(gt), dtype=bool)
+    area_bounds = np.array([[a.lo, a.hi] for a in protocol.area_ranges], dtype=np.float64)
+    max_det = max(protocol.max_dets)
+
+    m: Matches = match_coco(
+        gt_xyxy=gt.xyxy,
+        gt_bbox_area=gt.bbox_area,
+        gt_area=gt.area,
+        gt_crowd=gt.is_crowd,
+        gt_ignore_flag=ignore_flag,
+        gt_zero_id=zero_id,
+        gt_group=gt_group,
+        gt_order_key=gt_order,
+        dt_xyxy=pred_eval.xyxy,
+        dt_bbox_area=pred_eval.bbox_area,
+        dt_score=pred_eval.score,
+        dt_group=dt_group,
+        dt_order_key=dt_order,
+        n_groups=n_groups,
+        iou_thresholds=np.asarray(thresholds, dtype=np.float64),
+        area_ranges=area_bounds,
+        max_det=max_det,
+    )
+
+    n_t = len(protocol.iou_thresholds)
+    if protocol.class_agnostic:
+        dt_cat = np.zeros(len(m.dt_rows), dtype=np.int64)
+        gt_cat = np.zeros(len(gt), dtype=np.int64)
+        n_k = 1
+    else:
+        dt_cat = pred_eval.category_idx[m.dt_rows]
+        gt_cat = gt.category_idx
+        n_k = k
+    arrays = accumulate_coco(
+        tp=m.tp[:, :n_t],
+        fp=m.fp[:, :n_t],
+        dt_score=pred_eval.score[m.dt_rows],
+        dt_category=dt_cat,
+        dt_image=pred_eval.image_idx[m.dt_rows],
+        dt_rank=m.dt_rank,
+        gt_category=gt_cat,
+        gt_ignore=m.gt_ignore,
+        n_categories=n_k,
+        max_dets=protocol.max_dets,
+        recall_thresholds=np.asarray(protocol.recall_thresholds, dtype=np.float64),
+    )
+    summary = summarize_coco(
+        arrays,
+        protocol.iou_thresholds,
+        tuple(a.label for a in protocol.area_ranges),
+        protocol.max_dets,
+    )
+    t = thresholds.index(iou_thr)
+    point = OperatingPoint(
+        iou_thr=iou_thr,
+        dt_rows=scored_rows[m.dt_rows],
+        tp=m.tp[0, t],
+        fp=m.fp[0, t],
+        match_gt=m.match_gt[0, t],
+        match_iou=m.match_iou[0, t],
+        gt_counts=~m.gt_ignore[0],
+    )
+    return CocoEvaluation(protocol=protocol, arrays=arrays, summary=summary, point=point)

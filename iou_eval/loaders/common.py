@@ -1,0 +1,89 @@
+"""What the loaders share: options, reading files, locating parse errors."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import msgspec
+
+from ..boxes import BoxFormat
+from ..dataset import ImageTable
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to read a file beyond what its content says.
+
+    Attributes:
+        box_format: layout of box numbers; None for the format's own default.
+        normalized: box numbers are fractions of the image size.
+        names: class names by index, for files that give class indices.
+        reference_images: the ground truth's images, where normalized
+            predictions look up image sizes.
+    """
+
+    box_format: BoxFormat | None = None
+    normalized: bool = False
+    names: tuple[str, ...] | None = None
+    reference_images: ImageTable | None = None
+
+
+def read_bytes(path: str) -> bytes:
+    """The file's bytes; a clear error for a missing path, a folder or an empty file."""
+    if not os.path.exists(path):
+        raise InputError(path, "no such file or folder")
+    if os.path.isdir(path):
+        raise InputError(path, "expected a file, found a folder")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise InputError(path, "file is empty")
+    return data
+
+
+def line_col(data: bytes, offset: int) -> str:
+    """``line:column`` (1-based) of a byte offset."""
+    offset = max(0, min(offset, len(data)))
+    line = data.count(b"\n", 0, offset) + 1
+    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"{line}:{col}"
+
+
+_BYTE = re.compile(r"\(byte (\d+)\)")
+_AT = re.compile(r" - at `\$(.*)`$")
+
+
+def json_error(path: str, data: bytes, exc: Exception) -> InputError:
+    """Turn a msgspec decoding error into a located :class:`InputError`."""
+    text = str(exc)
+    if isinstance(exc, msgspec.ValidationError):
+        where = None
+        m = _AT.search(text)
+        if m:
+            where = m.group(1).lstrip(".") or "$"
+            text = text[: m.start()]
+        text = text.replace("Expected `array` of length >= 4", "expected 4 box numbers, got fewer")
+        text = text.replace("Expected `array` of length <= 4", "expected 4 box numbers, got more")
+        text = text.replace("Object missing required field", "missing required key")
+        text = text.replace("Expected", "expected")
+        return InputError(path, text, where=where)
+    m = _BYTE.search(text)
+    if m:
+        where = line_col(data, int(m.group(1)))
+        msg = "malformed JSON: " + text[: m.start()].replace("JSON is malformed: ", "").strip()
+        hint = None
+        if data[int(m.group(1)) : int(m.group(1)) + 3] in (b"NaN", b"Inf") or data[
+            int(m.group(1)) : int(m.group(1)) + 4
+        ] == b"-Inf":
+            hint = "NaN and Infinity are not valid JSON numbers"
+        return InputError(path, msg, where=where, hint=hint)
+    if "truncated" in text:
+        return InputError(path, "malformed JSON: the file ends in the middle of a value",
+                          where=line_col(data, len(data)))
+    return InputError(path, f"malformed JSON: {text}")

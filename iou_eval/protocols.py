@@ -1,0 +1,128 @@
+"""Evaluation protocols as frozen parameter sets.
+
+``coco`` follows pycocotools' ``COCOeval`` (bbox); ``voc07`` and ``voc12``
+follow the Pascal VOC devkit's ``voc_eval``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+import numpy as np
+
+from .boxes import PixelConvention
+
+# pycocotools builds its grids with linspace; the same expressions give the
+# same floats, so a threshold such as 0.75 compares equal in both tools.
+COCO_IOU_THRESHOLDS: tuple[float, ...] = tuple(
+    float(x) for x in np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
+)
+COCO_RECALL_THRESHOLDS: tuple[float, ...] = tuple(
+    float(x) for x in np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+)
+VOC07_RECALL_THRESHOLDS: tuple[float, ...] = tuple(float(x) for x in np.arange(0.0, 1.1, 0.1))
+
+
+class ProtocolName(str, Enum):
+    COCO = "coco"
+    VOC07 = "voc07"
+    VOC12 = "voc12"
+
+
+@dataclass(frozen=True)
+class AreaRange:
+    """An object-size bucket on the ground truth's ``area`` (both ends inclusive)."""
+
+    label: str
+    lo: float
+    hi: float
+
+
+COCO_AREA_RANGES: tuple[AreaRange, ...] = (
+    AreaRange("all", 0.0**2, 1e5**2),
+    AreaRange("small", 0.0**2, 32.0**2),
+    AreaRange("medium", 32.0**2, 96.0**2),
+    AreaRange("large", 96.0**2, 1e5**2),
+)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Everything that decides the numbers.
+
+    Attributes:
+        name: ``coco``, ``voc07`` or ``voc12``.
+        iou_thresholds: ``[T]`` match thresholds.
+        recall_thresholds: ``[R]`` recall points AP is sampled at; empty for
+            VOC12's all-point area under the precision envelope.
+        area_ranges: ``[A]`` size buckets; the first is ``all``.
+        max_dets: ``[M]`` per image and category, ascending (COCO).
+        class_agnostic: match regardless of category (pycocotools ``useCats=0``).
+        pixel_convention: ``continuous`` (COCO) or ``plus-one`` (VOC devkit).
+        zero_id_quirk: reproduce pycocotools' defect that a ground truth with
+            annotation id 0 never counts as matched (default on, for parity).
+        honour_ignore: keep a ground truth's own ``ignore`` flag instead of
+            letting ``iscrowd`` overwrite it as pycocotools does (default off).
+    """
+
+    name: str = ProtocolName.COCO.value
+    iou_thresholds: tuple[float, ...] = COCO_IOU_THRESHOLDS
+    recall_thresholds: tuple[float, ...] = COCO_RECALL_THRESHOLDS
+    area_ranges: tuple[AreaRange, ...] = COCO_AREA_RANGES
+    max_dets: tuple[int, ...] = (1, 10, 100)
+    class_agnostic: bool = False
+    pixel_convention: PixelConvention = PixelConvention.CONTINUOUS
+    zero_id_quirk: bool = True
+    honour_ignore: bool = False
+    extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def is_voc(self) -> bool:
+        return self.name in (ProtocolName.VOC07.value, ProtocolName.VOC12.value)
+
+    def params(self) -> dict[str, object]:
+        """The parameters as plain data, for reports and baseline checks."""
+        out: dict[str, object] = {
+            "name": self.name,
+            "iou_thresholds": [round(t, 10) for t in self.iou_thresholds],
+            "pixel_convention": self.pixel_convention.value,
+            "class_agnostic": self.class_agnostic,
+        }
+        if self.is_voc:
+            out["ap_method"] = "11-point" if self.name == "voc07" else "all-point"
+        else:
+            out["recall_points"] = len(self.recall_thresholds)
+            out["area_ranges"] = {a.label: [a.lo, a.hi] for a in self.area_ranges}
+            out["max_dets"] = list(self.max_dets)
+            out["zero_id_quirk"] = self.zero_id_quirk
+            out["honour_ignore"] = self.honour_ignore
+        return out
+
+
+def coco(**overrides: object) -> Protocol:
+    """pycocotools' COCOeval defaults, with optional overrides."""
+    return replace(Protocol(), **overrides)  # type: ignore[arg-type]
+
+
+def voc07(**overrides: object) -> Protocol:
+    """VOC2007: 11-point interpolated AP at IoU > 0.5, +1-pixel boxes."""
+    base = Protocol(
+        name=ProtocolName.VOC07.value,
+        iou_thresholds=(0.5,),
+        recall_thresholds=VOC07_RECALL_THRESHOLDS,
+        area_ranges=(COCO_AREA_RANGES[0],),
+        max_dets=(),
+        pixel_convention=PixelConvention.PLUS_ONE,
+        zero_id_quirk=False,
+    )
+    return replace(base, **overrides)  # type: ignore[arg-type]
+
+
+def voc12(**overrides: object) -> Protocol:
+    """VOC2010+: all-point AP (area under the precision envelope) at IoU > 0.5."""
+    base = voc07(name=ProtocolName.VOC12.value, recall_thresholds=())
+    return replace(base, **overrides)  # type: ignore[arg-type]
+
+
+BY_NAME = {"coco": coco, "voc07": voc07, "voc12": voc12}

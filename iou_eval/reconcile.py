@@ -1,0 +1,192 @@
+"""Reconcile image and category identities between ground truth and predictions.
+
+Images are matched by id, else by file name, else by file stem; categories
+by id, else by name.  The ground truth's vocabularies are put in canonical
+order (ids sorted as pycocotools sorts them) and the predictions re-indexed
+into them.  Prediction-only categories are appended after the ground
+truth's ``K`` categories; predictions on unknown images are set aside.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id, sort_key
+
+
+def _norm(key: Key) -> Key:
+    try:
+        return normalize_id(key)
+    except ValueError:
+        return key
+
+
+def _stem(name: str) -> str:
+    return os.path.splitext(os.path.basename(name))[0]
+
+
+class ImageMatcher:
+    """Find a ground-truth image for a key: by id, then file name, then file stem."""
+
+    def __init__(self, images: ImageTable) -> None:
+        self.by_id = {_norm(k): i for i, k in enumerate(images.ids)}
+        self.by_name: dict[str, int] = {}
+        stems: dict[str, int] = {}
+        for i, name in enumerate(images.file_names):
+            for nm in filter(None, (name, str(images.ids[i]))):
+                self.by_name.setdefault(os.path.basename(nm), i)
+                s = _stem(nm)
+                stems[s] = i if stems.get(s, i) == i else -1  # -1: ambiguous
+        self.by_stem = {s: i for s, i in stems.items() if i >= 0}
+
+    def find(self, key: Key, file_name: str | None = None) -> tuple[int, str]:
+        """``(index, how)``; index -1 when nothing matches."""
+        j = self.by_id.get(_norm(key))
+        if j is not None:
+            return j, "id"
+        for name in filter(None, (file_name, str(key))):
+            j = self.by_name.get(os.path.basename(name))
+            if j is not None:
+                return j, "file name"
+        for name in filter(None, (file_name, str(key))):
+            j = self.by_stem.get(_stem(name))
+            if j is not None:
+                return j, "file stem"
+        return -1, ""
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Ground truth and predictions in one vocabulary.
+
+    Attributes:
+        gt, pred: datasets sharing ``images`` and ``categories``.
+        n_categories: ``K``, the ground truth's categories (the first ``K``).
+        image_match, category_match: how identities were matched, e.g. ``"id"``.
+        unknown_image_rows: prediction rows whose image is not in the ground truth.
+        unknown_image_keys: a few of those images' ids, for the report.
+        warnings: messages for the user.
+    """
+
+    gt: Dataset
+    pred: Dataset
+    n_categories: int
+    image_match: str
+    category_match: str
+    unknown_image_rows: int
+    unknown_image_keys: tuple[Key, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def pred_only_categories(self) -> list[int]:
+        return list(range(self.n_categories, len(self.gt.categories)))
+
+
+def canonical(gt: Dataset) -> Dataset:
+    """The ground truth with images and categories sorted by id."""
+    img_order = sorted(range(len(gt.images)), key=lambda i: sort_key(_norm(gt.images.ids[i])))
+    cat_order = sorted(
+        range(len(gt.categories)), key=lambda i: sort_key(_norm(gt.categories.ids[i]))
+    )
+    img_new = np.empty(len(img_order), dtype=np.int64)
+    img_new[img_order] = np.arange(len(img_order))
+    cat_new = np.empty(len(cat_order), dtype=np.int64)
+    cat_new[cat_order] = np.arange(len(cat_order))
+    cats = CategoryTable(
+        tuple(gt.categories.ids[i] for i in cat_order),
+        tuple(gt.categories.names[i] for i in cat_order),
+    )
+    return replace(
+        gt,
+        images=gt.images.select(np.asarray(img_order, dtype=np.int64)),
+        categories=cats,
+        image_idx=img_new[gt.image_idx],
+        category_idx=cat_new[gt.category_idx],
+    )
+
+
+def _how(counts: dict[str, int]) -> str:
+    used = [k for k, v in counts.items() if v]
+    return " + ".join(used) if used else "none"
+
+
+def align(gt: Dataset, pred: Dataset) -> Alignment:
+    """Re-index ``pred`` into the (canonical) vocabularies of ``gt``."""
+    gt = canonical(gt)
+    warnings: list[str] = list(gt.warnings) + list(pred.warnings)
+
+    matcher = ImageMatcher(gt.images)
+    img_map = np.empty(len(pred.images), dtype=np.int64)
+    img_how = {"id": 0, "file name": 0, "file stem": 0}
+    for j, key in enumerate(pred.images.ids):
+        i, how = matcher.find(key, pred.images.file_names[j])
+        img_map[j] = i
+        if how:
+            img_how[how] += 1
+
+    gt_cat_by_id = {_norm(k): i for i, k in enumerate(gt.categories.ids)}
+    gt_cat_by_name = {n: i for i, n in enumerate(gt.categories.names)}
+    cat_map = np.empty(len(pred.categories), dtype=np.int64)
+    cat_how = {"id": 0, "name": 0}
+    extra_ids: list[Key] = []
+    extra_names: list[str] = []
+    for j, key in enumerate(pred.categories.ids):
+        i = gt_cat_by_id.get(_norm(key))
+        if i is not None:
+            cat_how["id"] += 1
+        else:
+            i = gt_cat_by_name.get(pred.categories.names[j])
+            if i is None:
+                i = gt_cat_by_name.get(str(key))
+            if i is not None:
+                cat_how["name"] += 1
+        if i is None:
+            i = len(gt.categories) + len(extra_ids)
+            extra_ids.append(key)
+            extra_names.append(pred.categories.names[j])
+        cat_map[j] = i
+
+    n_cat = len(gt.categories)
+    pred_image = img_map[pred.image_idx] if len(pred) else np.zeros(0, dtype=np.int64)
+    known = pred_image >= 0
+    unknown_rows = int((~known).sum())
+    unknown_keys: tuple[Key, ...] = ()
+    if unknown_rows:
+        bad = np.unique(pred.image_idx[~known])
+        unknown_keys = tuple(pred.images.ids[i] for i in bad[:5])
+        warnings.append(
+            f"{pred.source}: {unknown_rows} prediction(s) on {len(bad)} image(s) that are not in "
+            f"the ground truth (e.g. {', '.join(repr(k) for k in unknown_keys)}); not scored"
+        )
+    categories = CategoryTable(
+        gt.categories.ids + tuple(extra_ids), gt.categories.names + tuple(extra_names)
+    )
+    if extra_ids:
+        warnings.append(
+            f"{pred.source}: {len(extra_ids)} categor{'y' if len(extra_ids) == 1 else 'ies'} "
+            f"only in the predictions ({', '.join(map(str, extra_names[:5]))}); "
+            "their boxes count as false positives in the per-class and per-image tables"
+        )
+    rows = np.flatnonzero(known)
+    pred2 = replace(
+        pred.take(rows),
+        images=gt.images,
+        categories=categories,
+        image_idx=pred_image[rows],
+        category_idx=cat_map[pred.category_idx[rows]] if len(rows) else np.zeros(0, np.int64),
+        warnings=(),
+    )
+    gt2 = replace(gt, categories=categories, warnings=())
+    return Alignment(
+        gt=gt2,
+        pred=pred2,
+        n_categories=n_cat,
+        image_match=_how(img_how),
+        category_match=_how(cat_how),
+        unknown_image_rows=unknown_rows,
+        unknown_image_keys=unknown_keys,
+        warnings=tuple(warnings),
+    )
