@@ -54,10 +54,11 @@ _DECODER = msgspec.json.Decoder(_Document | list[_Annotation])
 
 def _int_column(values: list, path: str, what: str) -> tuple[np.ndarray | None, list]:
     """``values`` as int64 when every one is an int, else None and the normalized list."""
-    try:
-        return np.array(values, dtype=np.int64), values
-    except (TypeError, ValueError, OverflowError):
-        out = []
+    if all(type(v) is int for v in values):
+        arr = np.array(values, dtype=np.int64)
+        return arr, values
+    else:
+        out: list = []
         for i, v in enumerate(values):
             try:
                 out.append(normalize_id(v))

@@ -1,0 +1,203 @@
+"""The Python API, mirroring the command line.
+
+    >>> from iou_eval import evaluate
+    >>> result = evaluate("gt.json", "preds.json")
+    >>> result.summary["AP"], result.per_class.head()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from .boxes import BoxFormat
+from .dataset import Dataset
+from .errors import UsageError
+from .evaluation import run_coco
+from .loaders import LoadOptions
+from .loaders import load as _load
+from .protocols import BY_NAME, AreaRange, Protocol
+from .reconcile import Alignment, align
+from .results import EvaluationResult, ProtocolResult, coco_result
+
+
+def load(
+    path: str,
+    role: str = "gt",
+    fmt: str | None = None,
+    box_format: str | BoxFormat | None = None,
+    normalized: bool = False,
+    names: Sequence[str] | None = None,
+    reference: Dataset | None = None,
+) -> Dataset:
+    """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder."""
+    options = LoadOptions(
+        box_format=BoxFormat(box_format) if box_format else None,
+        normalized=normalized,
+        names=tuple(names) if names else None,
+        reference_images=reference.images if reference is not None else None,
+    )
+    return _load(path, role, fmt, options)
+
+
+def make_protocol(
+    name: str,
+    *,
+    iou_thresholds: Sequence[float] | None = None,
+    area_ranges: Sequence[AreaRange] | None = None,
+    max_dets: Sequence[int] | None = None,
+    class_agnostic: bool = False,
+    zero_id_quirk: bool = True,
+    honour_ignore: bool = False,
+    pixel_convention: str | None = None,
+) -> Protocol:
+    """A :class:`Protocol` by name with the command line's overrides applied."""
+    if name not in BY_NAME:
+        raise UsageError(f"unknown protocol {name!r} (known: {', '.join(BY_NAME)})")
+    p = BY_NAME[name]()
+    changes: dict[str, object] = {"class_agnostic": class_agnostic}
+    if not p.is_voc:
+        changes["zero_id_quirk"] = zero_id_quirk
+        changes["honour_ignore"] = honour_ignore
+        if iou_thresholds:
+            changes["iou_thresholds"] = tuple(float(t) for t in iou_thresholds)
+        if area_ranges:
+            changes["area_ranges"] = (p.area_ranges[0], *area_ranges)
+        if max_dets:
+            changes["max_dets"] = tuple(sorted(int(m) for m in max_dets))
+    if pixel_convention:
+        from .boxes import PixelConvention
+
+        changes["pixel_convention"] = PixelConvention(pixel_convention)
+    return replace(p, **changes)  # type: ignore[arg-type]
+
+
+def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
+    """Where the input triggers a pycocotools defect that the protocol reproduces."""
+    gt = alignment.gt
+    out: list[str] = []
+    if protocol.is_voc:
+        return out
+    if protocol.zero_id_quirk:
+        n0 = int((gt.ann_id == 0).sum())
+        if n0:
+            out.append(
+                f"{gt.source}: {n0} ground truth(s) have annotation id 0; like pycocotools, a "
+                "prediction matched to one counts as a false positive (pass --count-id-zero "
+                "to count it)"
+            )
+    if not protocol.honour_ignore:
+        flagged = int((gt.ignore & ~gt.is_crowd).sum())
+        if flagged:
+            out.append(
+                f"{gt.source}: {flagged} ground truth(s) are flagged ignore/difficult but not "
+                "crowd; like pycocotools, they count as ordinary objects (pass --honour-ignore "
+                "to ignore them)"
+            )
+    if len(gt):
+        ids = np.sort(gt.ann_id)
+        dup = int((ids[1:] == ids[:-1]).sum())
+        if dup:
+            out.append(f"{gt.source}: {dup} duplicate annotation id(s) in the ground truth")
+    return out
+
+
+def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[str, object]:
+    return {
+        "ground_truth": {
+            "path": gt.source,
+            "format": gt.format,
+            "images": len(gt.images),
+            "boxes": len(gt),
+            "crowd": int(gt.is_crowd.sum()),
+            "categories": alignment.n_categories,
+        },
+        "predictions": {
+            "path": pred.source,
+            "format": pred.format,
+            "boxes": len(pred),
+            "scored_boxes": len(alignment.pred),
+            "unknown_image_boxes": alignment.unknown_image_rows,
+            "prediction_only_categories": len(alignment.pred_only_categories),
+        },
+        "image_match": alignment.image_match,
+        "category_match": alignment.category_match,
+    }
+
+
+def evaluate(
+    gt: str | Dataset,
+    preds: str | Dataset,
+    *,
+    protocol: str | Sequence[str] = "coco",
+    iou_thr: float = 0.5,
+    score_thr: float = 0.0,
+    gt_format: str | None = None,
+    pred_format: str | None = None,
+    box_format: str | None = None,
+    normalized: bool = False,
+    names: Sequence[str] | None = None,
+    iou_thresholds: Sequence[float] | None = None,
+    area_ranges: Sequence[AreaRange] | None = None,
+    max_dets: Sequence[int] | None = None,
+    class_agnostic: bool = False,
+    zero_id_quirk: bool = True,
+    honour_ignore: bool = False,
+    pixel_convention: str | None = None,
+) -> EvaluationResult:
+    """Score predictions against ground truth.
+
+    Args:
+        gt, preds: paths (format detected from content unless ``gt_format`` /
+            ``pred_format`` say) or already loaded :class:`Dataset` objects.
+        protocol: ``"coco"``, ``"voc07"``, ``"voc12"``, or several (a list or
+            ``"coco,voc12"``), reported side by side from one parse.
+        iou_thr, score_thr: the operating point of the count tables.
+        others: as the command-line options of the same names.
+
+    Returns:
+        :class:`~iou_eval.results.EvaluationResult`.
+    """
+    names_list = [protocol] if isinstance(protocol, str) else list(protocol)
+    names_list = [n.strip() for item in names_list for n in item.split(",") if n.strip()]
+    if not names_list:
+        raise UsageError("no protocol given")
+    protocols = [
+        make_protocol(
+            n,
+            iou_thresholds=iou_thresholds,
+            area_ranges=area_ranges,
+            max_dets=max_dets,
+            class_agnostic=class_agnostic,
+            zero_id_quirk=zero_id_quirk,
+            honour_ignore=honour_ignore,
+            pixel_convention=pixel_convention,
+        )
+        for n in names_list
+    ]
+    gt_ds = gt if isinstance(gt, Dataset) else load(gt, "gt", gt_format, box_format, normalized, names)
+    pred_ds = (
+        preds
+        if isinstance(preds, Dataset)
+        else load(preds, "pred", pred_format, box_format, normalized, names, reference=gt_ds)
+    )
+    alignment = align(gt_ds, pred_ds)
+    warnings = list(alignment.warnings)
+    results: list[ProtocolResult] = []
+    for p in protocols:
+        warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
+        if p.is_voc:
+            from .voc import run_voc
+            from .results import voc_result
+
+            results.append(voc_result(alignment, run_voc(alignment, p, iou_thr), score_thr))
+        else:
+            results.append(coco_result(alignment, run_coco(alignment, p, iou_thr), score_thr))
+    return EvaluationResult(
+        results=results,
+        inputs=describe_inputs(gt_ds, pred_ds, alignment),
+        settings={"iou_thr": iou_thr, "score_thr": score_thr},
+        warnings=warnings,
+    )

@@ -1,0 +1,305 @@
+"""Pascal VOC annotation XML: a folder of per-image files, or one file.
+
+Each file describes one image::
+
+    <annotation>
+      <filename>000005.jpg</filename>
+      <size><width>500</width><height>375</height><depth>3</depth></size>
+      <object>
+        <name>chair</name>
+        <difficult>0</difficult>
+        <bndbox><xmin>263</xmin><ymin>211</ymin><xmax>324</xmax><ymax>339</ymax></bndbox>
+        <score>0.87</score>   <!-- predictions only; <confidence> also accepted -->
+      </object>
+    </annotation>
+
+Choices:
+
+- A folder is read in sorted file-name order; only ``*.xml`` files count,
+  and names starting with ``.`` are skipped (macOS leaves ``._x.xml``
+  resource files next to the real ones).
+- The image id is the xml file's stem, kept as a string: ``000005`` stays
+  ``"000005"`` (the ground truth may be keyed by ``000005.jpg``; the
+  reconciler matches ids, then file names, then stems).
+- The four ``<bndbox>`` numbers are read as in the file, in the order
+  ``xmin, ymin, xmax, ymax``, and taken as ``xyxy`` unless
+  ``options.box_format`` says otherwise.  No 1-based shift: the VOC
+  protocols' plus-one pixel convention accounts for the devkit's inclusive
+  pixel indices.
+- ``<difficult>`` becomes ``ignore``; the non-standard ``<iscrowd>`` (or
+  ``<crowd>``) becomes ``is_crowd``.  Missing means 0.  ``<truncated>``,
+  ``<pose>`` and ``<part>`` are not read.
+- A ``<size>`` width or height of 0 (some exporters write it for "unknown")
+  is taken as unknown.
+- An image without ``<object>`` is still an image: false positives on it count.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..boxes import BoxFormat
+from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble
+from ..errors import InputError
+from ..reconcile import ImageMatcher
+from .common import LoadOptions, read_bytes
+
+_COORDS = ("xmin", "ymin", "xmax", "ymax")
+_TRUE = {"1", "true", "yes"}
+_FALSE = {"", "0", "false", "no"}
+
+
+def _xml_files(path: str) -> list[str]:
+    """The files to read: the sorted ``*.xml`` files of a folder, or ``[path]``."""
+    if not os.path.isdir(path):
+        return [path]
+    entries = sorted(os.listdir(path))
+    files = [
+        os.path.join(path, e)
+        for e in entries
+        if e.lower().endswith(".xml")
+        and not e.startswith(".")
+        and os.path.isfile(os.path.join(path, e))
+    ]
+    if not files:
+        raise InputError(
+            path,
+            "expected Pascal VOC .xml files in this folder, found none",
+            hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
+        )
+    return files
+
+
+def _parse(file: str) -> ET.Element:
+    data = read_bytes(file)
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as exc:
+        line, column = exc.position
+        # ElementTree appends ": line L, column C" to expat's reason.
+        reason = str(exc).split(": line ")[0]
+        raise InputError(
+            file, f"malformed XML: {reason} (column {column + 1})", where=f"line {line}"
+        ) from exc
+
+
+def _number(text: str | None, tag: str, file: str, where: str) -> float:
+    value = (text or "").strip()
+    if not value:
+        raise InputError(file, f"<{tag}> is empty, expected a number", where=where)
+    try:
+        return float(value)
+    except ValueError:
+        raise InputError(
+            file, f"{tag} must be a number, got {value!r}", where=where
+        ) from None
+
+
+def _flag(text: str | None, tag: str, file: str, where: str) -> bool:
+    value = (text or "").strip().lower()
+    if value in _FALSE:
+        return False
+    if value in _TRUE:
+        return True
+    try:
+        return float(value) != 0.0
+    except ValueError:
+        raise InputError(
+            file, f"{tag} must be 0 or 1, got {(text or '').strip()!r}", where=where
+        ) from None
+
+
+def _size(root: ET.Element, file: str) -> tuple[float, float]:
+    """``(width, height)`` from ``<size>``; NaN where absent or not positive."""
+    size = root.find("size")
+    out = []
+    for tag in ("width", "height"):
+        text = None if size is None else size.findtext(tag)
+        if text is None or not text.strip():
+            out.append(np.nan)
+            continue
+        v = _number(text, tag, file, "size")
+        out.append(v if v > 0 else np.nan)
+    return out[0], out[1]
+
+
+class _Categories:
+    """The category vocabulary: first-seen ``<name>`` texts, or ``options.names``."""
+
+    def __init__(self, names: tuple[str, ...] | None) -> None:
+        self.names = names
+        self.index: dict[Key, int] = {n: i for i, n in enumerate(dict.fromkeys(names or ()))}
+
+    def lookup(self, text: str, file: str, where: str) -> int:
+        if self.names is None:
+            j = self.index.get(text)
+            if j is None:
+                j = self.index[text] = len(self.index)
+            return j
+        if text.isdigit():
+            k = int(text)
+            if k >= len(self.names):
+                raise InputError(
+                    file,
+                    f"class index {k} is out of range: {len(self.names)} names were given",
+                    where=where,
+                    hint=f"names: {', '.join(self.names)}",
+                )
+            return self.index[self.names[k]]
+        j = self.index.get(text)
+        if j is None:
+            raise InputError(
+                file,
+                f"class {text!r} is not among the given names (known: {', '.join(self.names)})",
+                where=where,
+            )
+        return j
+
+    def table(self) -> CategoryTable:
+        ids = tuple(self.index)
+        return CategoryTable(ids, tuple(str(k) for k in ids))
+
+
+def fill_sizes(images: ImageTable, reference: ImageTable | None) -> ImageTable:
+    """``images`` with unknown widths and heights looked up in ``reference``.
+
+    Normalized predictions rarely state their image's size; the ground truth
+    does.  Images are found as the reconciler finds them (id, file name, stem).
+    """
+    unknown = np.flatnonzero(~(np.isfinite(images.width) & np.isfinite(images.height)))
+    if reference is None or not len(unknown):
+        return images
+    matcher = ImageMatcher(reference)
+    width, height = images.width.copy(), images.height.copy()
+    for i in unknown:
+        j, _ = matcher.find(images.ids[i], images.file_names[i])
+        if j >= 0:
+            width[i], height[i] = reference.width[j], reference.height[j]
+    return ImageTable(images.ids, images.file_names, width, height)
+
+
+def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
+    """Read Pascal VOC annotation XML as ground truth or predictions.
+
+    Args:
+        path: a folder of ``.xml`` files (one per image) or a single file.
+        role: ``"gt"`` or ``"pred"``; predictions need a ``<score>`` (or
+            ``<confidence>``) in every ``<object>``.
+        options: ``box_format`` (default ``xyxy``), ``normalized``, ``names``
+            (then a numeric ``<name>`` is an index into them),
+            ``reference_images`` (sizes for normalized predictions).
+
+    Returns:
+        A :class:`Dataset` with one image per file (id = the file's stem) and
+        one row per ``<object>``; ``origin`` is the object's index in its file
+        and ``origin_file`` the file's index, so errors read
+        ``file.xml:object[3]: ...``.
+    """
+    files = _xml_files(path)
+    categories = _Categories(options.names)
+
+    image_ids: list[Key] = []
+    file_names: list[str | None] = []
+    widths: list[float] = []
+    heights: list[float] = []
+    seen: dict[str, str] = {}
+
+    boxes: list[list[float]] = []
+    image_idx: list[int] = []
+    category_idx: list[int] = []
+    scores: list[float] = []
+    crowd: list[bool] = []
+    ignore: list[bool] = []
+    origin: list[int] = []
+    origin_file: list[int] = []
+
+    for fi, file in enumerate(files):
+        root = _parse(file)
+        if root.tag != "annotation":
+            raise InputError(
+                file,
+                f"expected a Pascal VOC <annotation> root element, found <{root.tag}>",
+            )
+        stem = os.path.splitext(os.path.basename(file))[0]
+        if stem in seen:
+            raise InputError(
+                file, f"image id {stem!r} is also the id of {seen[stem]}", hint="rename one file"
+            )
+        seen[stem] = file
+        image_ids.append(stem)
+        file_names.append((root.findtext("filename") or "").strip() or None)
+        w, h = _size(root, file)
+        widths.append(w)
+        heights.append(h)
+
+        for oi, obj in enumerate(root.findall("object")):
+            where = f"object[{oi}]"
+            name = (obj.findtext("name") or "").strip()
+            if not name:
+                raise InputError(file, "object has no <name>", where=where)
+            bnd = obj.find("bndbox")
+            if bnd is None:
+                raise InputError(
+                    file,
+                    "object has no <bndbox>",
+                    where=where,
+                    hint="iou-eval evaluates boxes; every object needs "
+                    "<bndbox> with <xmin>, <ymin>, <xmax>, <ymax>",
+                )
+            box = []
+            for tag in _COORDS:
+                el = bnd.find(tag)
+                if el is None:
+                    raise InputError(file, f"<bndbox> has no <{tag}>", where=where)
+                box.append(_number(el.text, tag, file, where))
+            if role == "pred":
+                tag = "score"
+                el = obj.find("score")
+                if el is None:
+                    tag, el = "confidence", obj.find("confidence")
+                if el is None:
+                    raise InputError(
+                        file,
+                        "prediction has no <score>",
+                        where=where,
+                        hint="predictions need a <score> (or <confidence>) in every "
+                        "<object>; is this the ground truth?",
+                    )
+                scores.append(_number(el.text, tag, file, where))
+            crowd_el = obj.find("iscrowd")
+            crowd_tag = "iscrowd"
+            if crowd_el is None:
+                crowd_el, crowd_tag = obj.find("crowd"), "crowd"
+            crowd.append(_flag(None if crowd_el is None else crowd_el.text, crowd_tag, file, where))
+            ignore.append(_flag(obj.findtext("difficult"), "difficult", file, where))
+            category_idx.append(categories.lookup(name, file, where))
+            boxes.append(box)
+            image_idx.append(fi)
+            origin.append(oi)
+            origin_file.append(fi)
+
+    images = ImageTable.build(image_ids, file_names, widths, heights)
+    if options.normalized:
+        images = fill_sizes(images, options.reference_images)
+    n = len(boxes)
+    return assemble(
+        source=path,
+        fmt="voc-xml",
+        images=images,
+        categories=categories.table(),
+        image_idx=np.asarray(image_idx, dtype=np.int64),
+        category_idx=np.asarray(category_idx, dtype=np.int64),
+        boxes=np.asarray(boxes, dtype=np.float64).reshape(n, 4),
+        box_format=options.box_format or BoxFormat.XYXY,
+        normalized=options.normalized,
+        score=np.asarray(scores, dtype=np.float64) if role == "pred" else None,
+        is_crowd=np.asarray(crowd, dtype=bool),
+        ignore=np.asarray(ignore, dtype=bool),
+        origin=np.asarray(origin, dtype=np.int64),
+        origin_file=np.asarray(origin_file, dtype=np.int32),
+        files=files,
+        origin_label="object",
+    )

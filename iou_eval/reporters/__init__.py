@@ -1,0 +1,40 @@
+"""Reporters: render an :class:`~iou_eval.results.EvaluationResult` as text.
+
+Each reporter is a function ``render(result, view) -> str``; nothing here
+prints or writes files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from .view import View
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..results import EvaluationResult
+
+
+class OutputFormat(str, Enum):
+    TABLE = "table"
+    MARKDOWN = "markdown"
+    CSV = "csv"
+    JSON = "json"
+
+
+def renderer(fmt: OutputFormat) -> Callable[[EvaluationResult, View], str]:
+    if fmt is OutputFormat.JSON:
+        from .json import render_json
+
+        return render_json
+    if fmt is OutputFormat.CSV:
+        from .csv import render_csv
+
+        return render_csv
+    from .text import render_markdown, render_table
+
+    return render_markdown if fmt is OutputFormat.MARKDOWN else render_table
+
+
+__all__ = ["OutputFormat", "View", "renderer"]

@@ -1,0 +1,25 @@
+"""CSV report: every number in one long (tidy) table.
+
+Columns: ``protocol, scope, key, metric, value`` where ``scope`` is
+``summary``, ``class`` (key = class name) or ``image`` (key = image id).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from .view import View, order_images
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..results import EvaluationResult
+
+
+def render_csv(result: EvaluationResult, view: View) -> str:
+    tidy = result.tidy()
+    if view.worst is not None:
+        keep = set(order_images(result.per_image, view)["image_id"])
+        tidy = tidy[(tidy["scope"] != "image") | tidy["key"].isin(keep)]
+    buf = io.StringIO()
+    tidy.to_csv(buf, index=False, lineterminator="\n")
+    return buf.getvalue()

@@ -1,0 +1,183 @@
+"""Human reports: an aligned terminal table, or Markdown for CI summaries."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .. import __version__
+from .view import View, order_images
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..results import EvaluationResult, ProtocolResult
+
+COCO_SUMMARY_LABELS = {
+    "AP": "IoU=0.50:0.95  area=all     maxDets=100",
+    "AP50": "IoU=0.50       area=all     maxDets=100",
+    "AP75": "IoU=0.75       area=all     maxDets=100",
+    "APs": "IoU=0.50:0.95  area=small   maxDets=100",
+    "APm": "IoU=0.50:0.95  area=medium  maxDets=100",
+    "APl": "IoU=0.50:0.95  area=large   maxDets=100",
+    "AR1": "IoU=0.50:0.95  area=all     maxDets=1",
+    "AR10": "IoU=0.50:0.95  area=all     maxDets=10",
+    "AR100": "IoU=0.50:0.95  area=all     maxDets=100",
+    "ARs": "IoU=0.50:0.95  area=small   maxDets=100",
+    "ARm": "IoU=0.50:0.95  area=medium  maxDets=100",
+    "ARl": "IoU=0.50:0.95  area=large   maxDets=100",
+}
+
+CLASS_HEADERS = {
+    "class": "class", "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AR100": "AR100",
+    "gt": "gt", "predictions": "pred", "TP": "TP", "FP": "FP", "FN": "FN",
+    "precision": "prec", "recall": "rec", "F1": "F1", "best_F1": "best F1",
+    "best_F1_score": "@score", "note": "note",
+}  # fmt: skip
+IMAGE_HEADERS = {
+    "image_id": "image", "file_name": "file", "gt": "gt", "predictions": "pred",
+    "TP": "TP", "FP": "FP", "FN": "FN", "precision": "prec", "recall": "rec",
+    "F1": "F1", "mean_IoU": "mean IoU",
+}  # fmt: skip
+INT_COLUMNS = {"gt", "predictions", "TP", "FP", "FN"}
+TEXT_COLUMNS = {"class", "note", "image_id", "file_name", "category_id"}
+
+
+def cell(value: Any, column: str = "") -> str:
+    """One table cell: empty for undefined, 4 decimals for metrics."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    if column in TEXT_COLUMNS:
+        return str(value)
+    if column in INT_COLUMNS:
+        return str(int(value))
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def grid(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
+    """Left-aligned text, right-aligned numbers, two spaces between columns."""
+    widths = [len(h) for h in headers]
+    for r in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, r, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [
+            c.rjust(w) if num else c.ljust(w)
+            for c, w, num in zip(cells, widths, numeric, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]]
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
+    def esc(c: str) -> str:
+        return c.replace("|", "\\|")
+
+    out = ["| " + " | ".join(esc(h) for h in headers) + " |"]
+    out.append("|" + "|".join("---:" if n else ":---" for n in numeric) + "|")
+    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def _frame_rows(df: pd.DataFrame, headers: dict[str, str]) -> tuple[list[str], list[list[str]], list[bool]]:
+    cols = [c for c in headers if c in df.columns]
+    if "note" in cols and not df["note"].astype(bool).any():
+        cols.remove("note")
+    if "file_name" in cols and df["file_name"].isna().all():
+        cols.remove("file_name")
+    rows = [[cell(v, c) for v, c in zip(rec, cols, strict=True)] for rec in df[cols].itertuples(index=False, name=None)]
+    return [headers[c] for c in cols], rows, [c not in TEXT_COLUMNS for c in cols]
+
+
+def _describe_protocol(r: ProtocolResult) -> str:
+    p = r.protocol
+    if p.is_voc:
+        ap = "11-point AP" if p.name == "voc07" else "all-point AP"
+        return f"{p.name} (VOC devkit: {ap}, IoU > {p.iou_thresholds[0]:g}, {p.pixel_convention.value} pixels, difficult ignored)"
+    thr = p.iou_thresholds
+    thr_text = (
+        "0.50:0.95" if len(thr) == 10 and thr[0] == 0.5 and abs(thr[-1] - 0.95) < 1e-12
+        else ",".join(f"{t:g}" for t in thr)
+    )
+    extra = ", class-agnostic" if p.class_agnostic else ""
+    return (
+        f"{p.name} (COCOeval bbox: IoU {thr_text}, {len(p.recall_thresholds)} recall points, "
+        f"maxDets {'/'.join(map(str, p.max_dets))}, {p.pixel_convention.value} pixels{extra})"
+    )
+
+
+def _header(result: EvaluationResult) -> list[str]:
+    g = result.inputs["ground_truth"]
+    p = result.inputs["predictions"]
+    lines = [f"iou-eval {__version__}"]
+    lines.append(
+        f"ground truth  {g['path']} [{g['format']}]: {g['images']} images, {g['boxes']} boxes"
+        f" ({g['crowd']} crowd), {g['categories']} categories"
+    )
+    pred = f"predictions   {p['path']} [{p['format']}]: {p['boxes']} boxes"
+    if p["unknown_image_boxes"]:
+        pred += f" ({p['unknown_image_boxes']} on unknown images, not scored)"
+    lines.append(pred)
+    lines.append(
+        f"matched       images by {result.inputs['image_match']}, categories by "
+        f"{result.inputs['category_match']}"
+    )
+    return lines
+
+
+def _summary_rows(r: ProtocolResult) -> tuple[list[str], list[list[str]], list[bool]]:
+    rows = []
+    for k, v in r.summary.items():
+        label = COCO_SUMMARY_LABELS.get(k, "") if not r.protocol.is_voc else ""
+        rows.append([k, cell(v, k) or "n/a", label])
+    return ["metric", "value", ""], rows, [False, True, False]
+
+
+def _sections(result: EvaluationResult, view: View, terminal: bool) -> list[tuple[str, tuple]]:
+    s = result.settings
+    point = f"IoU {s['iou_thr']:g}, score >= {s['score_thr']:g}"
+    out: list[tuple[str, tuple]] = []
+    for r in result.results:
+        out.append((f"Protocol {_describe_protocol(r)}", ()))
+        out.append(("Summary", _summary_rows(r)))
+        out.append((f"Per class ({point})", _frame_rows(r.per_class, CLASS_HEADERS)))
+        images = order_images(r.per_image, view)
+        shown = images
+        note = ""
+        if view.worst is None and terminal and len(images) > view.max_terminal_images:
+            shown = images.head(view.max_terminal_images)
+            note = f"; first {len(shown)} of {len(images)}, --worst N or --format csv/json for more"
+        order = "most errors first" if view.sort == "errors" else f"by {view.sort}"
+        out.append((f"Per image ({point}; {order}{note})", _frame_rows(shown, IMAGE_HEADERS)))
+    return out
+
+
+def render_table(result: EvaluationResult, view: View) -> str:
+    lines = _header(result)
+    for title, table in _sections(result, view, terminal=True):
+        lines.append("")
+        lines.append(title)
+        if table:
+            lines += ["  " + ln for ln in grid(*table)]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(result: EvaluationResult, view: View) -> str:
+    lines = ["## iou-eval report", ""]
+    lines += [f"- {ln}" for ln in _header(result)[1:]]
+    for title, table in _sections(result, view, terminal=True):
+        lines.append("")
+        lines.append(f"### {title}")
+        if table:
+            lines.append("")
+            lines += md_table(*table)
+    if result.warnings:
+        lines.append("")
+        lines += [f"> warning: {w}" for w in result.warnings]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,281 @@
+"""Evaluation results as tidy pandas tables, and their JSON document.
+
+One :class:`ProtocolResult` per protocol: a summary dict, a per-class and a
+per-image DataFrame.  :class:`EvaluationResult` bundles them with what was
+read, and is what the reporters render and the Python API returns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .accumulate import CocoArrays
+from .evaluation import CocoEvaluation
+from .protocols import Protocol
+from .reconcile import Alignment
+from .tables import PointCounts, count_point
+
+SCHEMA_VERSION = 1
+COCO_SUMMARY_KEYS = ("AP", "AP50", "AP75", "APs", "APm", "APl",
+                     "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")  # fmt: skip
+
+PER_CLASS_COLUMNS = {
+    "coco": ["class", "category_id", "AP", "AP50", "AP75", "AR100", "gt", "predictions",
+             "TP", "FP", "FN", "precision", "recall", "F1", "best_F1", "best_F1_score", "note"],
+}  # fmt: skip
+PER_IMAGE_COLUMNS = ["image_id", "file_name", "gt", "predictions", "TP", "FP", "FN",
+                     "precision", "recall", "F1", "mean_IoU"]  # fmt: skip
+
+
+@dataclass
+class ProtocolResult:
+    """The numbers of one protocol.
+
+    Attributes:
+        protocol: the parameters in force.
+        summary: COCO's 12 statistics (or VOC's ``mAP``); None where undefined.
+        per_class: one row per category (ground-truth categories first).
+        per_image: one row per ground-truth image.
+        arrays: pycocotools-shaped arrays (COCO only).
+    """
+
+    protocol: Protocol
+    summary: dict[str, float | None]
+    per_class: pd.DataFrame
+    per_image: pd.DataFrame
+    arrays: CocoArrays | None = None
+
+    def params(self, settings: dict[str, Any]) -> dict[str, Any]:
+        return {**self.protocol.params(), **settings}
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(num.shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _f1(p: np.ndarray, r: np.ndarray, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+    den = 2 * tp + fp + fn
+    return _ratio(2 * tp, den)
+
+
+def _mean_valid(a: np.ndarray) -> float:
+    v = a[a > -1]
+    return float(np.mean(v)) if v.size else float("nan")
+
+
+def point_counts(alignment: Alignment, point_rows, tp, fp, match_iou, gt_counts, score_thr):
+    """:class:`PointCounts` for scored rows plus the unscored prediction-only ones."""
+    gt, pred = alignment.gt, alignment.pred
+    extra = np.flatnonzero(pred.category_idx >= alignment.n_categories)
+    return count_point(
+        n_images=len(gt.images),
+        n_classes=len(gt.categories),
+        gt_image=gt.image_idx,
+        gt_class=gt.category_idx,
+        gt_counts=gt_counts,
+        dt_image=pred.image_idx[point_rows],
+        dt_class=pred.category_idx[point_rows],
+        dt_score=pred.score[point_rows],
+        dt_tp=tp,
+        dt_fp=fp,
+        dt_iou=match_iou,
+        extra_image=pred.image_idx[extra],
+        extra_class=pred.category_idx[extra],
+        extra_score=pred.score[extra],
+        score_thr=score_thr,
+    )
+
+
+def per_image_frame(alignment: Alignment, c: PointCounts) -> pd.DataFrame:
+    images = alignment.gt.images
+    fn = c.image_gt - c.image_tp
+    precision = _ratio(c.image_tp, c.image_tp + c.image_fp)
+    recall = _ratio(c.image_tp, c.image_gt)
+    return pd.DataFrame(
+        {
+            "image_id": list(images.ids),
+            "file_name": list(images.file_names),
+            "gt": c.image_gt,
+            "predictions": c.image_pred,
+            "TP": c.image_tp,
+            "FP": c.image_fp,
+            "FN": fn,
+            "precision": precision,
+            "recall": recall,
+            "F1": _f1(precision, recall, c.image_tp, c.image_fp, fn),
+            "mean_IoU": _ratio(c.image_iou_sum, c.image_tp),
+        },
+        columns=PER_IMAGE_COLUMNS,
+    )
+
+
+def coco_result(
+    alignment: Alignment, ev: CocoEvaluation, score_thr: float
+) -> ProtocolResult:
+    """Summary, per-class and per-image tables of a COCO evaluation."""
+    p = ev.point
+    c = point_counts(alignment, p.dt_rows, p.tp, p.fp, p.match_iou, p.gt_counts, score_thr)
+    cats = alignment.gt.categories
+    n_all = len(cats)
+    k = alignment.n_categories
+    prec = ev.arrays.precision
+    rec = ev.arrays.recall
+    thr = np.asarray(ev.protocol.iou_thresholds)
+    ap = np.full(n_all, np.nan)
+    ap50 = np.full(n_all, np.nan)
+    ap75 = np.full(n_all, np.nan)
+    ar = np.full(n_all, np.nan)
+    if not ev.protocol.class_agnostic and prec.size:
+        for j in range(k):
+            ap[j] = _mean_valid(prec[:, :, j, 0, -1])
+            ar[j] = _mean_valid(rec[:, j, 0, -1])
+            t50 = np.flatnonzero(thr == 0.5)
+            t75 = np.flatnonzero(thr == 0.75)
+            if t50.size:
+                ap50[j] = _mean_valid(prec[t50, :, j, 0, -1])
+            if t75.size:
+                ap75[j] = _mean_valid(prec[t75, :, j, 0, -1])
+    fn = c.class_gt - c.class_tp
+    precision = _ratio(c.class_tp, c.class_tp + c.class_fp)
+    recall = _ratio(c.class_tp, c.class_gt)
+    note = np.where(
+        np.arange(n_all) >= k,
+        "only in predictions: every box is a false positive",
+        np.where(c.class_gt == 0, "no ground truth: AP undefined", ""),
+    )
+    per_class = pd.DataFrame(
+        {
+            "class": list(cats.names),
+            "category_id": list(cats.ids),
+            "AP": ap,
+            "AP50": ap50,
+            "AP75": ap75,
+            "AR100": ar,
+            "gt": c.class_gt,
+            "predictions": c.class_pred,
+            "TP": c.class_tp,
+            "FP": c.class_fp,
+            "FN": fn,
+            "precision": precision,
+            "recall": recall,
+            "F1": _f1(precision, recall, c.class_tp, c.class_fp, fn),
+            "best_F1": c.class_best_f1,
+            "best_F1_score": c.class_best_score,
+            "note": note,
+        },
+        columns=PER_CLASS_COLUMNS["coco"],
+    )
+    return ProtocolResult(
+        protocol=ev.protocol,
+        summary=dict(ev.summary),
+        per_class=per_class,
+        per_image=per_image_frame(alignment, c),
+        arrays=ev.arrays,
+    )
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe scalars: NaN -> None, numpy -> Python."""
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def frame_records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    cols = list(df.columns)
+    return [
+        {k: _clean(v) for k, v in zip(cols, row, strict=True)}
+        for row in df.itertuples(index=False, name=None)
+    ]
+
+
+@dataclass
+class EvaluationResult:
+    """Everything one run computed.
+
+    Attributes:
+        results: one :class:`ProtocolResult` per protocol, in the order asked.
+        inputs: what was read (paths, detected formats, counts, how ids matched).
+        settings: the operating point (``iou_thr``, ``score_thr``).
+        warnings: things the user should know about the input.
+    """
+
+    results: list[ProtocolResult]
+    inputs: dict[str, Any]
+    settings: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def primary(self) -> ProtocolResult:
+        return self.results[0]
+
+    @property
+    def protocol(self) -> str:
+        return self.primary.protocol.name
+
+    @property
+    def summary(self) -> dict[str, float | None]:
+        return self.primary.summary
+
+    @property
+    def per_class(self) -> pd.DataFrame:
+        return self.primary.per_class
+
+    @property
+    def per_image(self) -> pd.DataFrame:
+        return self.primary.per_image
+
+    def _block(self, r: ProtocolResult) -> dict[str, Any]:
+        return {
+            "protocol": r.protocol.name,
+            "params": r.params(self.settings),
+            "summary": {k: _clean(v) for k, v in r.summary.items()},
+            "per_class": frame_records(r.per_class),
+            "per_image": frame_records(r.per_image),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document (schema in the README)."""
+        first = self._block(self.primary)
+        doc: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "iou-eval", "version": __version__},
+            **first,
+            "inputs": self.inputs,
+            "warnings": list(self.warnings),
+        }
+        if len(self.results) > 1:
+            doc["additional_protocols"] = [self._block(r) for r in self.results[1:]]
+        return doc
+
+    def tidy(self) -> pd.DataFrame:
+        """Every number in one long table: protocol, scope, key, metric, value."""
+        rows: list[tuple[str, str, Any, str, Any]] = []
+        for r in self.results:
+            name = r.protocol.name
+            for k, v in r.summary.items():
+                rows.append((name, "summary", None, k, _clean(v)))
+            for rec in frame_records(r.per_class):
+                for k, v in rec.items():
+                    if k not in ("class",):
+                        rows.append((name, "class", rec["class"], k, v))
+            for rec in frame_records(r.per_image):
+                for k, v in rec.items():
+                    if k != "image_id":
+                        rows.append((name, "image", rec["image_id"], k, v))
+        return pd.DataFrame(rows, columns=["protocol", "scope", "key", "metric", "value"])

@@ -1,0 +1,141 @@
+"""Count-based tables at one operating point (pure numpy).
+
+From the matches at ``--iou-thr`` (area ``all``) and a score threshold:
+per-class and per-image true/false positives, misses, precision, recall,
+F1, mean IoU of matched pairs, and each class's F1-maximising score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PointCounts:
+    """Counts per class ``[C]`` (all categories, prediction-only ones last) and per image ``[I]``.
+
+    Attributes:
+        class_gt, class_pred, class_tp, class_fp: ``[C]`` int64.
+        class_best_f1, class_best_score: ``[C]`` float64, NaN where undefined.
+        image_gt, image_pred, image_tp, image_fp: ``[I]`` int64.
+        image_iou_sum: ``[I]`` float64 sum of the IoUs of true positives.
+    """
+
+    class_gt: np.ndarray
+    class_pred: np.ndarray
+    class_tp: np.ndarray
+    class_fp: np.ndarray
+    class_best_f1: np.ndarray
+    class_best_score: np.ndarray
+    image_gt: np.ndarray
+    image_pred: np.ndarray
+    image_tp: np.ndarray
+    image_fp: np.ndarray
+    image_iou_sum: np.ndarray
+
+
+def best_f1(score: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tuple[float, float]:
+    """The highest F1 over score cut-offs, and the cut-off that gives it.
+
+    Args:
+        score, tp, fp: ``[D]`` scored predictions of one class (ignored ones
+            removed), any order.
+        n_gt: ground truths that count.
+
+    Cuts fall only between different scores: keeping "score >= s" keeps all
+    ties of ``s``.  Returns ``(nan, nan)`` when there is no ground truth.
+    """
+    if n_gt == 0:
+        return float("nan"), float("nan")
+    if len(score) == 0:
+        return 0.0, float("nan")
+    order = np.argsort(-score, kind="stable")
+    s = score[order]
+    ctp = np.cumsum(tp[order])
+    cfp = np.cumsum(fp[order])
+    last_of_tie = np.r_[s[1:] != s[:-1], True]
+    ctp, cfp, s = ctp[last_of_tie], cfp[last_of_tie], s[last_of_tie]
+    f1 = 2 * ctp / (2 * ctp + cfp + (n_gt - ctp))
+    i = int(np.argmax(f1))
+    return float(f1[i]), float(s[i])
+
+
+def count_point(
+    *,
+    n_images: int,
+    n_classes: int,
+    gt_image: np.ndarray,
+    gt_class: np.ndarray,
+    gt_counts: np.ndarray,
+    dt_image: np.ndarray,
+    dt_class: np.ndarray,
+    dt_score: np.ndarray,
+    dt_tp: np.ndarray,
+    dt_fp: np.ndarray,
+    dt_iou: np.ndarray,
+    extra_image: np.ndarray,
+    extra_class: np.ndarray,
+    extra_score: np.ndarray,
+    score_thr: float,
+) -> PointCounts:
+    """Aggregate one operating point into per-class and per-image counts.
+
+    Args:
+        gt_image, gt_class: ``[G]``; gt_counts: ``[G]`` bool (not crowd/ignored).
+        dt_*: ``[D]`` the scored predictions with their outcome at the threshold.
+        extra_*: ``[E]`` predictions that were not matched at all (categories
+            the ground truth lacks); each is a false positive.
+        score_thr: predictions below it are left out.
+    """
+    keep = dt_score >= score_thr
+    ex = extra_score >= score_thr
+    tp = dt_tp & keep
+    fp = dt_fp & keep
+    # The best cut-off is searched over every scored prediction, whatever --score-thr.
+    used = dt_tp | dt_fp
+
+    def per(idx: np.ndarray, weights: np.ndarray | None, n: int) -> np.ndarray:
+        return np.bincount(idx, weights=weights, minlength=n)[:n]
+
+    class_gt = per(gt_class[gt_counts], None, n_classes).astype(np.int64)
+    class_tp = per(dt_class[tp], None, n_classes).astype(np.int64)
+    class_fp = (per(dt_class[fp], None, n_classes) + per(extra_class[ex], None, n_classes)).astype(
+        np.int64
+    )
+    class_pred = (per(dt_class[keep], None, n_classes) + per(extra_class[ex], None, n_classes)).astype(
+        np.int64
+    )
+    image_gt = per(gt_image[gt_counts], None, n_images).astype(np.int64)
+    image_tp = per(dt_image[tp], None, n_images).astype(np.int64)
+    image_fp = (per(dt_image[fp], None, n_images) + per(extra_image[ex], None, n_images)).astype(
+        np.int64
+    )
+    image_pred = (per(dt_image[keep], None, n_images) + per(extra_image[ex], None, n_images)).astype(
+        np.int64
+    )
+    image_iou_sum = per(dt_image[tp], dt_iou[tp], n_images)
+
+    best = np.full(n_classes, np.nan)
+    best_s = np.full(n_classes, np.nan)
+    order = np.argsort(dt_class[used], kind="stable")
+    cls = dt_class[used][order]
+    sc, t, f = dt_score[used][order], dt_tp[used][order], dt_fp[used][order]
+    starts = np.searchsorted(cls, np.arange(n_classes + 1))
+    for c in range(n_classes):
+        lo, hi = starts[c], starts[c + 1]
+        best[c], best_s[c] = best_f1(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
+    return PointCounts(
+        class_gt=class_gt,
+        class_pred=class_pred,
+        class_tp=class_tp,
+        class_fp=class_fp,
+        class_best_f1=best,
+        class_best_score=best_s,
+        image_gt=image_gt,
+        image_pred=image_pred,
+        image_tp=image_tp,
+        image_fp=image_fp,
+        image_iou_sum=image_iou_sum,
+    )

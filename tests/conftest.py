@@ -1,0 +1,24 @@
+"""Shared fixtures: where the third-party acceptance cases live, JSON writers."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ACCEPTANCE = Path(os.environ.get("IOU_EVAL_ACCEPTANCE", ROOT.parent / "shared" / "acceptance"))
+
+
+@pytest.fixture
+def write_json(tmp_path):
+    """``write_json(name, obj) -> path`` inside the test's temporary folder."""
+
+    def _write(name: str, obj) -> str:
+        p = tmp_path / name
+        p.write_text(json.dumps(obj))
+        return str(p)
+
+    return _write

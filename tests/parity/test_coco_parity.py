@@ -1,0 +1,146 @@
+"""Whole-array parity with pycocotools' COCOeval on seeded random scenes.
+
+Every scene mixes integer-grid boxes (IoUs exactly on thresholds), crowd
+regions, score ties, areas on the range boundaries, empty images, classes
+without ground truth or predictions, and groups of more than 100
+predictions.  Arrays must be equal bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iou_eval import evaluate
+from iou_eval.protocols import AreaRange
+
+from .synth import make_scene, run_pycocotools
+
+SUMMARY_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
+
+
+def assert_same(ours, ref, label: str) -> None:
+    """Bit-exact equality of the three arrays and the 12 stats; shows both on failure."""
+    for name in ("precision", "recall", "scores"):
+        x = getattr(ours.primary.arrays, name)
+        y = ref[name]
+        assert x.shape == y.shape, f"{label}: {name} shape {x.shape} != pycocotools {y.shape}"
+        if not np.array_equal(x, y):
+            where = np.argwhere(x != y)
+            diff = np.abs(x - y).max()
+            pytest.fail(
+                f"{label}: {name} differs at {len(where)} entries (max |diff| {diff:.3e}); "
+                f"first {where[:5].tolist()}\n iou-eval: {x[tuple(where[0])]!r}\n"
+                f" pycocotools: {y[tuple(where[0])]!r}"
+            )
+    stats = np.array([-1.0 if ours.summary[k] is None else ours.summary[k] for k in SUMMARY_KEYS])
+    assert np.array_equal(stats, ref["stats"]), (
+        f"{label}: stats\n iou-eval    {stats.tolist()}\n pycocotools {ref['stats'].tolist()}"
+    )
+
+
+def _files(write_json, gt, preds):
+    return write_json("gt.json", gt), write_json("preds.json", preds)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_scene_matches_pycocotools(seed, write_json):
+    gt, preds = make_scene(seed)
+    ours = evaluate(*_files(write_json, gt, preds))
+    assert_same(ours, run_pycocotools(gt, preds), f"seed {seed}")
+
+
+@pytest.mark.parametrize("seed", range(100, 104))
+def test_large_scene_with_many_classes(seed, write_json):
+    gt, preds = make_scene(seed, n_images=300, n_categories=20)
+    ours = evaluate(*_files(write_json, gt, preds))
+    assert_same(ours, run_pycocotools(gt, preds), f"seed {seed}")
+
+
+@pytest.mark.parametrize("seed", range(200, 204))
+def test_annotation_id_zero_quirk_reproduced(seed, write_json):
+    gt, preds = make_scene(seed, zero_id=True)
+    assert gt["annotations"][0]["id"] == 0
+    ours = evaluate(*_files(write_json, gt, preds))
+    assert_same(ours, run_pycocotools(gt, preds), f"seed {seed}")
+
+
+@pytest.mark.parametrize("seed", range(300, 303))
+def test_string_image_ids_equal_their_integers(seed, write_json):
+    gt, preds = make_scene(seed, string_ids=True)
+    ours = evaluate(*_files(write_json, gt, preds))
+    assert_same(ours, run_pycocotools(gt, preds), f"seed {seed}")
+
+
+@pytest.mark.parametrize("seed", range(400, 404))
+def test_class_agnostic_matches_usecats_0(seed, write_json):
+    gt, preds = make_scene(seed)
+    ours = evaluate(*_files(write_json, gt, preds), class_agnostic=True)
+    assert_same(ours, run_pycocotools(gt, preds, useCats=0), f"seed {seed}")
+
+
+@pytest.mark.parametrize("seed", range(500, 503))
+def test_custom_thresholds_max_dets_and_area_ranges(seed, write_json):
+    gt, preds = make_scene(seed)
+    thr = [0.3, 0.5, 0.75, 0.9]
+    ranges = [AreaRange("small", 0, 40.0**2), AreaRange("medium", 40.0**2, 80.0**2),
+              AreaRange("large", 80.0**2, 1e5**2)]  # fmt: skip
+    ours = evaluate(
+        *_files(write_json, gt, preds), iou_thresholds=thr, max_dets=[1, 5, 100], area_ranges=ranges
+    )
+    ref = run_pycocotools(
+        gt,
+        preds,
+        iouThrs=np.array(thr),
+        maxDets=[1, 5, 100],
+        areaRng=[[0, 1e5**2]] + [[r.lo, r.hi] for r in ranges],
+        areaRngLbl=["all", "small", "medium", "large"],
+    )
+    assert_same(ours, ref, f"seed {seed}")
+
+
+@pytest.mark.parametrize("seed", range(600, 603))
+def test_heavy_ties_and_crowds(seed, write_json):
+    gt, preds = make_scene(seed, crowd_rate=0.3, tie_decimals=0)
+    ours = evaluate(*_files(write_json, gt, preds))
+    assert_same(ours, run_pycocotools(gt, preds), f"seed {seed}")
+
+
+def test_no_predictions_at_all(write_json):
+    gt, _ = make_scene(7)
+    ours = evaluate(*_files(write_json, gt, []))
+    assert_same(ours, run_pycocotools(gt, []), "no predictions")
+    assert ours.summary["AP"] == 0.0
+
+
+def test_ground_truth_without_annotations(write_json):
+    gt, preds = make_scene(8)
+    gt["annotations"] = []
+    ours = evaluate(*_files(write_json, gt, preds))
+    assert_same(ours, run_pycocotools(gt, preds), "empty ground truth")
+    assert all(v is None for v in ours.summary.values())
+
+
+def test_iou_exactly_at_every_threshold(write_json):
+    """Ten predictions whose IoUs with a 100x100 box are exactly 0.50, 0.55, ... 0.95.
+
+    A box of width w inside [0, 100]^2 with full height has IoU w / 100, and
+    w / 100.0 is the float pycocotools' thresholds compare against only when
+    the division is exact, so widths are chosen to give the linspace values.
+    """
+    thr = np.linspace(0.5, 0.95, 10)
+    gt = {
+        "images": [{"id": i} for i in range(1, 11)],
+        "categories": [{"id": 1, "name": "a"}],
+        "annotations": [
+            {"id": i, "image_id": i, "category_id": 1, "bbox": [0, 0, 100, 100],
+             "area": 10000, "iscrowd": 0}
+            for i in range(1, 11)
+        ],
+    }  # fmt: skip
+    preds = [
+        {"image_id": i + 1, "category_id": 1, "bbox": [0, 0, float(t * 100), 100], "score": 0.5}
+        for i, t in enumerate(thr)
+    ]
+    ours = evaluate(*_files(write_json, gt, preds))
+    assert_same(ours, run_pycocotools(gt, preds), "exact thresholds")
