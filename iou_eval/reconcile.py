@@ -43,7 +43,16 @@ class ImageMatcher:
         self.by_stem = {s: i for s, i in stems.items() if i >= 0}
 
     def find(self, key: Key, file_name: str | None = None) -> tuple[int, str]:
-        """``(index, how)``; index -1 when nothing matches."""
+        """``(index, how)``; index -1 when nothing matches.
+
+        A file name the prediction file gives for its image wins over its id:
+        a COCO predictions dict numbers its own images, so equal ids may
+        name different pictures while equal file names cannot.
+        """
+        if file_name:
+            j = self.by_name.get(os.path.basename(file_name))
+            if j is not None:
+                return j, "file name"
         j = self.by_id.get(_norm(key))
         if j is not None:
             return j, "id"
@@ -134,15 +143,20 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
     extra_ids: list[Key] = []
     extra_names: list[str] = []
     for j, key in enumerate(pred.categories.ids):
-        i = gt_cat_by_id.get(_norm(key))
+        name = pred.categories.names[j]
+        # A name of its own (not just the id spelled out) comes from the
+        # prediction file's category list, whose ids are its own: trust it first.
+        i = gt_cat_by_name.get(name) if name != str(key) else None
         if i is not None:
-            cat_how["id"] += 1
+            cat_how["name"] += 1
         else:
-            i = gt_cat_by_name.get(pred.categories.names[j])
-            if i is None:
-                i = gt_cat_by_name.get(str(key))
+            i = gt_cat_by_id.get(_norm(key))
             if i is not None:
-                cat_how["name"] += 1
+                cat_how["id"] += 1
+            else:
+                i = gt_cat_by_name.get(name)
+                if i is not None:
+                    cat_how["name"] += 1
         if i is None:
             i = len(gt.categories) + len(extra_ids)
             extra_ids.append(key)
