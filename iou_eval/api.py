@@ -20,7 +20,8 @@ from .loaders import LoadOptions
 from .loaders import load as _load
 from .protocols import BY_NAME, AreaRange, Protocol
 from .reconcile import Alignment, align
-from .results import EvaluationResult, ProtocolResult, coco_result
+from .results import EvaluationResult, ProtocolResult, coco_result, voc_result
+from .voc import run_voc
 
 
 def load(
@@ -189,9 +190,6 @@ def evaluate(
     for p in protocols:
         warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
         if p.is_voc:
-            from .voc import run_voc
-            from .results import voc_result
-
             results.append(voc_result(alignment, run_voc(alignment, p, iou_thr), score_thr))
         else:
             results.append(coco_result(alignment, run_coco(alignment, p, iou_thr), score_thr))

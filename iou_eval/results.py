@@ -18,6 +18,7 @@ from . import __version__
 from .accumulate import CocoArrays
 from .evaluation import CocoEvaluation
 from .protocols import Protocol
+from .voc import VocEvaluation
 from .reconcile import Alignment
 from .tables import PointCounts, count_point
 
@@ -28,6 +29,8 @@ COCO_SUMMARY_KEYS = ("AP", "AP50", "AP75", "APs", "APm", "APl",
 PER_CLASS_COLUMNS = {
     "coco": ["class", "category_id", "AP", "AP50", "AP75", "AR100", "gt", "predictions",
              "TP", "FP", "FN", "precision", "recall", "F1", "best_F1", "best_F1_score", "note"],
+    "voc": ["class", "category_id", "AP", "gt", "predictions", "TP", "FP", "FN",
+            "precision", "recall", "F1", "best_F1", "best_F1_score", "note"],
 }  # fmt: skip
 PER_IMAGE_COLUMNS = ["image_id", "file_name", "gt", "predictions", "TP", "FP", "FN",
                      "precision", "recall", "F1", "mean_IoU"]  # fmt: skip
@@ -63,9 +66,8 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def _f1(p: np.ndarray, r: np.ndarray, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
-    den = 2 * tp + fp + fn
-    return _ratio(2 * tp, den)
+def _f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
+    return _ratio(2 * tp, 2 * tp + fp + fn)
 
 
 def _mean_valid(a: np.ndarray) -> float:
@@ -112,11 +114,38 @@ def per_image_frame(alignment: Alignment, c: PointCounts) -> pd.DataFrame:
             "FN": fn,
             "precision": precision,
             "recall": recall,
-            "F1": _f1(precision, recall, c.image_tp, c.image_fp, fn),
+            "F1": _f1(c.image_tp, c.image_fp, fn),
             "mean_IoU": _ratio(c.image_iou_sum, c.image_tp),
         },
         columns=PER_IMAGE_COLUMNS,
     )
+
+
+def class_counts(alignment: Alignment, c: PointCounts) -> dict[str, object]:
+    """The count-based per-class columns, shared by every protocol."""
+    k = alignment.n_categories
+    n_all = len(alignment.gt.categories)
+    fn = c.class_gt - c.class_tp
+    precision = _ratio(c.class_tp, c.class_tp + c.class_fp)
+    recall = _ratio(c.class_tp, c.class_gt)
+    note = np.where(
+        np.arange(n_all) >= k,
+        "only in predictions: every box is a false positive",
+        np.where(c.class_gt == 0, "no ground truth: AP undefined", ""),
+    )
+    return {
+        "gt": c.class_gt,
+        "predictions": c.class_pred,
+        "TP": c.class_tp,
+        "FP": c.class_fp,
+        "FN": fn,
+        "precision": precision,
+        "recall": recall,
+        "F1": _f1(c.class_tp, c.class_fp, fn),
+        "best_F1": c.class_best_f1,
+        "best_F1_score": c.class_best_score,
+        "note": note,
+    }
 
 
 def coco_result(
@@ -145,14 +174,6 @@ def coco_result(
                 ap50[j] = _mean_valid(prec[t50, :, j, 0, -1])
             if t75.size:
                 ap75[j] = _mean_valid(prec[t75, :, j, 0, -1])
-    fn = c.class_gt - c.class_tp
-    precision = _ratio(c.class_tp, c.class_tp + c.class_fp)
-    recall = _ratio(c.class_tp, c.class_gt)
-    note = np.where(
-        np.arange(n_all) >= k,
-        "only in predictions: every box is a false positive",
-        np.where(c.class_gt == 0, "no ground truth: AP undefined", ""),
-    )
     per_class = pd.DataFrame(
         {
             "class": list(cats.names),
@@ -161,17 +182,7 @@ def coco_result(
             "AP50": ap50,
             "AP75": ap75,
             "AR100": ar,
-            "gt": c.class_gt,
-            "predictions": c.class_pred,
-            "TP": c.class_tp,
-            "FP": c.class_fp,
-            "FN": fn,
-            "precision": precision,
-            "recall": recall,
-            "F1": _f1(precision, recall, c.class_tp, c.class_fp, fn),
-            "best_F1": c.class_best_f1,
-            "best_F1_score": c.class_best_score,
-            "note": note,
+            **class_counts(alignment, c),
         },
         columns=PER_CLASS_COLUMNS["coco"],
     )
@@ -181,6 +192,27 @@ def coco_result(
         per_class=per_class,
         per_image=per_image_frame(alignment, c),
         arrays=ev.arrays,
+    )
+
+
+def voc_result(alignment: Alignment, ev: VocEvaluation, score_thr: float) -> ProtocolResult:
+    """Summary (mAP), per-class and per-image tables of a VOC evaluation."""
+    p = ev.point
+    c = point_counts(alignment, p.dt_rows, p.tp, p.fp, p.match_iou, p.gt_counts, score_thr)
+    cats = alignment.gt.categories
+    ap = np.full(len(cats), np.nan)
+    if not ev.protocol.class_agnostic:
+        ap[: alignment.n_categories] = ev.ap
+    per_class = pd.DataFrame(
+        {"class": list(cats.names), "category_id": list(cats.ids), "AP": ap,
+         **class_counts(alignment, c)},
+        columns=PER_CLASS_COLUMNS["voc"],
+    )  # fmt: skip
+    return ProtocolResult(
+        protocol=ev.protocol,
+        summary=dict(ev.summary),
+        per_class=per_class,
+        per_image=per_image_frame(alignment, c),
     )
 
 

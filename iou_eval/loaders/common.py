@@ -23,12 +23,15 @@ class LoadOptions:
         names: class names by index, for files that give class indices.
         reference_images: the ground truth's images, where normalized
             predictions look up image sizes.
+        image_size: ``(width, height)`` for images whose size no file gives
+            (normalized text files without a ground truth that knows sizes).
     """
 
     box_format: BoxFormat | None = None
     normalized: bool = False
     names: tuple[str, ...] | None = None
     reference_images: ImageTable | None = None
+    image_size: tuple[float, float] | None = None
 
 
 def read_bytes(path: str) -> bytes:
