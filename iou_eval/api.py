@@ -16,12 +16,14 @@ from .boxes import BoxFormat
 from .dataset import Dataset
 from .errors import UsageError
 from .evaluation import run_coco
-from .loaders import LoadOptions
+from .loaders import LoadOptions, detect_format
 from .loaders import load as _load
 from .protocols import BY_NAME, AreaRange, Protocol
 from .reconcile import Alignment, align
 from .results import EvaluationResult, ProtocolResult, coco_result, voc_result
 from .voc import run_voc
+
+TEXT_FORMATS = ("csv", "txt", "voc-results")
 
 
 def load(
@@ -32,13 +34,23 @@ def load(
     normalized: bool = False,
     names: Sequence[str] | None = None,
     reference: Dataset | None = None,
+    image_size: tuple[float, float] | None = None,
 ) -> Dataset:
-    """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder."""
+    """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder.
+
+    ``normalized`` and ``box_format`` concern the text formats (CSV, per-image
+    text, devkit results); COCO JSON and VOC XML always hold absolute pixels
+    in their own layout, so a VOC ground truth pairs with YOLO-style
+    predictions under one ``--normalized`` flag.
+    """
+    fmt = fmt or detect_format(path)
+    textual = fmt in TEXT_FORMATS
     options = LoadOptions(
-        box_format=BoxFormat(box_format) if box_format else None,
-        normalized=normalized,
+        box_format=BoxFormat(box_format) if box_format and textual else None,
+        normalized=normalized and textual,
         names=tuple(names) if names else None,
         reference_images=reference.images if reference is not None else None,
+        image_size=image_size,
     )
     return _load(path, role, fmt, options)
 
@@ -140,6 +152,7 @@ def evaluate(
     box_format: str | None = None,
     normalized: bool = False,
     names: Sequence[str] | None = None,
+    image_size: tuple[float, float] | None = None,
     iou_thresholds: Sequence[float] | None = None,
     area_ranges: Sequence[AreaRange] | None = None,
     max_dets: Sequence[int] | None = None,
@@ -178,11 +191,17 @@ def evaluate(
         )
         for n in names_list
     ]
-    gt_ds = gt if isinstance(gt, Dataset) else load(gt, "gt", gt_format, box_format, normalized, names)
+    gt_ds = (
+        gt
+        if isinstance(gt, Dataset)
+        else load(gt, "gt", gt_format, box_format, normalized, names, image_size=image_size)
+    )
     pred_ds = (
         preds
         if isinstance(preds, Dataset)
-        else load(preds, "pred", pred_format, box_format, normalized, names, reference=gt_ds)
+        else load(
+            preds, "pred", pred_format, box_format, normalized, names, gt_ds, image_size
+        )
     )
     alignment = align(gt_ds, pred_ds)
     warnings = list(alignment.warnings)

@@ -16,7 +16,7 @@ import click
 from . import __version__
 from .errors import EXIT_INPUT, EXIT_USAGE, InputError, IouEvalError, UsageError
 
-FORMAT_CHOICES = ["auto", "coco", "voc-xml", "csv"]
+FORMAT_CHOICES = ["auto", "coco", "voc-xml", "csv", "txt", "voc-results"]
 BOX_FORMATS = ["xyxy", "xywh", "cxcywh"]
 OUTPUT_FORMATS = ["table", "markdown", "csv", "json"]
 SORT_CHOICES = ["errors", "image", "FP", "FN", "precision", "recall", "F1", "mean_IoU"]
@@ -91,6 +91,28 @@ def parse_area_ranges(text: str):
     return out
 
 
+def read_names(path: str) -> list[str]:
+    """Class names, one per line (blank lines skipped)."""
+    from .loaders.common import read_bytes
+
+    text = read_bytes(path).decode("utf-8-sig", errors="replace")
+    names = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise InputError(path, f"class name {dup!r} is listed twice")
+    return names
+
+
+def parse_image_size(text: str) -> tuple[float, float]:
+    try:
+        w, h = (float(v) for v in text.lower().split("x"))
+        if w <= 0 or h <= 0:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--image-size: expected WIDTHxHEIGHT like 640x480, got {text!r}") from None
+    return w, h
+
+
 def write_whole(path: str, text: str) -> None:
     """Write ``text`` to ``path`` completely or not at all (temp file + rename)."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -152,6 +174,10 @@ def main() -> None:
               help="Layout of box numbers in CSV/text files (default: from the column names).")
 @click.option("--normalized", is_flag=True,
               help="Box numbers are fractions of the image size.")
+@click.option("--names", "names_file", type=click.Path(), metavar="FILE",
+              help="Class names, one per line: integer classes in text files index it (0-based).")
+@click.option("--image-size", metavar="WxH",
+              help="Image size for normalized boxes when no file gives it, e.g. 640x480.")
 @click.option("--iou-thresholds", metavar="LIST",
               help="COCO thresholds: 0.5:0.95:0.05 (default) or a list like 0.5,0.75.")
 @click.option("--area-ranges", metavar="LIST",
@@ -204,6 +230,10 @@ def _eval(gt: str, preds: str, **o: Any) -> None:
         if any(m < 1 or m != int(m) for m in md):
             raise UsageError(f"--max-dets: expected positive integers, got {o['max_dets']!r}")
         kwargs["max_dets"] = [int(m) for m in md]
+    if o["names_file"]:
+        kwargs["names"] = read_names(o["names_file"])
+    if o["image_size"]:
+        kwargs["image_size"] = parse_image_size(o["image_size"])
     if not 0 <= o["iou_thr"] <= 1:
         raise UsageError(f"--iou-thr must lie in [0, 1], got {o['iou_thr']}")
 

@@ -1,0 +1,33 @@
+"""Running the CLI in tests, with everything shown when an expectation fails."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from click.testing import CliRunner
+
+from iou_eval.cli import main
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def __str__(self) -> str:
+        return f"exit code {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
+
+
+def run(*args: str, expect: int | None = 0) -> Run:
+    """Invoke ``iou-eval ARGS``; assert the exit code unless ``expect`` is None."""
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)
+    r = Run(result.exit_code, result.stdout, result.stderr)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        import traceback
+
+        tb = "".join(traceback.format_exception(result.exception))
+        raise AssertionError(f"uncaught exception (a traceback would reach the user):\n{tb}\n{r}")
+    if expect is not None:
+        assert r.code == expect, f"expected exit code {expect}\n{r}"
+    return r
