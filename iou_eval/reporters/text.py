@@ -139,10 +139,34 @@ def _summary_rows(r: ProtocolResult) -> tuple[list[str], list[list[str]], list[b
     return ["metric", "value", ""], rows, [False, True, False]
 
 
+HEADLINE = {"coco": ("AP", "AP50"), "voc07": ("mAP",), "voc12": ("mAP",)}
+
+
+def _side_by_side(result: EvaluationResult) -> tuple[list[str], list[list[str]], list[bool]]:
+    """Per-class AP of every protocol in one table, the headline numbers on top."""
+    headers = ["class"]
+    columns: list[list[str]] = []
+    total: list[str] = ["(mean)"]
+    for r in result.results:
+        name = r.protocol.name
+        keys = HEADLINE.get(name, ("AP",))
+        for key in keys:
+            headers.append(f"{name} {'AP' if key == 'mAP' else key}")
+            total.append(cell(r.summary.get(key)) or "n/a")
+        ap_cols = ["AP", "AP50"] if not r.protocol.is_voc else ["AP"]
+        for col in ap_cols:
+            columns.append([cell(v) for v in r.per_class[col]])
+    names = list(result.primary.per_class["class"])
+    rows = [total] + [[n, *(c[i] for c in columns)] for i, n in enumerate(names)]
+    return headers, rows, [False] + [True] * (len(headers) - 1)
+
+
 def _sections(result: EvaluationResult, view: View, terminal: bool) -> list[tuple[str, tuple]]:
     s = result.settings
     point = f"IoU {s['iou_thr']:g}, score >= {s['score_thr']:g}"
     out: list[tuple[str, tuple]] = []
+    if len(result.results) > 1:
+        out.append(("Side by side (AP per class)", _side_by_side(result)))
     for r in result.results:
         out.append((f"Protocol {_describe_protocol(r)}", ()))
         out.append(("Summary", _summary_rows(r)))
