@@ -1,0 +1,74 @@
+"""Box conventions and overlap kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iou_eval.boxes import BoxFormat, iou_matrix, pair_iou, pair_iou_plus_one, to_xyxy
+
+
+def test_conventions_convert_to_the_same_box():
+    """One 20x10 box at (10, 20) written three ways."""
+    xyxy, area = to_xyxy(np.array([[10.0, 20.0, 30.0, 30.0]]), BoxFormat.XYXY)
+    xywh, area2 = to_xyxy(np.array([[10.0, 20.0, 20.0, 10.0]]), BoxFormat.XYWH)
+    cxcy, area3 = to_xyxy(np.array([[20.0, 25.0, 20.0, 10.0]]), BoxFormat.CXCYWH)
+    assert xyxy.tolist() == xywh.tolist() == cxcy.tolist() == [[10.0, 20.0, 30.0, 30.0]]
+    assert area.tolist() == area2.tolist() == area3.tolist() == [200.0]
+
+
+def test_normalized_boxes_scale_by_image_size():
+    out, area = to_xyxy(np.array([[0.5, 0.5, 0.2, 0.1]]), BoxFormat.CXCYWH, np.array([[200.0, 100.0]]))
+    assert out.tolist() == [[80.0, 45.0, 120.0, 55.0]]
+    assert area.tolist() == [400.0]
+
+
+def test_xywh_area_is_the_product_of_the_given_numbers():
+    """(x + w) - x is not w in floating point; the area must be w * h as given."""
+    xyxy, area = to_xyxy(np.array([[0.1, 0.0, 0.3, 1.0]]), BoxFormat.XYWH)
+    assert area[0] == 0.3
+    assert xyxy[0, 2] - xyxy[0, 0] != 0.3  # 0.30000000000000004
+
+
+def test_crowd_overlap_is_intersection_over_prediction():
+    """Prediction [0,0,10,10] inside crowd [0,0,100,100]: IoF 1.0, IoU 0.01."""
+    dt = np.array([[0.0, 0.0, 10.0, 10.0]])
+    gt = np.array([[0.0, 0.0, 100.0, 100.0]])
+    a = np.array([100.0])
+    g = np.array([10000.0])
+    assert pair_iou(dt, a, gt, g, np.array([True]))[0] == 1.0
+    assert pair_iou(dt, a, gt, g, np.array([False]))[0] == 0.01
+
+
+def test_touching_boxes_do_not_overlap():
+    dt = np.array([[0.0, 0.0, 10.0, 10.0]])
+    gt = np.array([[10.0, 0.0, 20.0, 10.0]])
+    assert pair_iou(dt, np.array([100.0]), gt, np.array([100.0]), np.array([False]))[0] == 0.0
+    # With +1-pixel extents they share a one-pixel column: 11 / (121 + 121 - 11).
+    assert pair_iou_plus_one(dt, gt)[0] == pytest.approx(11 / 231)
+
+
+def test_zero_area_box_has_zero_overlap():
+    dt = np.array([[5.0, 5.0, 5.0, 9.0]])
+    gt = np.array([[0.0, 0.0, 10.0, 10.0]])
+    assert pair_iou(dt, np.array([0.0]), gt, np.array([100.0]), np.array([False]))[0] == 0.0
+
+
+boxes = st.tuples(
+    st.floats(0, 500), st.floats(0, 500), st.floats(0.5, 200), st.floats(0.5, 200)
+).map(lambda t: [t[0], t[1], t[0] + t[2], t[1] + t[3]])
+
+
+@settings(derandomize=True, max_examples=200)
+@given(a=boxes, b=boxes, dx=st.integers(-50, 50), dy=st.integers(-50, 50))
+def test_iou_properties(a, b, dx, dy):
+    A = np.array([a])
+    B = np.array([b])
+    ab = iou_matrix(A, B)[0, 0]
+    assert 0.0 <= ab <= 1.0
+    assert ab == pytest.approx(iou_matrix(B, A)[0, 0], abs=1e-12)
+    assert iou_matrix(A, A)[0, 0] == pytest.approx(1.0)
+    shift = np.array([[dx, dy, dx, dy]], dtype=float)
+    assert iou_matrix(A + shift, B + shift)[0, 0] == pytest.approx(ab, abs=1e-9)

@@ -1,0 +1,46 @@
+"""The layer rule: numpy-only core, click only in cli.py, pandas only in tables' layers."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[2] / "iou_eval"
+NUMPY_ONLY = ["boxes.py", "matching.py", "accumulate.py", "tables.py", "voc.py", "evaluation.py"]
+PANDAS_OK = {"results.py", "loaders/table.py", "reporters/csv.py", "reporters/text.py",
+             "reporters/json.py", "reporters/view.py", "api.py", "batch.py", "gates.py"}  # fmt: skip
+
+
+def third_party_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_core_imports_numpy_only():
+    for name in NUMPY_ONLY:
+        extra = third_party_imports(PKG / name) - {"numpy", "__future__", "dataclasses", "enum", "typing", "collections"}
+        assert not extra, f"{name} imports {extra}"
+
+
+def test_click_only_in_cli():
+    for path in PKG.rglob("*.py"):
+        if path.name != "cli.py":
+            assert "click" not in third_party_imports(path), path
+
+
+def test_pandas_only_where_tables_are_built():
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        if "pandas" in third_party_imports(path):
+            assert rel in PANDAS_OK, rel
+
+
+def test_pycocotools_not_imported_by_the_package():
+    for path in PKG.rglob("*.py"):
+        assert "pycocotools" not in third_party_imports(path), path

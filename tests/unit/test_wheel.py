@@ -1,0 +1,27 @@
+"""The built wheel holds every subpackage (a flat layout can silently drop some)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_wheel_contains_every_module(tmp_path):
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(ROOT)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    wheel = next(tmp_path.glob("iou_eval-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {
+        path.relative_to(ROOT).as_posix() for path in (ROOT / "iou_eval").rglob("*.py")
+    }
+    missing = expected - names
+    assert not missing, f"missing from the wheel: {sorted(missing)}"
+    assert any(n.endswith("entry_points.txt") for n in names)
