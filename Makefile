@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test soak check format bench clean
+.PHONY: help demo test soak check format bench bench-data clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-8s %s\n", $$1, $$2}'
@@ -39,6 +39,32 @@ check: $(VENV)/.dev ## ruff lint + format check, mypy on the package
 format: $(VENV)/.dev ## apply ruff's formatting and safe fixes
 	$(BIN)/ruff check --fix iou_eval tests
 	$(BIN)/ruff format iou_eval tests
+
+# Benchmark peers live in their own venv: they are never dependencies of iou-eval.
+BENCH_VENV  ?= .venv-bench
+BENCH_BIN   := $(BENCH_VENV)/bin
+BENCH_PEERS ?= pycocotools faster-coco-eval hotcoco ultrafast-pycocotools
+BENCH_SIZES ?=
+BENCH_RUNS  ?=
+BENCH_SEED  ?= 0
+
+# Each peer is installed on its own so that one that will not install is left
+# out (and reported as unavailable by the runner) instead of stopping the bench.
+$(BENCH_VENV)/.peers:
+	$(PYTHON) -m venv $(BENCH_VENV)
+	@echo '*' > $(BENCH_VENV)/.gitignore
+	$(BENCH_BIN)/python -m pip install $(PIP_FLAGS) numpy orjson msgspec
+	@for peer in $(BENCH_PEERS); do \
+		$(BENCH_BIN)/python -m pip install $(PIP_FLAGS) $$peer \
+			|| echo "bench: could not install $$peer; it will be reported as unavailable" >&2; \
+	done
+	@touch $@
+
+bench-data: $(BENCH_VENV)/.peers ## generate the synthetic COCO-sized benchmark data in bench_data/
+	$(BENCH_BIN)/python tests/bench/make_data.py --sizes "$(BENCH_SIZES)" --seed $(BENCH_SEED)
+
+bench: $(VENV)/.runtime $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co. (quick: BENCH_SIZES=500 BENCH_RUNS=1)
+	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

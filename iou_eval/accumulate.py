@@ -43,6 +43,8 @@ def accumulate_coco(
     n_categories: int,
     max_dets: tuple[int, ...],
     recall_thresholds: np.ndarray,
+    gt_image: np.ndarray | None = None,
+    image_weight: np.ndarray | None = None,
 ) -> CocoArrays:
     """Accumulate per-category precision/recall curves.
 
@@ -55,6 +57,9 @@ def accumulate_coco(
         n_categories: ``K``.
         max_dets: ``[M]`` per-image caps.
         recall_thresholds: ``[R]``.
+        gt_image, image_weight: ``[G]`` image of each ground truth and ``[I]``
+            integer multiplicity of each image, for bootstrap replicates: an
+            image drawn twice counts twice.  None for the plain evaluation.
 
     The ordering reproduces pycocotools: within a category, predictions are
     ranked by score, ties by image (sorted ids) then by rank in the image.
@@ -70,9 +75,11 @@ def accumulate_coco(
     # Ground truths that count, per category and area range: npig[K, A].
     npig = np.zeros((n_categories, n_area), dtype=np.int64)
     for a in range(n_area):
-        npig[:, a] = np.bincount(
-            gt_category[~gt_ignore[a]], minlength=n_categories
-        )[:n_categories]
+        counted = ~gt_ignore[a]
+        w = None if image_weight is None else image_weight[gt_image[counted]]
+        npig[:, a] = np.round(
+            np.bincount(gt_category[counted], weights=w, minlength=n_categories)[:n_categories]
+        ).astype(np.int64)
 
     order = np.lexsort((dt_rank, dt_image, -dt_score, dt_category))
     cat_sorted = dt_category[order]
@@ -88,9 +95,15 @@ def accumulate_coco(
         cols_all = order[starts[k] : starts[k + 1]]
         for m, max_det in enumerate(max_dets):
             cols = cols_all[dt_rank[cols_all] < max_det]
+            if image_weight is not None:
+                mult = image_weight[dt_image[cols]]
+                cols, mult = cols[mult > 0], mult[mult > 0]
             n = len(cols)
             tps = tp2[:, cols]
             fps = fp2[:, cols]
+            if image_weight is not None:
+                tps = tps * mult
+                fps = fps * mult
             tp_sum = np.cumsum(tps, axis=1).astype(np.float64)
             fp_sum = np.cumsum(fps, axis=1).astype(np.float64)
             lane_npig = npig[k, lane_npig_index]
@@ -117,7 +130,8 @@ def accumulate_coco(
                     rows = slice(a * n_thr, (a + 1) * n_thr)
                     # tp_sum rows are integer-valued: shift each row into its
                     # own band so one searchsorted serves them all.
-                    band = (np.arange(n_thr, dtype=np.float64) * (n + 1))[:, None]
+                    span = float(tp_sum[rows, -1].max()) + 1.0
+                    band = (np.arange(n_thr, dtype=np.float64) * span)[:, None]
                     flat = (tp_sum[rows] + band).ravel()
                     pos = np.searchsorted(flat, (need[None, :] + band).ravel(), side="left")
                     idx[rows] = pos.reshape(n_thr, n_rec) - (np.arange(n_thr) * n)[:, None]

@@ -22,6 +22,7 @@ from .protocols import BY_NAME, AreaRange, Protocol
 from .reconcile import Alignment, align
 from .results import EvaluationResult, ProtocolResult, coco_result, voc_result
 from .voc import run_voc
+from .bootstrap import run_bootstrap
 
 TEXT_FORMATS = ("csv", "txt", "voc-results")
 
@@ -160,6 +161,9 @@ def evaluate(
     zero_id_quirk: bool = True,
     honour_ignore: bool = False,
     pixel_convention: str | None = None,
+    bootstrap: int = 0,
+    seed: int = 0,
+    confidence: float = 0.95,
 ) -> EvaluationResult:
     """Score predictions against ground truth.
 
@@ -169,6 +173,8 @@ def evaluate(
         protocol: ``"coco"``, ``"voc07"``, ``"voc12"``, or several (a list or
             ``"coco,voc12"``), reported side by side from one parse.
         iou_thr, score_thr: the operating point of the count tables.
+        bootstrap, seed, confidence: resample images ``bootstrap`` times
+            (seeded) for ``confidence`` intervals of the summary metrics.
         others: as the command-line options of the same names.
 
     Returns:
@@ -212,6 +218,11 @@ def evaluate(
             results.append(voc_result(alignment, run_voc(alignment, p, iou_thr), score_thr))
         else:
             results.append(coco_result(alignment, run_coco(alignment, p, iou_thr), score_thr))
+        if bootstrap > 0:
+            r = results[-1]
+            r.bootstrap = run_bootstrap(
+                r.evaluation.replicate, alignment.gt.images.ids, bootstrap, seed, confidence
+            )
     return EvaluationResult(
         results=results,
         inputs=describe_inputs(gt_ds, pred_ds, alignment),

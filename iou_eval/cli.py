@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import EXIT_INPUT, EXIT_USAGE, InputError, IouEvalError, UsageError
+from .errors import EXIT_GATE, EXIT_INPUT, EXIT_USAGE, InputError, IouEvalError, UsageError
 
 FORMAT_CHOICES = ["auto", "coco", "voc-xml", "csv", "txt", "voc-results"]
 BOX_FORMATS = ["xyxy", "xywh", "cxcywh"]
@@ -163,7 +163,7 @@ def main() -> None:
 
 @main.command("eval", epilog=EPILOG)
 @click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
-@click.argument("preds", metavar="PREDICTIONS", type=click.Path())
+@click.argument("preds", metavar="PREDICTIONS...", nargs=-1, required=True, type=click.Path())
 @click.option("--protocol", "-p", default="coco", show_default=True,
               help="coco, voc07 or voc12; several comma-separated are reported side by side.")
 @click.option("--gt-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True,
@@ -204,20 +204,39 @@ def main() -> None:
               show_default=True, help="Report format.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), metavar="FILE",
               help="Write the report to FILE (whole or not at all) instead of stdout.")
-@click.option("--quiet", "-q", is_flag=True, help="Do not print warnings.")
-def eval_command(gt: str, preds: str, **opts: Any) -> None:
+@click.option("--fail-under", multiple=True, metavar="EXPR",
+              help="Gate: fail (exit 3) when a metric is below a value. Repeatable: "
+                   "AP=0.45, AP50=0.6, AP[person]=0.5, voc12:mAP=0.7.")
+@click.option("--baseline", type=click.Path(), metavar="FILE",
+              help="An earlier JSON result: fail (exit 3) when a metric drops more than --max-drop.")
+@click.option("--max-drop", default="0", show_default=True, metavar="AMOUNT",
+              help="Allowed drop against --baseline: absolute (0.01) or relative (2%).")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Resample images N times for confidence intervals of the summary metrics.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap.")
+@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+              help="Coverage of the --bootstrap intervals.")
+@click.option("--fail-if-significant", is_flag=True,
+              help="With --bootstrap: a gate or a drop fails only when its interval says it is "
+                   "not noise.")
+@click.option("--annotations", type=click.Choice(["github"]),
+              help="Also print failed checks as GitHub Actions ::error:: annotations.")
+@click.option("--quiet", "-q", is_flag=True, help="Do not print warnings or progress.")
+def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
     """Evaluate PREDICTIONS against GROUND_TRUTH.
 
     Formats are detected from content: COCO JSON (dataset or results list),
-    Pascal VOC XML (a folder or a file), CSV/TSV with a header.
+    Pascal VOC XML (a folder or a file), CSV/TSV with a header, per-image
+    text files, devkit results files.  Several prediction files (or a folder
+    of .json files) are scored as a batch against one parse of the ground
+    truth, with a leaderboard.
     """
-    run_guarded(_eval, gt, preds, **opts)
+    code = run_guarded(_eval, gt, preds, **opts)
+    sys.exit(code)
 
 
-def _eval(gt: str, preds: str, **o: Any) -> None:
-    from .api import evaluate
-    from .reporters import OutputFormat, View, renderer
-
+def _eval_options(o: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :func:`iou_eval.api.evaluate` from the command line."""
     kwargs: dict[str, Any] = {}
     if o["iou_thresholds"]:
         kwargs["iou_thresholds"] = parse_float_list(o["iou_thresholds"], "--iou-thresholds")
@@ -236,14 +255,10 @@ def _eval(gt: str, preds: str, **o: Any) -> None:
         kwargs["image_size"] = parse_image_size(o["image_size"])
     if not 0 <= o["iou_thr"] <= 1:
         raise UsageError(f"--iou-thr must lie in [0, 1], got {o['iou_thr']}")
-
-    result = evaluate(
-        gt,
-        preds,
+    kwargs.update(
         protocol=o["protocol"],
         iou_thr=o["iou_thr"],
         score_thr=o["score_thr"],
-        gt_format=None if o["gt_format"] == "auto" else o["gt_format"],
         pred_format=None if o["pred_format"] == "auto" else o["pred_format"],
         box_format=o["box_format"],
         normalized=o["normalized"],
@@ -251,16 +266,158 @@ def _eval(gt: str, preds: str, **o: Any) -> None:
         zero_id_quirk=not o["count_id_zero"],
         honour_ignore=o["honour_ignore"],
         pixel_convention=o["pixel_convention"],
-        **kwargs,
+        bootstrap=o["bootstrap"],
+        seed=o["seed"],
+        confidence=o["confidence"],
     )
+    return kwargs
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    """A tqdm bar on stderr when it is a terminal, else a no-op."""
+    if not enabled or total < 2 or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="file", file=sys.stderr, leave=False)
+
+
+def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
+    from .api import evaluate, load
+    from .batch import is_batch_folder, prediction_files, run_batch
+    from .gates import (
+        check_gates,
+        compare_baseline,
+        github_annotations,
+        load_baseline,
+        parse_gate,
+        parse_max_drop,
+    )
+    from .reporters import OutputFormat, View, renderer
+
+    kwargs = _eval_options(o)
+    gates = [parse_gate(t) for t in o["fail_under"]]
+    max_drop = parse_max_drop(o["max_drop"])
+    if o["max_drop"] != "0" and not o["baseline"]:
+        raise UsageError("--max-drop needs --baseline")
+    if o["fail_if_significant"] and not o["bootstrap"]:
+        raise UsageError("--fail-if-significant needs --bootstrap N")
+    baseline = load_baseline(o["baseline"]) if o["baseline"] else None
     fmt = OutputFormat(o["out_format"])
-    view = View(sort=o["sort"], worst=o["worst"])
-    text = renderer(fmt)(result, view)
-    _warn(result.warnings, o["quiet"])
-    if o["output"]:
-        write_whole(o["output"], text)
+    machine = fmt in (OutputFormat.JSON, OutputFormat.CSV)
+    significant = o["fail_if_significant"]
+    gt_format = None if o["gt_format"] == "auto" else o["gt_format"]
+
+    def checked(result):
+        checks = check_gates(result, gates, significant) if gates else []
+        if baseline is not None:
+            checks += compare_baseline(result, baseline, o["baseline"], max_drop, significant)
+        result.checks = checks
+        return result
+
+    files = prediction_files(preds)
+    batch = len(files) != 1 or any(is_batch_folder(p) for p in preds)
+    if not batch:
+        result = checked(
+            evaluate(gt, files[0], gt_format=gt_format, **kwargs)
+        )
+        text = renderer(fmt)(result, View(sort=o["sort"], worst=o["worst"]))
+        _warn(result.warnings, o["quiet"])
+        _emit(text, o["output"])
+        _annotate(github_annotations(result.checks) if o["annotations"] else [], machine and not o["output"])
+        return EXIT_GATE if result.failed_checks else 0
+
+    from .reporters.batch import render_batch
+
+    if not files:
+        raise InputError(preds[0], "no prediction files (.json) in this folder")
+    gt_ds = load(gt, "gt", gt_format, kwargs["box_format"], kwargs["normalized"],
+                 kwargs.get("names"), image_size=kwargs.get("image_size"))  # fmt: skip
+    bar = _progress(len(files), "scoring", not o["quiet"] and not machine)
+    try:
+        outcome = run_batch(
+            gt_ds,
+            files,
+            lambda path: checked(evaluate(gt_ds, path, **kwargs)),
+            progress=bar.update if bar is not None else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    # The ground truth's warnings come with every file: say them once.
+    seen = dict.fromkeys(w for r in outcome.results.values() for w in r.warnings)
+    _warn(list(seen), o["quiet"])
+    for _path, message in outcome.errors:
+        click.echo(f"iou-eval: error: {message} (skipped)", err=True)
+    _emit(render_batch(outcome, fmt), o["output"])
+    if o["annotations"]:
+        lines = [ln for _p, r in outcome.results.items() for ln in github_annotations(r.checks)]
+        _annotate(lines, machine and not o["output"])
+    if outcome.errors:
+        return EXIT_INPUT
+    return EXIT_GATE if outcome.failed_checks else 0
+
+
+@main.command("compare", epilog="""\b
+Example:
+  iou-eval compare gt.json baseline.json candidate.json --bootstrap 1000
+""")
+@click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
+@click.argument("a", metavar="PREDICTIONS_A", type=click.Path())
+@click.argument("b", metavar="PREDICTIONS_B", type=click.Path())
+@click.option("--protocol", "-p", default="coco", show_default=True, help="coco, voc07 or voc12.")
+@click.option("--iou-thr", type=float, default=0.5, show_default=True,
+              help="IoU threshold of the counts (VOC: of the AP).")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
+              metavar="N", help="Paired resamples of the images for the deltas' intervals (0: none).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap.")
+@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
+              help="Coverage of the intervals.")
+@click.option("--format", "-f", "out_format", type=click.Choice(OUTPUT_FORMATS), default="table",
+              show_default=True, help="Report format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the report to FILE (whole or not at all).")
+@click.option("--quiet", "-q", is_flag=True, help="Do not print warnings.")
+def compare_command(gt: str, a: str, b: str, **o: Any) -> None:
+    """Per-metric and per-class deltas (B - A) between two models, largest changes first.
+
+    The images are resampled identically for both models, so each delta's
+    interval is paired; a delta whose interval excludes zero is marked
+    significant.
+    """
+    sys.exit(run_guarded(_compare, gt, a, b, **o))
+
+
+def _compare(gt: str, a: str, b: str, **o: Any) -> int:
+    from .api import evaluate, load
+    from .compare import compare
+    from .reporters import OutputFormat
+    from .reporters.compare import render_compare
+
+    if "," in o["protocol"]:
+        raise UsageError("compare takes one protocol")
+    gt_ds = load(gt, "gt")
+    kw = dict(protocol=o["protocol"], iou_thr=o["iou_thr"], bootstrap=o["bootstrap"],
+              seed=o["seed"], confidence=o["confidence"])  # fmt: skip
+    ra = evaluate(gt_ds, a, **kw)
+    rb = evaluate(gt_ds, b, **kw)
+    _warn(list(dict.fromkeys(ra.warnings + rb.warnings)), o["quiet"])
+    _emit(render_compare(compare(ra, rb), OutputFormat(o["out_format"]), a, b), o["output"])
+    return 0
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        write_whole(output, text)
     else:
         click.echo(text, nl=False)
+
+
+def _annotate(lines: Sequence[str], stdout_taken: bool) -> None:
+    # Workflow commands are read from stdout; when stdout carries JSON/CSV
+    # they go to stderr instead, so the payload stays parseable.
+    for line in lines:
+        click.echo(line, err=stdout_taken)
 
 
 def _warn(warnings: Sequence[str], quiet: bool) -> None:

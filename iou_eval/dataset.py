@@ -309,7 +309,8 @@ def assemble(
                 r,
                 f"normalized box needs the size of image {images.ids[image_idx[r]]!r}, "
                 "which is not known",
-                hint="give image sizes in the ground truth or in width/height columns",
+                hint="give image sizes in the ground truth, in width/height columns, "
+                "or with --image-size WxH",
             )
         image_wh = np.stack([w, h], axis=1)
     xyxy, bbox_area = to_xyxy(boxes, box_format, image_wh)

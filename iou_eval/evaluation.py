@@ -47,6 +47,22 @@ class CocoEvaluation:
     arrays: CocoArrays
     summary: dict[str, float | None]
     point: OperatingPoint
+    accumulate_inputs: dict
+
+    def replicate(self, image_weight: np.ndarray) -> dict[str, float | None]:
+        """The summary on a resampled image set (``image_weight[I]`` multiplicities)."""
+        arrays = accumulate_coco(**self.accumulate_inputs, image_weight=image_weight)
+        p = self.protocol
+        out = summarize_coco(
+            arrays, p.iou_thresholds, tuple(a.label for a in p.area_ranges), p.max_dets
+        )
+        # Per-class AP as the per-class table defines it: IoU .50:.95, area all, last maxDets.
+        prec = arrays.precision[:, :, :, 0, -1]
+        for k in range(prec.shape[2]):
+            v = prec[:, :, k]
+            v = v[v > -1]
+            out[f"AP[{k}]"] = float(np.mean(v)) if v.size else None
+        return out
 
 
 def _groups(alignment: Alignment, class_agnostic: bool):
@@ -122,7 +138,7 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
         dt_cat = pred_eval.category_idx[m.dt_rows]
         gt_cat = gt.category_idx
         n_k = k
-    arrays = accumulate_coco(
+    acc_inputs = dict(
         tp=m.tp[:, :n_t],
         fp=m.fp[:, :n_t],
         dt_score=pred_eval.score[m.dt_rows],
@@ -134,7 +150,9 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
         n_categories=n_k,
         max_dets=protocol.max_dets,
         recall_thresholds=np.asarray(protocol.recall_thresholds, dtype=np.float64),
+        gt_image=gt.image_idx,
     )
+    arrays = accumulate_coco(**acc_inputs)
     summary = summarize_coco(
         arrays,
         protocol.iou_thresholds,
@@ -151,4 +169,10 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
         match_iou=m.match_iou[0, t],
         gt_counts=~m.gt_ignore[0],
     )
-    return CocoEvaluation(protocol=protocol, arrays=arrays, summary=summary, point=point)
+    return CocoEvaluation(
+        protocol=protocol,
+        arrays=arrays,
+        summary=summary,
+        point=point,
+        accumulate_inputs=acc_inputs,
+    )

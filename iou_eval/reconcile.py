@@ -45,12 +45,15 @@ class ImageMatcher:
     def find(self, key: Key, file_name: str | None = None) -> tuple[int, str]:
         """``(index, how)``; index -1 when nothing matches.
 
-        A file name the prediction file gives for its image wins over its id:
-        a COCO predictions dict numbers its own images, so equal ids may
-        name different pictures while equal file names cannot.
+        A file name the prediction file gives for its image (or its stem) wins
+        over its id: a COCO predictions dict numbers its own images, and a
+        per-image text file "00001.txt" means the picture "00001.jpg", not
+        whatever image has id 1.
         """
         if file_name:
             j = self.by_name.get(os.path.basename(file_name))
+            if j is None:
+                j = self.by_stem.get(_stem(file_name))
             if j is not None:
                 return j, "file name"
         j = self.by_id.get(_norm(key))

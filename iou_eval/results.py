@@ -16,6 +16,7 @@ import pandas as pd
 
 from . import __version__
 from .accumulate import CocoArrays
+from .bootstrap import Bootstrap
 from .evaluation import CocoEvaluation
 from .protocols import Protocol
 from .voc import VocEvaluation
@@ -53,6 +54,8 @@ class ProtocolResult:
     per_class: pd.DataFrame
     per_image: pd.DataFrame
     arrays: CocoArrays | None = None
+    evaluation: Any = None
+    bootstrap: Bootstrap | None = None
 
     def params(self, settings: dict[str, Any]) -> dict[str, Any]:
         return {**self.protocol.params(), **settings}
@@ -192,6 +195,7 @@ def coco_result(
         per_class=per_class,
         per_image=per_image_frame(alignment, c),
         arrays=ev.arrays,
+        evaluation=ev,
     )
 
 
@@ -213,7 +217,23 @@ def voc_result(alignment: Alignment, ev: VocEvaluation, score_thr: float) -> Pro
         summary=dict(ev.summary),
         per_class=per_class,
         per_image=per_image_frame(alignment, c),
+        evaluation=ev,
     )
+
+
+def bootstrap_block(b: Bootstrap) -> dict[str, Any]:
+    """The JSON form of bootstrap replicates: intervals, and the replicates for paired deltas."""
+    summary_keys = [k for k in b.replicates if "[" not in k]
+    return {
+        "n": b.n,
+        "seed": b.seed,
+        "level": b.level,
+        "images_digest": b.images_digest,
+        "intervals": {
+            k: (list(iv) if (iv := b.interval(k)) else None) for k in summary_keys
+        },
+        "replicates": {k: [_clean(x) for x in b.replicates[k]] for k in summary_keys},
+    }
 
 
 def _clean(value: Any) -> Any:
@@ -251,6 +271,11 @@ class EvaluationResult:
     inputs: dict[str, Any]
     settings: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    checks: list[Any] = field(default_factory=list)
+
+    @property
+    def failed_checks(self) -> list[Any]:
+        return [c for c in self.checks if not c.passed]
 
     @property
     def primary(self) -> ProtocolResult:
@@ -273,13 +298,16 @@ class EvaluationResult:
         return self.primary.per_image
 
     def _block(self, r: ProtocolResult) -> dict[str, Any]:
-        return {
+        block = {
             "protocol": r.protocol.name,
             "params": r.params(self.settings),
             "summary": {k: _clean(v) for k, v in r.summary.items()},
             "per_class": frame_records(r.per_class),
             "per_image": frame_records(r.per_image),
         }
+        if r.bootstrap is not None:
+            block["bootstrap"] = bootstrap_block(r.bootstrap)
+        return block
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (schema in the README)."""
@@ -291,6 +319,9 @@ class EvaluationResult:
             "inputs": self.inputs,
             "warnings": list(self.warnings),
         }
+        if self.checks:
+            doc["checks"] = [c.to_dict() for c in self.checks]
+            doc["passed"] = not self.failed_checks
         if len(self.results) > 1:
             doc["additional_protocols"] = [self._block(r) for r in self.results[1:]]
         return doc

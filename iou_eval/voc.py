@@ -38,6 +38,56 @@ class VocEvaluation:
     ap: np.ndarray
     summary: dict[str, float | None]
     point: OperatingPoint
+    curve_inputs: dict
+
+    def replicate(self, image_weight: np.ndarray) -> dict[str, float | None]:
+        """The summary on a resampled image set (``image_weight[I]`` multiplicities)."""
+        ap = class_aps(**self.curve_inputs, image_weight=image_weight)
+        defined = ap[~np.isnan(ap)]
+        out: dict[str, float | None] = {"mAP": float(np.mean(defined)) if defined.size else None}
+        for k, v in enumerate(ap):
+            out[f"AP[{k}]"] = None if np.isnan(v) else float(v)
+        return out
+
+
+def class_aps(
+    *,
+    tp: np.ndarray,
+    fp: np.ndarray,
+    dt_image: np.ndarray,
+    starts: np.ndarray,
+    gt_class: np.ndarray,
+    gt_image: np.ndarray,
+    gt_counts: np.ndarray,
+    eleven_point: bool,
+    image_weight: np.ndarray | None = None,
+) -> np.ndarray:
+    """AP per class ``[K]`` from outcomes in class-then-score order.
+
+    Args:
+        tp, fp, dt_image: ``[D]`` in that order; starts: ``[K + 1]`` class offsets.
+        gt_class, gt_image: ``[G]``; gt_counts: ``[G]`` bool (not difficult).
+        image_weight: ``[I]`` multiplicities for bootstrap replicates, or None.
+    """
+    n_k = len(starts) - 1
+    w_gt = None if image_weight is None else image_weight[gt_image[gt_counts]]
+    npos = np.round(np.bincount(gt_class[gt_counts], weights=w_gt, minlength=n_k)[:n_k])
+    ap = np.full(n_k, np.nan)
+    for c in range(n_k):
+        if npos[c] == 0:
+            continue
+        sl = slice(starts[c], starts[c + 1])
+        t = tp[sl].astype(np.float64)
+        f = fp[sl].astype(np.float64)
+        if image_weight is not None:
+            w = image_weight[dt_image[sl]]
+            t, f = (t * w)[w > 0], (f * w)[w > 0]
+        tp_c = np.cumsum(t)
+        fp_c = np.cumsum(f)
+        rec = tp_c / float(npos[c])
+        prec = tp_c / np.maximum(tp_c + fp_c, _FLOAT_EPS)
+        ap[c] = voc_ap(rec, prec, eleven_point)
+    return ap
 
 
 def voc_ap(rec: np.ndarray, prec: np.ndarray, eleven_point: bool) -> float:
@@ -156,20 +206,18 @@ def run_voc(alignment: Alignment, protocol: Protocol, iou_thr: float | None = No
         iou_thr=thr,
         plus_one=protocol.pixel_convention is PixelConvention.PLUS_ONE,
     )
-    npos = np.bincount(gt_class_key[~difficult], minlength=n_k)[:n_k]
     cls_sorted = dt_class_key[order]
-    starts = np.searchsorted(cls_sorted, np.arange(n_k + 1))
-    eleven = protocol.name == "voc07"
-    ap = np.full(n_k, np.nan)
-    for c in range(n_k):
-        if npos[c] == 0:
-            continue
-        sl = slice(starts[c], starts[c + 1])
-        tp_c = np.cumsum(tp[sl].astype(np.float64))
-        fp_c = np.cumsum(fp[sl].astype(np.float64))
-        rec = tp_c / float(npos[c])
-        prec = tp_c / np.maximum(tp_c + fp_c, _FLOAT_EPS)
-        ap[c] = voc_ap(rec, prec, eleven)
+    curve_inputs = dict(
+        tp=tp,
+        fp=fp,
+        dt_image=pred.image_idx[scored][order],
+        starts=np.searchsorted(cls_sorted, np.arange(n_k + 1)),
+        gt_class=gt_class_key,
+        gt_image=gt.image_idx,
+        gt_counts=~difficult,
+        eleven_point=protocol.name == "voc07",
+    )
+    ap = class_aps(**curve_inputs)
     defined = ap[~np.isnan(ap)]
     summary: dict[str, float | None] = {"mAP": float(np.mean(defined)) if defined.size else None}
     point = OperatingPoint(
@@ -181,4 +229,6 @@ def run_voc(alignment: Alignment, protocol: Protocol, iou_thr: float | None = No
         match_iou=np.where(tp, best_iou, 0.0),
         gt_counts=~difficult,
     )
-    return VocEvaluation(protocol=protocol, ap=ap, summary=summary, point=point)
+    return VocEvaluation(
+        protocol=protocol, ap=ap, summary=summary, point=point, curve_inputs=curve_inputs
+    )

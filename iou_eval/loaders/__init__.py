@@ -13,20 +13,30 @@ from importlib import import_module
 from ..dataset import Dataset
 from ..errors import InputError, UsageError
 from .common import LoadOptions
+from .text import looks_like_devkit_results
 
 # format name -> (module, function)
 FORMATS: dict[str, tuple[str, str]] = {
     "coco": ("coco", "load_coco"),
     "voc-xml": ("voc_xml", "load_voc_xml"),
     "csv": ("table", "load_csv"),
+    "txt": ("text", "load_txt"),
+    "voc-results": ("text", "load_voc_results"),
 }
+
+# Words that mark the first line of a .txt file as a CSV/TSV header.
+CSV_HEADER_WORDS = {"image", "image_id", "filename", "file_name", "label", "class", "category",
+                    "category_id", "xmin", "x1", "score", "confidence"}  # fmt: skip
 
 __all__ = ["FORMATS", "LoadOptions", "detect_format", "load"]
 
 
 def _loader(fmt: str) -> Callable[[str, str, LoadOptions], Dataset]:
     module, func = FORMATS[fmt]
-    return getattr(import_module(f".{module}", __name__), func)  # type: ignore[no-any-return]
+    loader: Callable[[str, str, LoadOptions], Dataset] = getattr(
+        import_module(f".{module}", __name__), func
+    )
+    return loader
 
 
 def _sniff_file(path: str) -> str:
@@ -42,6 +52,12 @@ def _sniff_file(path: str) -> str:
         return "coco"
     if text[:1] == b"<":
         return "voc-xml"
+    if path.lower().endswith(".txt"):
+        # One per-image text file, unless its first line is a CSV header.
+        first = text.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
+        words = set(first.replace(",", " ").replace(";", " ").replace("\t", " ").split())
+        if not words & CSV_HEADER_WORDS:
+            return "txt"
     return "csv"
 
 
@@ -50,11 +66,15 @@ def detect_format(path: str) -> str:
     if not os.path.exists(path):
         raise InputError(path, "no such file or folder")
     if os.path.isdir(path):
-        entries = sorted(os.listdir(path))
+        # Hidden names (macOS's ._x.xml, .DS_Store) say nothing about the format.
+        entries = sorted(e for e in os.listdir(path) if not e.startswith("."))
         exts = {os.path.splitext(e)[1].lower() for e in entries}
         if ".xml" in exts:
             return "voc-xml"
         if ".txt" in exts and "txt" in FORMATS:
+            txt = [e for e in entries if e.lower().endswith(".txt")]
+            if all(looks_like_devkit_results(e) for e in txt):
+                return "voc-results"
             return "txt"
         raise InputError(
             path,
@@ -62,6 +82,8 @@ def detect_format(path: str) -> str:
             + (" or per-image .txt files" if "txt" in FORMATS else ""),
             hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
         )
+    if looks_like_devkit_results(path):
+        return "voc-results"
     return _sniff_file(path)
 
 

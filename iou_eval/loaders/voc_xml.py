@@ -93,9 +93,7 @@ def _number(text: str | None, tag: str, file: str, where: str) -> float:
     try:
         return float(value)
     except ValueError:
-        raise InputError(
-            file, f"{tag} must be a number, got {value!r}", where=where
-        ) from None
+        raise InputError(file, f"{tag} must be a number, got {value!r}", where=where) from None
 
 
 def _flag(text: str | None, tag: str, file: str, where: str) -> bool:

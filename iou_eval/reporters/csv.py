@@ -7,6 +7,8 @@ Columns: ``protocol, scope, key, metric, value`` where ``scope`` is
 from __future__ import annotations
 
 import io
+
+import pandas as pd
 from typing import TYPE_CHECKING
 
 from .view import View, order_images
@@ -17,6 +19,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def render_csv(result: EvaluationResult, view: View) -> str:
     tidy = result.tidy()
+    if result.checks:
+        checks = pd.DataFrame(
+            [("checks", "check", c.name, m, v)
+             for c in result.checks
+             for m, v in (("threshold", c.threshold), ("value", c.value), ("margin", c.margin),
+                          ("passed", c.passed))],
+            columns=tidy.columns,
+        )  # fmt: skip
+        tidy = pd.concat([tidy, checks], ignore_index=True)
     if view.worst is not None:
         keep = set(order_images(result.per_image, view)["image_id"])
         tidy = tidy[(tidy["scope"] != "image") | tidy["key"].isin(keep)]

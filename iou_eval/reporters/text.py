@@ -182,6 +182,38 @@ def _sections(result: EvaluationResult, view: View, terminal: bool) -> list[tupl
     return out
 
 
+def check_rows(checks) -> tuple[list[str], list[list[str]], list[bool]]:
+    """The verdict table of gates and baseline comparisons."""
+    rows = []
+    with_interval = any(c.interval for c in checks)
+    for c in checks:
+        row = [
+            c.name,
+            cell(c.threshold),
+            cell(c.value) or "undefined",
+            "" if c.margin is None else f"{c.margin:+.4f}",
+            "" if c.tolerance is None else f"{c.tolerance:.4f}",
+        ]
+        if with_interval:
+            row.append(f"[{c.interval[0]:.4f}, {c.interval[1]:.4f}]" if c.interval else "")
+        row.append("pass" if c.passed else "FAIL")
+        row.append(c.reason)
+        rows.append(row)
+    headers = ["check", "threshold / baseline", "value", "margin / delta", "max drop"]
+    numeric = [False, True, True, True, True]
+    if with_interval:
+        headers.append("interval")
+        numeric.append(False)
+    headers += ["verdict", "reason"]
+    numeric += [False, False]
+    return headers, rows, numeric
+
+
+def checks_verdict(checks) -> str:
+    failed = sum(not c.passed for c in checks)
+    return f"{failed} of {len(checks)} checks failed" if failed else f"all {len(checks)} checks passed"
+
+
 def render_table(result: EvaluationResult, view: View) -> str:
     lines = _header(result)
     for title, table in _sections(result, view, terminal=True):
@@ -189,12 +221,19 @@ def render_table(result: EvaluationResult, view: View) -> str:
         lines.append(title)
         if table:
             lines += ["  " + ln for ln in grid(*table)]
+    if result.checks:
+        lines += ["", f"Checks: {checks_verdict(result.checks)}"]
+        lines += ["  " + ln for ln in grid(*check_rows(result.checks))]
     return "\n".join(lines) + "\n"
 
 
 def render_markdown(result: EvaluationResult, view: View) -> str:
     lines = ["## iou-eval report", ""]
     lines += [f"- {ln}" for ln in _header(result)[1:]]
+    if result.checks:
+        failed = any(not c.passed for c in result.checks)
+        lines += ["", f"### {'❌' if failed else '✅'} Checks: {checks_verdict(result.checks)}", ""]
+        lines += md_table(*check_rows(result.checks))
     for title, table in _sections(result, view, terminal=True):
         lines.append("")
         lines.append(f"### {title}")

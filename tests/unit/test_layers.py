@@ -8,7 +8,8 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[2] / "iou_eval"
 NUMPY_ONLY = ["boxes.py", "matching.py", "accumulate.py", "tables.py", "voc.py", "evaluation.py"]
 PANDAS_OK = {"results.py", "loaders/table.py", "reporters/csv.py", "reporters/text.py",
-             "reporters/json.py", "reporters/view.py", "api.py", "batch.py", "gates.py"}  # fmt: skip
+             "reporters/json.py", "reporters/view.py", "reporters/batch.py", "reporters/compare.py",
+             "api.py", "batch.py", "gates.py", "compare.py"}  # fmt: skip
 
 
 def third_party_imports(path: Path) -> set[str]:

@@ -1,0 +1,119 @@
+"""Batch scoring: one ground truth, many prediction files, parsed once.
+
+Each prediction file is scored on its own; a file that cannot be read is
+reported (file, place, reason) and skipped, and the others still count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .dataset import Dataset
+from .errors import InputError, IouEvalError
+from .results import EvaluationResult
+
+LEADERBOARD_COCO = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR100"]
+
+
+@dataclass
+class BatchResult:
+    """The outcome of scoring many prediction files.
+
+    Attributes:
+        results: file -> its :class:`EvaluationResult`, in the order given.
+        errors: ``(file, message)`` for files that could not be scored.
+        gt_source: the ground truth's path.
+    """
+
+    results: dict[str, EvaluationResult]
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    gt_source: str = ""
+
+    def leaderboard(self) -> pd.DataFrame:
+        """One row per file: headline metrics and counts, best first."""
+        rows = []
+        for path, r in self.results.items():
+            row: dict[str, Any] = {"file": path}
+            for pr in r.results:
+                if pr.protocol.is_voc:
+                    key = "mAP" if len(r.results) == 1 else f"{pr.protocol.name} mAP"
+                    row[key] = pr.summary.get("mAP")
+                else:
+                    for k in LEADERBOARD_COCO:
+                        row[k] = pr.summary.get(k)
+            p = r.inputs["predictions"]
+            row["predictions"] = p["boxes"]
+            row["TP"] = int(r.per_class["TP"].sum())
+            row["FP"] = int(r.per_class["FP"].sum())
+            row["FN"] = int(r.per_class["FN"].sum())
+            row["passed"] = None if not r.checks else not r.failed_checks
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        if df.empty:
+            return pd.DataFrame(columns=["file"])
+        if all(v is None for v in df["passed"]):
+            df = df.drop(columns="passed")
+        sort_key = next(c for c in df.columns if c not in ("file",))
+        return df.sort_values(sort_key, ascending=False, kind="stable", na_position="last").reset_index(
+            drop=True
+        )
+
+    def per_class_ap(self) -> pd.DataFrame:
+        """AP per class (rows) and file (columns), of the first protocol."""
+        frames = {}
+        for path, r in self.results.items():
+            frames[path] = r.per_class.set_index("class")["AP"]
+        if not frames:
+            return pd.DataFrame()
+        df = pd.DataFrame(frames)
+        df.index.name = "class"
+        return df.reset_index()
+
+    @property
+    def failed_checks(self) -> list[tuple[str, Any]]:
+        return [(p, c) for p, r in self.results.items() for c in r.failed_checks]
+
+
+def prediction_files(paths: Sequence[str]) -> list[str]:
+    """Expand folders of prediction JSON files into their files (sorted)."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p) and is_batch_folder(p):
+            out += [os.path.join(p, f) for f in sorted(os.listdir(p)) if f.lower().endswith(".json")]
+        else:
+            out.append(p)
+    return out
+
+
+def is_batch_folder(path: str) -> bool:
+    """A folder of .json files (and no .xml/.txt) holds one model output per file."""
+    if not os.path.isdir(path):
+        return False
+    exts = {os.path.splitext(f)[1].lower() for f in os.listdir(path)}
+    return ".json" in exts and not exts & {".xml", ".txt"}
+
+
+def run_batch(
+    gt: Dataset,
+    pred_paths: Sequence[str],
+    score: Callable[[str], EvaluationResult],
+    progress: Callable[[int], None] | None = None,
+) -> BatchResult:
+    """Score every file with ``score(path)``; collect bad files instead of stopping."""
+    results: dict[str, EvaluationResult] = {}
+    errors: list[tuple[str, str]] = []
+    for path in pred_paths:
+        try:
+            if path in results:
+                raise InputError(path, "given twice")
+            results[path] = score(path)
+        except IouEvalError as exc:
+            errors.append((path, exc.format()))
+        if progress is not None:
+            progress(1)
+    return BatchResult(results=results, errors=errors, gt_source=gt.source)

@@ -1,0 +1,72 @@
+"""Compare two models on one ground truth: per-metric and per-class deltas.
+
+With ``bootstrap`` replicates both models are resampled with the same image
+draws, so every delta's interval is paired.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .bootstrap import percentile_interval
+from .results import EvaluationResult
+
+
+@dataclass
+class Comparison:
+    """Deltas ``b - a`` of one protocol.
+
+    Attributes:
+        a, b: the two results.
+        table: one row per summary metric, then per class: ``scope, name, a,
+            b, delta, lo, hi`` (``lo``/``hi``: the delta's interval, NaN without
+            bootstrap); classes sorted by the size of their change.
+    """
+
+    a: EvaluationResult
+    b: EvaluationResult
+    table: pd.DataFrame
+
+
+def _f(v) -> float:
+    return float("nan") if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
+    ra, rb = a.primary, b.primary
+    boot_a, boot_b = ra.bootstrap, rb.bootstrap
+    level = boot_a.level if boot_a is not None else 0.95
+
+    def interval(key: str) -> tuple[float, float]:
+        if boot_a is None or boot_b is None or key not in boot_a.replicates:
+            return float("nan"), float("nan")
+        iv = percentile_interval(boot_b.replicates[key] - boot_a.replicates[key], level)
+        return iv if iv is not None else (float("nan"), float("nan"))
+
+    rows = []
+    for k, va in ra.summary.items():
+        vb = rb.summary.get(k)
+        lo, hi = interval(k)
+        rows.append(("summary", k, _f(va), _f(vb), _f(vb) - _f(va), lo, hi))
+    pa = ra.per_class.reset_index(drop=True)
+    pb = rb.per_class.set_index("class")
+    class_rows = []
+    for k, row in pa.iterrows():
+        name = row["class"]
+        if name not in pb.index:
+            continue
+        va, vb = _f(row["AP"]), _f(pb.loc[name, "AP"])
+        lo, hi = interval(f"AP[{k}]")
+        class_rows.append(("class", str(name), va, vb, vb - va, lo, hi))
+    class_rows.sort(key=lambda r: -abs(r[4]) if not math.isnan(r[4]) else 1.0)
+    table = pd.DataFrame(rows + class_rows, columns=["scope", "name", "a", "b", "delta", "lo", "hi"])
+    return Comparison(a=a, b=b, table=table)
+
+
+def significant(lo: float, hi: float) -> bool:
+    """The interval excludes zero."""
+    return not (np.isnan(lo) or np.isnan(hi)) and (lo > 0 or hi < 0)

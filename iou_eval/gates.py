@@ -1,0 +1,285 @@
+"""Quality gates for CI: absolute floors and regressions against a baseline.
+
+A gate ``AP=0.45`` passes when AP >= 0.45; ``AP[person]=0.5`` reads the
+per-class table; ``voc12:mAP=0.7`` names the protocol when several ran.
+A baseline is an earlier JSON result of iou-eval: every summary metric and
+every class's AP may drop by at most ``--max-drop`` (absolute, or ``2%``
+relative).  With bootstrap replicates the comparison can ask for
+significance: a drop fails only when its interval lies wholly below zero.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError, UsageError
+from .results import EvaluationResult, ProtocolResult
+
+CLASS_METRICS = ("AP", "AP50", "AP75", "AR100", "precision", "recall", "F1", "best_F1")
+_GATE = re.compile(
+    r"^\s*(?:(?P<protocol>[a-z0-9]+):)?(?P<metric>[A-Za-z0-9_]+)"
+    r"(?:\[(?P<cls>[^\]]+)\])?\s*(?:>=|=)\s*(?P<value>[-+0-9.eE]+)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """``metric[class] >= threshold`` under one protocol (None: the first that has it)."""
+
+    text: str
+    metric: str
+    threshold: float
+    cls: str | None = None
+    protocol: str | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One verdict row, of a gate or of a baseline comparison.
+
+    Attributes:
+        name: what was checked, e.g. ``AP[person]`` or ``voc12:mAP``.
+        kind: ``gate`` or ``baseline``.
+        threshold: the floor (gate) or the baseline's value.
+        value: the current value (None when undefined).
+        margin: value - threshold (gate) or value - baseline (baseline).
+        tolerance: how far a baseline metric may drop (absolute).
+        interval: the bootstrap interval of ``value`` (gate) or of the delta.
+        passed: the verdict.
+        reason: why it failed, in words.
+    """
+
+    name: str
+    kind: str
+    threshold: float | None
+    value: float | None
+    margin: float | None
+    tolerance: float | None
+    interval: tuple[float, float] | None
+    passed: bool
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "threshold": self.threshold,
+            "value": self.value,
+            "margin": self.margin,
+            "tolerance": self.tolerance,
+            "interval": list(self.interval) if self.interval else None,
+            "passed": self.passed,
+            "reason": self.reason,
+        }
+
+
+def parse_gate(text: str) -> Gate:
+    m = _GATE.match(text)
+    if not m:
+        raise UsageError(
+            f"--fail-under: expected METRIC=VALUE such as AP=0.45, AP[person]=0.5 or "
+            f"voc12:mAP=0.7, got {text!r}"
+        )
+    try:
+        value = float(m.group("value"))
+    except ValueError:
+        raise UsageError(f"--fail-under: {m.group('value')!r} is not a number in {text!r}") from None
+    return Gate(text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"))
+
+
+def parse_max_drop(text: str) -> tuple[float, bool]:
+    """``0.01`` (absolute) or ``2%`` (relative) -> (amount, relative)."""
+    t = text.strip()
+    relative = t.endswith("%")
+    try:
+        value = float(t[:-1] if relative else t)
+    except ValueError:
+        raise UsageError(f"--max-drop: expected a number like 0.01 or 2%, got {text!r}") from None
+    if value < 0:
+        raise UsageError(f"--max-drop must not be negative, got {text!r}")
+    return (value / 100.0 if relative else value), relative
+
+
+def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
+    if gate.protocol:
+        for r in result.results:
+            if r.protocol.name == gate.protocol:
+                return r
+        ran = ", ".join(r.protocol.name for r in result.results)
+        raise UsageError(f"--fail-under {gate.text!r}: protocol {gate.protocol!r} did not run ({ran})")
+    for r in result.results:
+        if gate.cls is not None and gate.metric in r.per_class.columns:
+            return r
+        if gate.cls is None and gate.metric in r.summary:
+            return r
+    known = sorted({k for r in result.results for k in r.summary})
+    where = "per-class" if gate.cls else "summary"
+    raise UsageError(
+        f"--fail-under {gate.text!r}: no {where} metric {gate.metric!r} "
+        f"(summary metrics: {', '.join(known)}; per-class: {', '.join(CLASS_METRICS)})"
+    )
+
+
+def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, float | None]:
+    r = _protocol_for(result, gate)
+    if gate.cls is None:
+        v = r.summary.get(gate.metric)
+        return r, None if v is None else float(v)
+    if gate.metric not in CLASS_METRICS:
+        raise UsageError(
+            f"--fail-under {gate.text!r}: per-class gates take {', '.join(CLASS_METRICS)}"
+        )
+    table = r.per_class
+    rows = table[(table["class"].astype(str) == gate.cls) | (table["category_id"].astype(str) == gate.cls)]
+    if rows.empty:
+        names = ", ".join(map(str, table["class"].tolist()[:20]))
+        raise UsageError(f"--fail-under {gate.text!r}: no class {gate.cls!r} (classes: {names})")
+    v = rows.iloc[0][gate.metric]
+    return r, None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def check_gates(
+    result: EvaluationResult, gates: list[Gate], significant_only: bool = False
+) -> list[Check]:
+    """Evaluate ``--fail-under`` gates against a result."""
+    out = []
+    for g in gates:
+        r, v = gate_value(result, g)
+        boot = r.bootstrap
+        interval = boot.interval(g.metric) if boot is not None and g.cls is None else None
+        if v is None:
+            out.append(Check(g.text, "gate", g.threshold, None, None, None, None, False,
+                             "undefined (no ground truth for it)"))  # fmt: skip
+            continue
+        passed = v >= g.threshold
+        reason = "" if passed else f"{v:.4f} is below {g.threshold:g}"
+        if not passed and significant_only and interval is not None and interval[1] >= g.threshold:
+            passed = True
+            reason = f"below {g.threshold:g} but not significantly (interval reaches {interval[1]:.4f})"
+        out.append(Check(g.text, "gate", g.threshold, v, v - g.threshold, None, interval, passed, reason))
+    return out
+
+
+def load_baseline(path: str) -> dict[str, Any]:
+    from .loaders.common import read_bytes
+
+    data = read_bytes(path)
+    try:
+        doc = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON: {exc.msg}", where=f"{exc.lineno}:{exc.colno}") from None
+    if not isinstance(doc, dict) or "schema_version" not in doc or "summary" not in doc:
+        raise InputError(
+            path,
+            "not an iou-eval result: expected a JSON object with schema_version and summary",
+            hint="write one with: iou-eval GT PRED --format json -o baseline.json",
+        )
+    if doc["schema_version"] != 1:
+        raise InputError(path, f"schema_version {doc['schema_version']!r} is not supported (expected 1)")
+    return doc
+
+
+def _blocks(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    blocks = {doc["protocol"]: doc}
+    for extra in doc.get("additional_protocols", []):
+        blocks[extra["protocol"]] = extra
+    return blocks
+
+
+def compare_baseline(
+    result: EvaluationResult,
+    baseline: dict[str, Any],
+    baseline_path: str,
+    max_drop: tuple[float, bool],
+    significant_only: bool = False,
+) -> list[Check]:
+    """Metric-by-metric and class-by-class comparison with an earlier result.
+
+    Refuses (InputError) a baseline whose protocol or parameters differ.
+    """
+    blocks = _blocks(baseline)
+    amount, relative = max_drop
+    checks: list[Check] = []
+    current = result.to_dict()
+    for r, block in zip(result.results, _blocks(current).values(), strict=True):
+        name = r.protocol.name
+        if name not in blocks:
+            raise InputError(
+                baseline_path,
+                f"the baseline has no {name!r} results (it has: {', '.join(blocks)})",
+                hint="compare results of the same protocol",
+            )
+        base = blocks[name]
+        diffs = [
+            f"{k}: baseline {base['params'].get(k)!r}, now {v!r}"
+            for k, v in block["params"].items()
+            if base["params"].get(k) != v
+        ]
+        if diffs:
+            raise InputError(
+                baseline_path,
+                f"the baseline was computed with other {name} parameters: " + "; ".join(diffs),
+                hint="re-run the baseline with the same options, or drop --baseline",
+            )
+        prefix = f"{name}:" if len(result.results) > 1 else ""
+        pairs: list[tuple[str, Any, Any, np.ndarray | None]] = []
+        boot = r.bootstrap
+        base_boot = base.get("bootstrap")
+        paired = (
+            boot is not None
+            and base_boot is not None
+            and base_boot.get("n") == boot.n
+            and base_boot.get("seed") == boot.seed
+            and base_boot.get("images_digest") == boot.images_digest
+        )
+        for k, v in r.summary.items():
+            deltas = None
+            if boot is not None and k in boot.replicates:
+                if paired and k in base_boot["replicates"]:
+                    deltas = boot.replicates[k] - np.asarray(base_boot["replicates"][k], dtype=float)
+                elif base["summary"].get(k) is not None:
+                    deltas = boot.replicates[k] - float(base["summary"][k])
+            pairs.append((prefix + k, base["summary"].get(k), v, deltas))
+        base_classes = {str(c["class"]): c for c in base.get("per_class", [])}
+        for row in block["per_class"]:
+            b = base_classes.get(str(row["class"]))
+            if b is not None:
+                pairs.append((f"{prefix}AP[{row['class']}]", b.get("AP"), row.get("AP"), None))
+        for label, old, new, deltas in pairs:
+            if old is None or new is None:
+                continue
+            tol = amount * abs(old) if relative else amount
+            delta = float(new) - float(old)
+            interval = None
+            if deltas is not None:
+                interval = _interval(deltas, boot.level if boot else 0.95)
+            passed = -delta <= tol + 1e-12
+            reason = "" if passed else f"dropped {-delta:.4f} (> {tol:.4f})"
+            if not passed and significant_only and interval is not None and interval[1] >= 0:
+                passed = True
+                reason = f"dropped {-delta:.4f} but not significantly (interval reaches {interval[1]:+.4f})"
+            checks.append(Check(label, "baseline", float(old), float(new), delta, tol, interval, passed, reason))
+    return checks
+
+
+def _interval(values: np.ndarray, level: float) -> tuple[float, float] | None:
+    from .bootstrap import percentile_interval
+
+    return percentile_interval(values, level)
+
+
+def github_annotations(checks: list[Check]) -> list[str]:
+    """``::error::`` workflow commands for the checks that failed."""
+    lines = []
+    for c in checks:
+        if c.passed:
+            continue
+        title = "iou-eval gate" if c.kind == "gate" else "iou-eval regression"
+        lines.append(f"::error title={title}::{c.name}: {c.reason}")
+    return lines

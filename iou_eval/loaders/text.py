@@ -1,0 +1,510 @@
+"""Whitespace-separated text: per-image label files and devkit results files.
+
+Both formats are read the same way: UTF-8 (a byte-order mark is fine), one
+box per line, tokens split on any run of whitespace (spaces, tabs, a stray
+``\\r``), blank lines and lines whose first token starts with ``#``
+skipped.  Rows keep file order; a folder's ``*.txt`` files are read in
+sorted file-name order (names starting with ``.`` and sub-folders are
+skipped).  ``origin`` is the 1-based line number and ``origin_file`` the
+file's index in ``files``, so errors read ``folder/00003.txt:4: ...``.
+
+Format ``txt`` — one file per image (Padilla's Object-Detection-Metrics
+layout; a YOLO label folder with ``--normalized``):
+
+- ``path`` is a folder of ``<image>.txt`` files or a single such file.  The
+  image id is the file's stem as a string (``00001.txt`` -> ``"00001"``,
+  not ``1``).  A file without lines is still an image: detections on it are
+  false positives.
+- ground truth: ``class a b c d`` and an optional 6th token ``difficult``
+  (``0``/``1``, also ``true``/``false``) that becomes ``ignore``.
+- predictions: ``class score a b c d``.
+- ``class``: a name (without whitespace) or an integer.  With
+  ``options.names`` an integer is a 0-based index into them and a name must
+  be one of them; the categories are then every given name, in their order.
+  Without names the categories are the classes in order of first
+  appearance; an integer class is an integer id (``"07"`` -> ``7``), a name
+  is its own id.
+- ``a b c d``: ``options.box_format``, by default ``xywh`` (left, top,
+  width, height: Padilla's convention) or, with ``options.normalized``,
+  ``cxcywh`` (YOLO).
+
+Format ``voc-results`` — the Pascal VOC devkit's detection results, one file
+per class (``comp4_det_test_cat.txt``):
+
+- lines ``image_id score x1 y1 x2 y2``: absolute ``xyxy`` unless
+  ``options.box_format`` says otherwise.  Predictions only.
+- Image ids are kept as strings (``"000005"``).
+- The class comes from the file name's stem: the part after the last
+  ``_det_<set>_`` (``comp4_det_test_traffic_light`` -> ``traffic_light``,
+  ``<set>`` being one underscore-free word); without ``_det_``, the part
+  after the last ``_`` (``results_cat`` -> ``cat``); without ``_``, the
+  whole stem.  With ``options.names`` the class must be one of them (or an
+  index into them).  An empty file is a class without detections.
+- Two files naming the same class are an error (mixing ``comp3`` and
+  ``comp4`` runs in one folder would double the detections).
+- Rows keep file order and files sorted name order: ties in score are broken
+  by this input order downstream, as in the devkit.
+
+Normalized numbers (``options.normalized``) are fractions of the image size,
+taken from the image of the same id, file name or stem in
+``options.reference_images``, else from ``options.image_size``; a box on an
+image of unknown size is an error.  Numbers that are all within ``[0, 1]``
+with some fractional ones are refused without ``--normalized``: they are
+almost surely not pixels.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..boxes import BoxFormat
+from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id
+from ..errors import InputError
+from ..reconcile import ImageMatcher
+from .common import LoadOptions
+
+_FIELDS = {
+    BoxFormat.XYWH: ("x", "y", "w", "h"),
+    BoxFormat.XYXY: ("x1", "y1", "x2", "y2"),
+    BoxFormat.CXCYWH: ("cx", "cy", "w", "h"),
+}
+_TRUE = {"1", "true"}
+_FALSE = {"0", "false"}
+# --normalized numbers above this are taken for pixels (and warned about):
+# valid fractions never exceed 1 by more than an exporter's rounding.
+_NORMALIZED_MAX = 1.5
+_DEVKIT_NAME = re.compile(r"_det_[^_]+_.+\.txt$", re.IGNORECASE)
+_DEVKIT_CLASS = re.compile(r"^.*_det_[^_]+_(.+)$", re.IGNORECASE)
+
+Where = Callable[[int], tuple[str, int]]
+
+
+def looks_like_devkit_results(name: str) -> bool:
+    """Whether a file name reads like the devkit's ``<comp>_det_<set>_<class>.txt``."""
+    return _DEVKIT_NAME.search(os.path.basename(name)) is not None
+
+
+def results_class(stem: str) -> str:
+    """The class a devkit results file's stem names (rule in the module docstring)."""
+    m = _DEVKIT_CLASS.match(stem)
+    if m:
+        return m.group(1)
+    return stem.rsplit("_", 1)[-1]
+
+
+def _txt_files(path: str, what: str) -> list[str]:
+    """The sorted ``*.txt`` files of a folder, or ``[path]`` for a file."""
+    if not os.path.exists(path):
+        raise InputError(path, "no such file or folder")
+    if not os.path.isdir(path):
+        return [path]
+    entries = sorted(os.listdir(path))
+    files = [
+        os.path.join(path, e)
+        for e in entries
+        if e.lower().endswith(".txt")
+        and not e.startswith(".")
+        and os.path.isfile(os.path.join(path, e))
+    ]
+    if not files:
+        raise InputError(
+            path,
+            f"expected {what} in this folder, found none",
+            hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
+        )
+    return files
+
+
+def _lines(file: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, tokens)`` of each data line of ``file``."""
+    try:
+        with open(file, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(file, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            file, f"expected UTF-8 text, found the byte 0x{data[exc.start]:02x}", where=line
+        ) from None
+    # split("\n"), not splitlines(): form feeds and the like must not shift
+    # the line numbers away from what an editor shows.
+    for number, raw in enumerate(text.split("\n"), 1):
+        tokens = raw.split()
+        if tokens and not tokens[0].startswith("#"):
+            yield number, tokens
+
+
+def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarray:
+    """The number tokens ``cells`` (row-major, ``len(fields)`` per row) as ``[N, F]`` float64.
+
+    Raises a located :class:`InputError` for a token that is not a finite number.
+    """
+    k = len(fields)
+    n = len(cells) // k
+    try:
+        values = np.array(cells, dtype=np.float64)
+    except ValueError:
+        for i, token in enumerate(cells):
+            try:
+                float(token)
+            except ValueError:
+                file, line = where(i // k)
+                raise InputError(
+                    file, f"expected a number for {fields[i % k]}, got {token!r}", where=line
+                ) from None
+        # numpy refused what float() reads: use float().
+        values = np.array([float(t) for t in cells], dtype=np.float64)
+    values = values.reshape(n, k)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        r, j = (int(v) for v in np.argwhere(bad)[0])
+        file, line = where(r)
+        raise InputError(
+            file,
+            f"expected a finite number for {fields[j]}, got {cells[r * k + j]!r}",
+            where=line,
+        )
+    return values
+
+
+class _Classes:
+    """The category vocabulary: first-seen classes, or ``options.names`` in order."""
+
+    def __init__(self, names: tuple[str, ...] | None) -> None:
+        self.names = names
+        self.vocab: dict[Key, int] = {n: i for i, n in enumerate(dict.fromkeys(names or ()))}
+        self.cache: dict[str, int] = {}
+
+    def lookup(self, token: str, file: str, line: int | None, source: str = "") -> int:
+        """The category index of class ``token``; ``source`` says where it came from."""
+        j = self.cache.get(token)
+        if j is None:
+            j = self.cache[token] = self._resolve(token, file, line, source)
+        return j
+
+    def _known(self) -> str:
+        names = self.names or ()
+        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+        return f"{len(names)} names: {shown}"
+
+    def _resolve(self, token: str, file: str, line: int | None, source: str) -> int:
+        key = normalize_id(token)  # never raises for a non-empty string
+        if self.names is None:
+            return self.vocab.setdefault(key, len(self.vocab))
+        if isinstance(key, int):
+            if not 0 <= key < len(self.names):
+                raise InputError(
+                    file,
+                    f"class index {key}{source} is outside the names list "
+                    f"(0..{len(self.names) - 1}), got {token!r}",
+                    where=line,
+                    hint=self._known(),
+                )
+            return self.vocab[self.names[key]]
+        j = self.vocab.get(token)
+        if j is None:
+            raise InputError(
+                file,
+                f"class {token!r}{source} is not among the given names",
+                where=line,
+                hint=self._known(),
+            )
+        return j
+
+    def table(self) -> CategoryTable:
+        ids = tuple(self.vocab)
+        return CategoryTable(ids, tuple(str(k) for k in ids))
+
+
+def _image_sizes(ids: Sequence[Key], options: LoadOptions) -> tuple[np.ndarray, np.ndarray]:
+    """Width and height ``[I]`` per image: reference images (normalized only), else image_size."""
+    n = len(ids)
+    width = np.full(n, np.nan)
+    height = np.full(n, np.nan)
+    ref = options.reference_images
+    if options.normalized and ref is not None and n:
+        matcher = ImageMatcher(ref)
+        for i, key in enumerate(ids):
+            j, _ = matcher.find(key, str(key))
+            if j >= 0:
+                width[i], height[i] = ref.width[j], ref.height[j]
+    if options.image_size is not None:
+        unknown = ~(np.isfinite(width) & np.isfinite(height))
+        width[unknown], height[unknown] = options.image_size
+    return width, height
+
+
+def _check_sizes(
+    images: ImageTable, image_idx: np.ndarray, options: LoadOptions, where: Where
+) -> None:
+    """Every row's image has a known size (normalized boxes need it)."""
+    known = np.isfinite(images.width) & np.isfinite(images.height)
+    bad = ~known[image_idx]
+    if not bad.any():
+        return
+    r = int(np.flatnonzero(bad)[0])
+    key = images.ids[int(image_idx[r])]
+    ref = options.reference_images
+    if ref is None:
+        why = "no size is known"
+    elif ImageMatcher(ref).find(key, str(key))[0] < 0:
+        why = "the ground truth has no such image"
+    else:
+        why = "the ground truth gives no size for it"
+    file, line = where(r)
+    raise InputError(
+        file,
+        f"normalized box needs the size of image {key!r}: {why}",
+        where=line,
+        hint="pass --image-size WxH or give sizes in the ground truth",
+    )
+
+
+def _check_scale(boxes: np.ndarray, normalized: bool, where: Where, source: str) -> list[str]:
+    """Refuse pixel boxes that look normalized; warn about normalized ones that look like pixels."""
+    if not len(boxes):
+        return []
+    if not normalized:
+        if boxes.min() >= 0.0 and boxes.max() <= 1.0:
+            fractional = (boxes != np.floor(boxes)).any(axis=1)
+            if fractional.any():
+                r = int(np.flatnonzero(fractional)[0])
+                file, line = where(r)
+                raise InputError(
+                    file,
+                    "coordinates look normalized: every box number lies in [0, 1], "
+                    f"this line has {' '.join(f'{v:g}' for v in boxes[r])}",
+                    where=line,
+                    hint="pass --normalized (with --image-size WxH unless the ground truth "
+                    "gives image sizes)",
+                )
+        return []
+    big = (np.abs(boxes) > _NORMALIZED_MAX).any(axis=1)
+    if not big.any():
+        return []
+    r = int(np.flatnonzero(big)[0])
+    file, line = where(r)
+    return [
+        f"{source}: --normalized, but {int(big.sum())} box(es) have numbers above 1 "
+        f"(first: {file}:{line}: {' '.join(f'{v:g}' for v in boxes[r])}); are they pixels?"
+    ]
+
+
+def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
+    """Read per-image text files (format ``txt``) as ground truth or predictions.
+
+    Args:
+        path: a folder of ``<image>.txt`` files, or one such file.
+        role: ``"gt"`` (``class a b c d [difficult]``) or ``"pred"``
+            (``class score a b c d``).
+        options: ``box_format`` (default ``xywh``, ``cxcywh`` when
+            normalized), ``normalized``, ``names``, ``reference_images`` and
+            ``image_size`` (sizes for normalized boxes).
+
+    Returns:
+        A :class:`Dataset` with one image per file (id = the stem, a string)
+        and one row per data line; rules in the module docstring.
+    """
+    files = _txt_files(path, "per-image .txt files")
+    box_format = options.box_format or (BoxFormat.CXCYWH if options.normalized else BoxFormat.XYWH)
+    box_fields = _FIELDS[box_format]
+    pred = role == "pred"
+    if pred:
+        fields: tuple[str, ...] = ("score", *box_fields)
+        allowed: tuple[int, ...] = (6,)
+        expected = f"expected 'class score {' '.join(box_fields)}' (6 fields)"
+    else:
+        fields = box_fields
+        allowed = (5, 6)
+        expected = (
+            f"expected 'class {' '.join(box_fields)}' or "
+            f"'class {' '.join(box_fields)} difficult' (5 or 6 fields)"
+        )
+    classes = _Classes(options.names)
+
+    image_ids: list[str] = []
+    seen: dict[str, str] = {}
+    cells: list[str] = []
+    category_idx: list[int] = []
+    ignore: list[bool] = []
+    image_idx: list[int] = []
+    origin: list[int] = []
+
+    for fi, file in enumerate(files):
+        stem = os.path.splitext(os.path.basename(file))[0]
+        if stem in seen:
+            raise InputError(
+                file, f"image id {stem!r} is also the id of {seen[stem]}", hint="rename one file"
+            )
+        seen[stem] = file
+        image_ids.append(stem)
+        for line, tokens in _lines(file):
+            k = len(tokens)
+            if k not in allowed:
+                hint = None
+                if pred and k == 5:
+                    hint = "predictions need a score after the class; is this the ground truth?"
+                elif k == 1:
+                    hint = (
+                        "a class-names file (such as classes.txt) is not an image: "
+                        "pass it with --names and keep it out of the folder"
+                    )
+                raise InputError(file, f"{expected}, got {k}", where=line, hint=hint)
+            category_idx.append(classes.lookup(tokens[0], file, line))
+            if pred:
+                cells.extend(tokens[1:6])
+            else:
+                cells.extend(tokens[1:5])
+                if k == 6:
+                    flag = tokens[5].lower()
+                    if flag not in _TRUE and flag not in _FALSE:
+                        raise InputError(
+                            file,
+                            f"expected 0 or 1 for difficult (6th field), got {tokens[5]!r}",
+                            where=line,
+                            hint="a line 'class score x y w h' is a prediction; "
+                            "is this the predictions folder?",
+                        )
+                    ignore.append(flag in _TRUE)
+                else:
+                    ignore.append(False)
+            image_idx.append(fi)
+            origin.append(line)
+
+    origin_file = np.asarray(image_idx, dtype=np.int32)
+    origin_col = np.asarray(origin, dtype=np.int64)
+
+    def where(row: int) -> tuple[str, int]:
+        return files[int(origin_file[row])], int(origin_col[row])
+
+    values = _numbers(cells, fields, where)
+    boxes = values[:, 1:] if pred else values
+    warnings = _check_scale(boxes, options.normalized, where, path)
+    width, height = _image_sizes(image_ids, options)
+    # The text file's name is the image's file identity: reconciliation
+    # joins it by stem before trying the stem as a numeric id.
+    images = ImageTable.build(image_ids, [os.path.basename(f) for f in files], width, height)
+    image_col = np.asarray(image_idx, dtype=np.int64)
+    if options.normalized:
+        _check_sizes(images, image_col, options, where)
+    return assemble(
+        source=path,
+        fmt="txt",
+        images=images,
+        categories=classes.table(),
+        image_idx=image_col,
+        category_idx=np.asarray(category_idx, dtype=np.int64),
+        boxes=boxes,
+        box_format=box_format,
+        normalized=options.normalized,
+        score=values[:, 0].copy() if pred else None,
+        ignore=None if pred else np.asarray(ignore, dtype=bool),
+        origin=origin_col,
+        origin_file=origin_file,
+        files=files,
+        origin_label="line",
+        warnings=warnings,
+    )
+
+
+def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
+    """Read the devkit's per-class detection results (format ``voc-results``).
+
+    Args:
+        path: a folder of ``comp4_det_test_<class>.txt`` files, or one file.
+        role: must be ``"pred"``: these files hold detections only.
+        options: ``box_format`` (default ``xyxy``), ``names``, and for
+            normalized numbers ``normalized``, ``reference_images``,
+            ``image_size``.
+
+    Returns:
+        A :class:`Dataset` with one row per line, images in order of first
+        appearance (ids as strings) and one category per file (or the names);
+        rules in the module docstring.
+    """
+    if role != "pred":
+        raise InputError(
+            path,
+            "voc-results files hold detections (image_id score x1 y1 x2 y2), not ground truth",
+            hint="give the ground truth as VOC XML, COCO JSON, CSV or per-image .txt files",
+        )
+    files = _txt_files(path, "devkit results files (comp4_det_test_<class>.txt)")
+    box_format = options.box_format or BoxFormat.XYXY
+    box_fields = _FIELDS[box_format]
+    fields = ("score", *box_fields)
+    expected = f"expected 'image_id score {' '.join(box_fields)}' (6 fields)"
+    classes = _Classes(options.names)
+
+    file_of_class: dict[int, str] = {}
+    image_vocab: dict[str, int] = {}
+    cells: list[str] = []
+    category_idx: list[int] = []
+    image_idx: list[int] = []
+    origin: list[int] = []
+    origin_file: list[int] = []
+
+    for fi, file in enumerate(files):
+        stem = os.path.splitext(os.path.basename(file))[0]
+        name = results_class(stem)
+        if not name:
+            raise InputError(
+                file,
+                "expected the class at the end of the file name, found none",
+                hint="name results files like comp4_det_test_<class>.txt",
+            )
+        c = classes.lookup(name, file, None, source=" (from the file name)")
+        if c in file_of_class:
+            raise InputError(
+                file,
+                f"class {name!r} already came from {file_of_class[c]}",
+                hint="keep one results file per class (one competition's run) in the folder",
+            )
+        file_of_class[c] = file
+        for line, tokens in _lines(file):
+            if len(tokens) != 6:
+                raise InputError(file, f"{expected}, got {len(tokens)}", where=line)
+            image_idx.append(image_vocab.setdefault(tokens[0], len(image_vocab)))
+            cells.extend(tokens[1:6])
+            category_idx.append(c)
+            origin.append(line)
+            origin_file.append(fi)
+
+    origin_file_col = np.asarray(origin_file, dtype=np.int32)
+    origin_col = np.asarray(origin, dtype=np.int64)
+
+    def where(row: int) -> tuple[str, int]:
+        return files[int(origin_file_col[row])], int(origin_col[row])
+
+    values = _numbers(cells, fields, where)
+    boxes = values[:, 1:]
+    warnings = _check_scale(boxes, options.normalized, where, path)
+    image_ids = list(image_vocab)
+    width, height = _image_sizes(image_ids, options)
+    images = ImageTable.build(image_ids, None, width, height)
+    image_col = np.asarray(image_idx, dtype=np.int64)
+    if options.normalized:
+        _check_sizes(images, image_col, options, where)
+    return assemble(
+        source=path,
+        fmt="voc-results",
+        images=images,
+        categories=classes.table(),
+        image_idx=image_col,
+        category_idx=np.asarray(category_idx, dtype=np.int64),
+        boxes=boxes,
+        box_format=box_format,
+        normalized=options.normalized,
+        score=values[:, 0].copy(),
+        origin=origin_col,
+        origin_file=origin_file_col,
+        files=files,
+        origin_label="line",
+        warnings=warnings,
+    )

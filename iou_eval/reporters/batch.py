@@ -1,0 +1,79 @@
+"""Batch reports: a leaderboard, per-class AP side by side, and the files that failed."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .. import __version__
+from ..results import SCHEMA_VERSION, frame_records
+from .text import cell, grid, md_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..batch import BatchResult
+    from . import OutputFormat
+
+TEXT = {"file", "class"}
+
+
+def _rows(df: pd.DataFrame) -> tuple[list[str], list[list[str]], list[bool]]:
+    cols = list(df.columns)
+    rows = []
+    for rec in df.itertuples(index=False, name=None):
+        row = []
+        for c, v in zip(cols, rec, strict=True):
+            if c == "passed":
+                row.append("" if v is None else ("pass" if v else "FAIL"))
+            elif c in ("predictions", "TP", "FP", "FN"):
+                row.append(cell(v, "gt"))
+            else:
+                row.append(cell(v, c if c in TEXT else ""))
+        rows.append(row)
+    numeric = [c not in TEXT and c != "passed" for c in cols]
+    return [str(c) for c in cols], rows, numeric
+
+
+def render_batch(batch: BatchResult, fmt: OutputFormat) -> str:
+    from . import OutputFormat
+
+    board = batch.leaderboard()
+    classes = batch.per_class_ap()
+    if fmt is OutputFormat.JSON:
+        doc: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "iou-eval", "version": __version__},
+            "mode": "batch",
+            "ground_truth": batch.gt_source,
+            "leaderboard": frame_records(board),
+            "results": {p: r.to_dict() for p, r in batch.results.items()},
+            "errors": [{"file": f, "message": m} for f, m in batch.errors],
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if fmt is OutputFormat.CSV:
+        buf = io.StringIO()
+        board.to_csv(buf, index=False, lineterminator="\n")
+        return buf.getvalue()
+    md = fmt is OutputFormat.MARKDOWN
+    table = md_table if md else grid
+    head = "## iou-eval leaderboard" if md else f"iou-eval {__version__} · batch"
+    lines = [head, "", f"ground truth: {batch.gt_source} · {len(batch.results)} file(s) scored"
+             + (f", {len(batch.errors)} failed" if batch.errors else "")]  # fmt: skip
+    lines += ["", "### Leaderboard" if md else "Leaderboard", ""]
+    lines += [("" if md else "  ") + ln for ln in table(*_rows(board))]
+    if not classes.empty:
+        short = classes.rename(columns={c: _short(c) for c in classes.columns})
+        lines += ["", "### AP per class" if md else "AP per class", ""]
+        lines += [("" if md else "  ") + ln for ln in table(*_rows(short))]
+    if batch.errors:
+        lines += ["", "### Files that could not be scored" if md else "Files that could not be scored", ""]
+        lines += [f"- {m}" if md else f"  {m}" for _, m in batch.errors]
+    return "\n".join(lines) + "\n"
+
+
+def _short(path: str) -> str:
+    import os
+
+    return path if path == "class" else os.path.basename(path)

@@ -1,0 +1,64 @@
+"""Reports of ``iou-eval compare``."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..compare import significant
+from ..results import SCHEMA_VERSION, frame_records
+from .text import cell, grid, md_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..compare import Comparison
+    from . import OutputFormat
+
+
+def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -> str:
+    from . import OutputFormat
+
+    t = c.table
+    if fmt is OutputFormat.JSON:
+        doc: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "iou-eval", "version": __version__},
+            "mode": "compare",
+            "protocol": c.a.protocol,
+            "a": a_path,
+            "b": b_path,
+            "rows": frame_records(t),
+        }
+        return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    if fmt is OutputFormat.CSV:
+        buf = io.StringIO()
+        t.to_csv(buf, index=False, lineterminator="\n")
+        return buf.getvalue()
+    a_name, b_name = os.path.basename(a_path), os.path.basename(b_path)
+    with_iv = not t["lo"].isna().all()
+    headers = ["", a_name, b_name, "delta"] + (["interval", ""] if with_iv else [])
+    numeric = [False, True, True, True] + ([False, False] if with_iv else [])
+
+    def rows(scope: str) -> list[list[str]]:
+        out = []
+        for r in t[t["scope"] == scope].itertuples(index=False):
+            row = [r.name, cell(r.a), cell(r.b), "" if math.isnan(r.delta) else f"{r.delta:+.4f}"]
+            if with_iv:
+                row.append("" if math.isnan(r.lo) else f"[{r.lo:+.4f}, {r.hi:+.4f}]")
+                row.append("significant" if significant(r.lo, r.hi) else "")
+            out.append(row)
+        return out
+
+    md = fmt is OutputFormat.MARKDOWN
+    table = md_table if md else grid
+    pad = "" if md else "  "
+    lines = ["## iou-eval compare" if md else f"iou-eval {__version__} · compare",
+             "", f"a = {a_path}", f"b = {b_path}", f"delta = b - a ({c.a.protocol})"]  # fmt: skip
+    lines += ["", "### Summary" if md else "Summary", ""]
+    lines += [pad + ln for ln in table(headers, rows("summary"), numeric)]
+    lines += ["", "### AP per class, largest changes first" if md else "AP per class, largest changes first", ""]
+    lines += [pad + ln for ln in table(["class", *headers[1:]], rows("class"), numeric)]
+    return "\n".join(lines) + "\n"

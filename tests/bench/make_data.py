@@ -1,0 +1,623 @@
+"""Seeded synthetic data with COCO val2017's shape, for the speed benchmark.
+
+Writes, for each requested size, a folder ``bench_data/coco-synth-<images>-seed<seed>/``
+holding ``gt.json`` (COCO instances file), ``preds.json`` (COCO results list) and
+``meta.json`` (what was generated and with which parameters). A folder whose
+``meta.json`` matches the size, seed and generator version is reused as it is.
+
+What "COCO val2017's shape" means here (the real file: 5,000 images, 36,781
+annotations, 25 MB):
+
+- images mostly 640 pixels on the long side (640x480, 640x427, portrait ...),
+  with COCO-looking ids (sparse integers up to ~580k) and the usual fields;
+- the 80 real categories with their real ids (1..90 with gaps), names and
+  supercategories, drawn with weights from val2017's instance counts (person is
+  ~30% of all objects) and only a few distinct categories per image;
+- ~7.3 ground truths per image, ~1% of images empty, a heavy tail to ~80;
+- ~1% crowd regions, stored like COCO's as uncompressed RLE;
+- ~41% small / 34% medium / 25% large by ``area``, where ``area`` is the area of
+  a single polygon segmentation (so it is below ``bbox`` w*h, as in COCO) and
+  ``bbox`` is the polygon's extent; vertex counts grow with size so that the
+  file has COCO's size per annotation;
+- up to 100 predictions per image (~83 on average, ~417k for 5,000 images),
+  derived from the ground truths: one jittered detection for most objects,
+  looser duplicates, copies with a wrong class, plus background boxes; scores go
+  up with the IoU to the object, are rounded to 5 decimals (so ties occur, as in
+  real result files) and each image keeps its 100 best, as detectors do.
+
+Everything is drawn with numpy in whole arrays; only building the JSON records
+loops in Python. Run ``python tests/bench/make_data.py --sizes 500`` to try it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:  # orjson is ~10x faster at dumping; plain json gives byte-identical output.
+    import orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    orjson = None
+
+# Bump whenever the files generated for a given (size, seed) change, so that
+# stale folders under bench_data/ are regenerated rather than reused.
+GENERATOR_VERSION = 1
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "bench_data"
+DEFAULT_SIZES = "5000,20000"  # what `make bench` measures
+
+# (id, name, supercategory, approximate instance count in val2017). The counts
+# only serve as sampling weights, so approximate is good enough.
+COCO_CATEGORIES: tuple[tuple[int, str, str, int], ...] = (
+    (1, "person", "person", 11004),
+    (2, "bicycle", "vehicle", 316),
+    (3, "car", "vehicle", 1932),
+    (4, "motorcycle", "vehicle", 371),
+    (5, "airplane", "vehicle", 143),
+    (6, "bus", "vehicle", 283),
+    (7, "train", "vehicle", 190),
+    (8, "truck", "vehicle", 415),
+    (9, "boat", "vehicle", 430),
+    (10, "traffic light", "outdoor", 634),
+    (11, "fire hydrant", "outdoor", 101),
+    (13, "stop sign", "outdoor", 75),
+    (14, "parking meter", "outdoor", 60),
+    (15, "bench", "outdoor", 413),
+    (16, "bird", "animal", 440),
+    (17, "cat", "animal", 202),
+    (18, "dog", "animal", 218),
+    (19, "horse", "animal", 273),
+    (20, "sheep", "animal", 361),
+    (21, "cow", "animal", 380),
+    (22, "elephant", "animal", 255),
+    (23, "bear", "animal", 71),
+    (24, "zebra", "animal", 268),
+    (25, "giraffe", "animal", 232),
+    (27, "backpack", "accessory", 371),
+    (28, "umbrella", "accessory", 413),
+    (31, "handbag", "accessory", 540),
+    (32, "tie", "accessory", 254),
+    (33, "suitcase", "accessory", 303),
+    (34, "frisbee", "sports", 115),
+    (35, "skis", "sports", 241),
+    (36, "snowboard", "sports", 69),
+    (37, "sports ball", "sports", 263),
+    (38, "kite", "sports", 336),
+    (39, "baseball bat", "sports", 146),
+    (40, "baseball glove", "sports", 148),
+    (41, "skateboard", "sports", 179),
+    (42, "surfboard", "sports", 269),
+    (43, "tennis racket", "sports", 225),
+    (44, "bottle", "kitchen", 1025),
+    (46, "wine glass", "kitchen", 343),
+    (47, "cup", "kitchen", 899),
+    (48, "fork", "kitchen", 215),
+    (49, "knife", "kitchen", 326),
+    (50, "spoon", "kitchen", 253),
+    (51, "bowl", "kitchen", 626),
+    (52, "banana", "food", 379),
+    (53, "apple", "food", 239),
+    (54, "sandwich", "food", 177),
+    (55, "orange", "food", 287),
+    (56, "broccoli", "food", 316),
+    (57, "carrot", "food", 371),
+    (58, "hot dog", "food", 127),
+    (59, "pizza", "food", 285),
+    (60, "donut", "food", 338),
+    (61, "cake", "food", 316),
+    (62, "chair", "furniture", 1791),
+    (63, "couch", "furniture", 261),
+    (64, "potted plant", "furniture", 343),
+    (65, "bed", "furniture", 163),
+    (67, "dining table", "furniture", 697),
+    (70, "toilet", "furniture", 179),
+    (72, "tv", "electronic", 288),
+    (73, "laptop", "electronic", 231),
+    (74, "mouse", "electronic", 106),
+    (75, "remote", "electronic", 283),
+    (76, "keyboard", "electronic", 153),
+    (77, "cell phone", "electronic", 262),
+    (78, "microwave", "appliance", 55),
+    (79, "oven", "appliance", 143),
+    (80, "toaster", "appliance", 9),
+    (81, "sink", "appliance", 225),
+    (82, "refrigerator", "appliance", 126),
+    (84, "book", "indoor", 1161),
+    (85, "clock", "indoor", 267),
+    (86, "vase", "indoor", 277),
+    (87, "scissors", "indoor", 36),
+    (88, "teddy bear", "indoor", 191),
+    (89, "hair drier", "indoor", 11),
+    (90, "toothbrush", "indoor", 57),
+)
+
+# (width, height, share of images): COCO's common shapes.
+IMAGE_SHAPES: tuple[tuple[int, int, float], ...] = (
+    (640, 480, 0.36),
+    (640, 427, 0.26),
+    (640, 425, 0.10),
+    (480, 640, 0.10),
+    (427, 640, 0.08),
+    (500, 375, 0.05),
+    (640, 360, 0.05),
+)
+
+# COCO's area ranges (pycocotools' areaRng) and the val2017 share of each.
+SMALL_MAX, MEDIUM_MAX = 32.0**2, 96.0**2
+AREA_BUCKETS: tuple[tuple[float, float, float], ...] = (
+    (6.0, SMALL_MAX, 0.41),
+    (SMALL_MAX, MEDIUM_MAX, 0.34),
+    (MEDIUM_MAX, 160_000.0, 0.25),
+)
+
+MAX_DETS = 100  # detectors keep the best 100 per image, as COCO's maxDets does
+MAX_GT_PER_IMAGE = 80
+MAX_VERTICES = 56
+MAX_PALETTE = 8  # at most this many distinct categories drawn per image
+
+
+@dataclass(frozen=True)
+class DataSet:
+    """Where one generated size lives and what it holds."""
+
+    folder: Path
+    gt_path: Path
+    pred_path: Path
+    meta: dict[str, Any]
+
+
+def folder_for(data_dir: Path, n_images: int, seed: int) -> Path:
+    """The folder that holds the data for ``n_images`` images drawn with ``seed``."""
+    return data_dir / f"coco-synth-{n_images}-seed{seed}"
+
+
+def ensure(n_images: int, seed: int = 0, data_dir: Path = DEFAULT_DATA_DIR) -> DataSet:
+    """Return the data set for (n_images, seed), generating it unless already on disk.
+
+    Reuse is decided by ``meta.json``, written last, so an interrupted run is
+    regenerated rather than reused half-written.
+    """
+    folder = folder_for(data_dir, n_images, seed)
+    gt_path, pred_path, meta_path = (folder / n for n in ("gt.json", "preds.json", "meta.json"))
+    if meta_path.exists() and gt_path.exists() and pred_path.exists():
+        meta = json.loads(meta_path.read_text())
+        wanted = {"generator_version": GENERATOR_VERSION, "images": n_images, "seed": seed}
+        if all(meta.get(k) == v for k, v in wanted.items()):
+            return DataSet(folder, gt_path, pred_path, meta)
+
+    started = time.perf_counter()
+    gt, preds, stats = generate(n_images, seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    meta_path.unlink(missing_ok=True)
+    gt_bytes = dump_json(gt, gt_path)
+    pred_bytes = dump_json(preds, pred_path)
+    meta = {
+        "generator_version": GENERATOR_VERSION,
+        "images": n_images,
+        "seed": seed,
+        **stats,
+        "gt_bytes": gt_bytes,
+        "pred_bytes": pred_bytes,
+        "seconds_to_generate": round(time.perf_counter() - started, 2),
+    }
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    return DataSet(folder, gt_path, pred_path, meta)
+
+
+def dump_json(obj: Any, path: Path) -> int:
+    """Write ``obj`` as compact JSON (orjson if installed, else json); return the byte count."""
+    if orjson is not None:
+        data = orjson.dumps(obj)
+    else:
+        data = json.dumps(obj, separators=(",", ":")).encode()
+    path.write_bytes(data)
+    return len(data)
+
+
+def generate(n_images: int, seed: int) -> tuple[dict[str, Any], list[dict[str, Any]], dict]:
+    """Draw one data set: (COCO ground-truth document, results list, summary statistics)."""
+    rng = np.random.default_rng(seed)
+    images = _draw_images(rng, n_images)
+    gts = _draw_ground_truths(rng, images)
+    preds = _draw_predictions(rng, images, gts)
+    gt_doc = _ground_truth_document(images, gts)
+    pred_doc = _results_list(images, preds)
+    area = gts["area"]
+    n_gt = len(area)
+    per_image = np.bincount(gts["image"], minlength=n_images)
+    stats = {
+        "ground_truths": n_gt,
+        "crowd": int(gts["crowd"].sum()),
+        "predictions": len(pred_doc),
+        "gt_per_image_mean": round(n_gt / n_images, 2),
+        "gt_per_image_max": int(per_image.max()),
+        "images_without_gt": int((per_image == 0).sum()),
+        "share_small_medium_large": [
+            round(float(np.mean(area < SMALL_MAX)), 3),
+            round(float(np.mean((area >= SMALL_MAX) & (area < MEDIUM_MAX))), 3),
+            round(float(np.mean(area >= MEDIUM_MAX)), 3),
+        ],
+        "mean_area_over_bbox_area": round(float(np.mean(area / (gts["w"] * gts["h"]))), 3),
+    }
+    return gt_doc, pred_doc, stats
+
+
+# --------------------------------------------------------------------------- images
+
+
+def _draw_images(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    """Columns for ``n`` images: ``id``, ``width``, ``height`` (pixels), category ``palette``."""
+    shapes = np.array([(w, h) for w, h, _ in IMAGE_SHAPES])
+    shape_idx = rng.choice(len(IMAGE_SHAPES), n, p=[p for *_, p in IMAGE_SHAPES])
+    # COCO val2017 ids are sparse integers below ~581k, in no particular order.
+    ids = rng.choice(581_929, n, replace=False) + 1
+    # A few distinct categories per image (val2017 averages ~2.9): draw a small
+    # palette per image and let every object of the image pick from it.
+    weights = np.array([c[3] for c in COCO_CATEGORIES], dtype=float)
+    palette = rng.choice(len(COCO_CATEGORIES), (n, MAX_PALETTE), p=weights / weights.sum())
+    palette_size = 1 + np.minimum(rng.poisson(1.9, n), MAX_PALETTE - 1)
+    return {
+        "id": ids,
+        "width": shapes[shape_idx, 0].astype(float),
+        "height": shapes[shape_idx, 1].astype(float),
+        "palette": palette,
+        "palette_size": palette_size,
+    }
+
+
+# --------------------------------------------------------------------------- ground truth
+
+
+def _draw_ground_truths(rng: np.random.Generator, images: dict) -> dict[str, Any]:
+    """Columns for every ground truth, grouped by image.
+
+    Returns ``image`` (index into images), ``category`` (index into
+    COCO_CATEGORIES), ``x``, ``y``, ``w``, ``h`` (bbox, pixels), ``area``,
+    ``crowd`` (bool) and ``segmentation`` (one JSON-ready object per row).
+    """
+    n_images = len(images["id"])
+    # 1 + negative binomial: mean ~7.4, ~10% of images with one object, a long
+    # tail (tens of objects) like crowded street and stadium scenes; then ~1% of
+    # images are emptied, as 48 of val2017's 5,000 have no annotation.
+    counts = 1 + rng.negative_binomial(0.9, 0.9 / (0.9 + 6.35), n_images)
+    counts = np.minimum(counts, MAX_GT_PER_IMAGE)
+    counts[rng.random(n_images) < 0.01] = 0
+    image = np.repeat(np.arange(n_images), counts)
+    g = len(image)
+
+    slot = (rng.random(g) * images["palette_size"][image]).astype(int)
+    category = images["palette"][image, slot]
+    crowd = rng.random(g) < 0.01
+    width, height = images["width"][image], images["height"][image]
+
+    # Target areas: the bucket first, then log-uniform inside it.
+    lo, hi, share = (np.array(col) for col in zip(*AREA_BUCKETS, strict=True))
+    bucket = rng.choice(len(AREA_BUCKETS), g, p=share)
+    target = np.exp(rng.uniform(np.log(lo[bucket]), np.log(hi[bucket])))
+    aspect = np.exp(rng.normal(0.0, 0.55, g))  # bbox w / h
+
+    gts: dict[str, Any] = {"image": image, "category": category, "crowd": crowd}
+    x, y, w, h, area, segmentation = _polygons(rng, target, aspect, width, height)
+    # Crowd regions: a blob as an uncompressed RLE, like COCO's crowd masks.
+    for i in np.flatnonzero(crowd):
+        box, pixels, rle = _crowd_rle(rng, int(width[i]), int(height[i]))
+        x[i], y[i], w[i], h[i] = box
+        area[i] = pixels
+        segmentation[i] = rle
+    gts.update(x=x, y=y, w=w, h=h, area=area, segmentation=segmentation)
+    return gts
+
+
+def _polygons(
+    rng: np.random.Generator,
+    target_area: np.ndarray,
+    aspect: np.ndarray,
+    img_w: np.ndarray,
+    img_h: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+    """One star-shaped polygon per row, of about ``target_area`` pixels, inside its image.
+
+    All inputs are shape (G,). Returns bbox columns x, y, w, h (the polygon's
+    extent), the exact shoelace area of the rounded polygon, and each polygon as
+    COCO's ``[[x0, y0, x1, y1, ...]]``.
+    """
+    g = len(target_area)
+    # More vertices for bigger objects, as annotators click more (COCO averages
+    # ~20 points per polygon with far more on large ones).
+    n_vert = np.clip(
+        np.round(4.5 * np.log2(target_area) - 12 + rng.normal(0, 3, g)), 6, MAX_VERTICES
+    )
+    n_vert = n_vert.astype(int)
+    k = np.arange(MAX_VERTICES)
+    valid = k[None, :] < n_vert[:, None]  # (G, V)
+    # Angles evenly spread with jitter, radius 0.7..1: a lumpy ellipse.
+    theta = 2 * np.pi * (k[None, :] + rng.uniform(-0.3, 0.3, (g, MAX_VERTICES))) / n_vert[:, None]
+    radius = rng.uniform(0.7, 1.0, (g, MAX_VERTICES))
+    px, py = radius * np.cos(theta), radius * np.sin(theta)
+    # Pad each row with its last real vertex: repeated vertices add nothing to
+    # the shoelace sum nor to the extent, so padded rows need no masking below.
+    last = n_vert - 1
+    px = np.where(valid, px, px[np.arange(g), last][:, None])
+    py = np.where(valid, py, py[np.arange(g), last][:, None])
+
+    # Stretch the unit shape to the wanted aspect ratio and area.
+    unit_area = _shoelace(px, py)
+    unit_w, unit_h = np.ptp(px, axis=1), np.ptp(py, axis=1)
+    scale2 = target_area / unit_area
+    sx = np.sqrt(scale2 * aspect * unit_h / unit_w)
+    sy = scale2 / sx
+    # Shrink what would not fit in the image (keeps the aspect ratio).
+    shrink = np.minimum(1.0, np.minimum((img_w - 1) / (sx * unit_w), (img_h - 1) / (sy * unit_h)))
+    sx, sy = sx * shrink, sy * shrink
+    px, py = px * sx[:, None], py * sy[:, None]
+    # Place the shape uniformly where it fits, then round like COCO (2 decimals).
+    px -= px.min(axis=1, keepdims=True)
+    py -= py.min(axis=1, keepdims=True)
+    px += rng.uniform(0, 1, g)[:, None] * (img_w - px.max(axis=1))[:, None]
+    py += rng.uniform(0, 1, g)[:, None] * (img_h - py.max(axis=1))[:, None]
+    px, py = np.round(px, 2), np.round(py, 2)
+
+    x, y = px.min(axis=1), py.min(axis=1)
+    w, h = np.round(px.max(axis=1) - x, 2), np.round(py.max(axis=1) - y, 2)
+    area = _shoelace(px, py)
+    flat = np.stack([px, py], axis=2)[valid].ravel().tolist()
+    ends = np.cumsum(2 * n_vert).tolist()
+    starts = [0, *ends[:-1]]
+    segmentation = [[flat[s:e]] for s, e in zip(starts, ends, strict=True)]
+    return x, y, w, h, area, segmentation
+
+
+def _shoelace(px: np.ndarray, py: np.ndarray) -> np.ndarray:
+    """Polygon areas from vertex arrays ``px[G, V]``, ``py[G, V]`` (closed implicitly)."""
+    return 0.5 * np.abs(np.sum(px * np.roll(py, -1, axis=1) - np.roll(px, -1, axis=1) * py, axis=1))
+
+
+def _crowd_rle(
+    rng: np.random.Generator, img_w: int, img_h: int
+) -> tuple[tuple[float, float, float, float], float, dict[str, Any]]:
+    """A large elliptic blob as COCO's uncompressed RLE.
+
+    Returns (bbox x, y, w, h), its pixel count (COCO's ``area`` for crowds) and
+    ``{"counts": [...], "size": [h, w]}``, whose runs alternate 0s and 1s over
+    the mask read column by column (Fortran order), starting with 0s.
+    """
+    rw = rng.uniform(0.1, 0.45) * img_w
+    rh = rng.uniform(0.1, 0.45) * img_h
+    cx = rng.uniform(rw, img_w - rw)
+    cy = rng.uniform(rh, img_h - rh)
+    yy, xx = np.mgrid[0:img_h, 0:img_w]
+    mask = ((xx + 0.5 - cx) / rw) ** 2 + ((yy + 0.5 - cy) / rh) ** 2 <= 1.0
+    column_major = mask.T.ravel()
+    change = np.flatnonzero(column_major[1:] != column_major[:-1]) + 1
+    runs = np.diff(np.concatenate([[0], change, [column_major.size]]))
+    counts = runs.tolist()
+    if column_major[0]:
+        counts = [0, *counts]
+    cols, rows = np.flatnonzero(mask.any(axis=0)), np.flatnonzero(mask.any(axis=1))
+    box = (
+        float(cols[0]),
+        float(rows[0]),
+        float(cols[-1] - cols[0] + 1),
+        float(rows[-1] - rows[0] + 1),
+    )
+    return box, float(mask.sum()), {"counts": counts, "size": [img_h, img_w]}
+
+
+# --------------------------------------------------------------------------- predictions
+
+
+def _draw_predictions(rng: np.random.Generator, images: dict, gts: dict) -> dict[str, np.ndarray]:
+    """Columns for the predictions: ``image``, ``category``, ``x``, ``y``, ``w``, ``h``, ``score``.
+
+    Sorted by image (in file order) then by descending score, at most
+    MAX_DETS per image.
+    """
+    g = len(gts["image"])
+    small = gts["area"] < SMALL_MAX
+    large = gts["area"] >= MEDIUM_MAX
+    cat_weights = np.array([c[3] for c in COCO_CATEGORIES], dtype=float)
+    cat_weights /= cat_weights.sum()
+    parts = []
+
+    # 1. The detection of the object itself: missed more often when small.
+    p_hit = np.where(small, 0.72, np.where(large, 0.97, 0.92))
+    hit = np.flatnonzero(rng.random(g) < p_hit)
+    sigma = rng.uniform(0.02, 0.18, len(hit)) + 0.06 * small[hit]
+    box, iou = _jitter(rng, gts, hit, sigma, images)
+    score = iou**1.5 * rng.uniform(0.55, 1.0, len(hit)) + rng.normal(0, 0.05, len(hit))
+    parts.append((gts["image"][hit], gts["category"][hit], box, score))
+
+    # 2. Looser duplicates of the same object, scored lower.
+    dup = np.repeat(np.arange(g), rng.poisson(1.8, g))
+    box, iou = _jitter(rng, gts, dup, rng.uniform(0.08, 0.45, len(dup)), images)
+    score = iou**2 * rng.uniform(0.1, 0.65, len(dup)) + rng.normal(0, 0.03, len(dup))
+    parts.append((gts["image"][dup], gts["category"][dup], box, score))
+
+    # 3. Right place, wrong class (any category but the true one).
+    wrong = np.repeat(np.arange(g), rng.poisson(0.6, g))
+    box, iou = _jitter(rng, gts, wrong, rng.uniform(0.02, 0.15, len(wrong)), images)
+    other = rng.choice(len(COCO_CATEGORIES), len(wrong), p=cat_weights)
+    other = np.where(other == gts["category"][wrong], (other + 1) % len(COCO_CATEGORIES), other)
+    score = iou * rng.uniform(0.02, 0.5, len(wrong))
+    parts.append((gts["image"][wrong], other, box, score))
+
+    # 4. Background: boxes anywhere, mostly of the image's own categories.
+    n_images = len(images["id"])
+    bg_image = np.repeat(np.arange(n_images), rng.poisson(65.5, n_images))
+    n_bg = len(bg_image)
+    img_w, img_h = images["width"][bg_image], images["height"][bg_image]
+    area = np.exp(rng.uniform(np.log(16), np.log(0.5 * img_w * img_h)))
+    aspect = np.exp(rng.normal(0, 0.6, n_bg))
+    bw = np.minimum(np.sqrt(area * aspect), img_w - 1)
+    bh = np.minimum(np.sqrt(area / aspect), img_h - 1)
+    bx, by = rng.uniform(0, 1, n_bg) * (img_w - bw), rng.uniform(0, 1, n_bg) * (img_h - bh)
+    slot = (rng.random(n_bg) * images["palette_size"][bg_image]).astype(int)
+    own = images["palette"][bg_image, slot]
+    anywhere = rng.choice(len(COCO_CATEGORIES), n_bg, p=cat_weights)
+    category = np.where(rng.random(n_bg) < 0.7, own, anywhere)
+    parts.append((bg_image, category, np.stack([bx, by, bw, bh], axis=1), rng.beta(1, 12, n_bg)))
+
+    image = np.concatenate([p[0] for p in parts])
+    category = np.concatenate([p[1] for p in parts])
+    box = np.round(np.concatenate([p[2] for p in parts]), 2)
+    box[:, 2:] = np.maximum(box[:, 2:], 0.01)  # rounding must not leave empty boxes
+    score = np.round(np.clip(np.concatenate([p[3] for p in parts]), 0.001, 0.999), 5)
+
+    # Keep each image's best MAX_DETS, ordered by image then descending score.
+    order = np.lexsort((-score, image))
+    image, category, box, score = image[order], category[order], box[order], score[order]
+    first = np.searchsorted(image, image)  # index of the image's first row
+    keep = np.arange(len(image)) - first < MAX_DETS
+    return {
+        "image": image[keep],
+        "category": category[keep],
+        "x": box[keep, 0],
+        "y": box[keep, 1],
+        "w": box[keep, 2],
+        "h": box[keep, 3],
+        "score": score[keep],
+    }
+
+
+def _jitter(
+    rng: np.random.Generator, gts: dict, rows: np.ndarray, sigma: np.ndarray, images: dict
+) -> tuple[np.ndarray, np.ndarray]:
+    """Move each edge of the ground-truth boxes ``rows`` by N(0, sigma * side).
+
+    Returns the boxes ``[D, 4]`` as xywh, clipped to the image, and their IoU
+    with the ground truth they came from (``[D]``), which drives the score.
+    """
+    x0, y0 = gts["x"][rows], gts["y"][rows]
+    w, h = gts["w"][rows], gts["h"][rows]
+    x1, y1 = x0 + w, y0 + h
+    d = len(rows)
+    img_w = images["width"][gts["image"][rows]]
+    img_h = images["height"][gts["image"][rows]]
+    nx0 = np.clip(x0 + rng.normal(0, 1, d) * sigma * w, 0, img_w - 1)
+    ny0 = np.clip(y0 + rng.normal(0, 1, d) * sigma * h, 0, img_h - 1)
+    nx1 = np.clip(np.maximum(x1 + rng.normal(0, 1, d) * sigma * w, nx0 + 1), 0, img_w)
+    ny1 = np.clip(np.maximum(y1 + rng.normal(0, 1, d) * sigma * h, ny0 + 1), 0, img_h)
+    inter = np.clip(np.minimum(x1, nx1) - np.maximum(x0, nx0), 0, None) * np.clip(
+        np.minimum(y1, ny1) - np.maximum(y0, ny0), 0, None
+    )
+    union = w * h + (nx1 - nx0) * (ny1 - ny0) - inter
+    box = np.stack([nx0, ny0, nx1 - nx0, ny1 - ny0], axis=1)
+    return box, inter / union
+
+
+# --------------------------------------------------------------------------- JSON documents
+
+
+def _ground_truth_document(images: dict, gts: dict) -> dict[str, Any]:
+    """The COCO instances document, with val2017's fields and key order."""
+    ids = images["id"].tolist()
+    widths = images["width"].astype(int).tolist()
+    heights = images["height"].astype(int).tolist()
+    image_docs = [
+        {
+            "license": 1 + i % 8,
+            "file_name": f"{image_id:012d}.jpg",
+            "coco_url": f"http://images.example.invalid/val2017/{image_id:012d}.jpg",
+            "height": h,
+            "width": w,
+            "date_captured": "2013-11-14 17:02:52",
+            "flickr_url": f"http://farm1.example.invalid/{image_id}/{image_id:012d}_z.jpg",
+            "id": image_id,
+        }
+        for i, (image_id, w, h) in enumerate(zip(ids, widths, heights, strict=True))
+    ]
+    cat_ids = [c[0] for c in COCO_CATEGORIES]
+    image_ids = images["id"][gts["image"]].tolist()
+    category_ids = np.array(cat_ids)[gts["category"]].tolist()
+    bboxes = np.stack([gts["x"], gts["y"], gts["w"], gts["h"]], axis=1).tolist()
+    annotations = [
+        {
+            "segmentation": seg,
+            "area": area,
+            "iscrowd": crowd,
+            "image_id": image_id,
+            "bbox": bbox,
+            "category_id": cat,
+            "id": ann_id,
+        }
+        for ann_id, (seg, area, crowd, image_id, bbox, cat) in enumerate(
+            zip(
+                gts["segmentation"],
+                gts["area"].tolist(),
+                gts["crowd"].astype(int).tolist(),
+                image_ids,
+                bboxes,
+                category_ids,
+                strict=True,
+            ),
+            start=1,
+        )
+    ]
+    return {
+        "info": {
+            "description": "Synthetic data with COCO val2017's statistics (iou-eval benchmark)",
+            "version": str(GENERATOR_VERSION),
+            "year": 2017,
+        },
+        "licenses": [{"url": "", "id": i, "name": f"license {i}"} for i in range(1, 9)],
+        "images": image_docs,
+        "annotations": annotations,
+        "categories": [
+            {"supercategory": sup, "id": cid, "name": name} for cid, name, sup, _ in COCO_CATEGORIES
+        ],
+    }
+
+
+def _results_list(images: dict, preds: dict) -> list[dict[str, Any]]:
+    """The COCO results list (what a detector's evaluation hook writes)."""
+    cat_ids = np.array([c[0] for c in COCO_CATEGORIES])
+    bboxes = np.stack([preds["x"], preds["y"], preds["w"], preds["h"]], axis=1).tolist()
+    return [
+        {"image_id": image_id, "category_id": cat, "bbox": bbox, "score": score}
+        for image_id, cat, bbox, score in zip(
+            images["id"][preds["image"]].tolist(),
+            cat_ids[preds["category"]].tolist(),
+            bboxes,
+            preds["score"].tolist(),
+            strict=True,
+        )
+    ]
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``"5000,20000"`` -> ``[5000, 20000]``."""
+    try:
+        sizes = [int(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError as exc:
+        raise SystemExit(f"sizes must be comma-separated integers, got {text!r}") from exc
+    if not sizes or min(sizes) < 1:
+        raise SystemExit(f"sizes must be positive integers, got {text!r}")
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--sizes", default="", help="image counts, comma-separated (empty: 5000,20000)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    args = parser.parse_args(argv)
+    for n in parse_sizes(args.sizes or DEFAULT_SIZES):
+        data = ensure(n, args.seed, args.data_dir)
+        print(f"{data.folder}: {json.dumps(data.meta)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""pycocotools, the reference: COCOeval on boxes, the 12 stats written as JSON.
+
+Usage: python pycocotools_bbox.py GT.json PRED.json OUT.json
+
+Writes ``{"stats": [AP, AP50, ..., ARl]}`` to OUT.json. pycocotools' own
+progress and summary lines go to stdout, which the benchmark keeps in a log.
+"""
+
+import json
+import sys
+
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+
+
+def main(gt_path: str, pred_path: str, out_path: str) -> None:
+    gt = COCO(gt_path)
+    dt = gt.loadRes(pred_path)
+    ev = COCOeval(gt, dt, "bbox")
+    ev.evaluate()
+    ev.accumulate()
+    ev.summarize()
+    with open(out_path, "w") as out:
+        json.dump({"stats": [float(s) for s in ev.stats]}, out)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

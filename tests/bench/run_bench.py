@@ -1,0 +1,660 @@
+"""Time iou-eval against pycocotools and its fast clones on COCO-sized data.
+
+Usage (normally through ``make bench``)::
+
+    python tests/bench/run_bench.py [--sizes 5000,20000] [--runs 3,2] [--seed 0]
+
+For each size it makes (or reuses) the synthetic data of ``make_data.py``, then
+runs every tool and every floor as a whole command in its own process, several
+times, interleaved: run 1 of every tool, then run 2 of every tool (starting
+with the next tool each round), so that a slow drift of the machine (heat, a
+neighbour) spreads over all tools instead of landing on one. Before the first
+round both files are read once, so every run finds them in the page cache.
+
+Each process is timed from spawn to reap (wall time); its CPU time and peak
+resident set size come from ``os.wait4`` in a tiny wrapper (``measure.py``), i.e.
+the kernel's accounting for that one process, not a polling guess.
+
+Every evaluator writes its 12 COCO stats to a JSON file; the runner checks
+each against pycocotools' (max absolute difference) and that repeated runs
+agree. A tool that cannot be imported is reported as unavailable, a run that
+exits non-zero or writes no stats as failed; neither stops the benchmark.
+
+The report (markdown) is printed and written to ``docs/benchmarks.md`` for the
+default sizes, or to ``bench_data/benchmarks.md`` for other sizes so that a
+quick development run does not overwrite the published numbers. The raw
+measurements go to ``bench_data/results.json``.
+
+Environment: ``BENCH_SIZES`` and ``BENCH_RUNS`` stand in for ``--sizes`` and
+``--runs``; ``IOU_EVAL`` for the iou-eval executable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import make_data
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PEERS = HERE / "peers"
+DEFAULT_OUT = ROOT / "docs" / "benchmarks.md"
+DEV_OUT = make_data.DEFAULT_DATA_DIR / "benchmarks.md"
+# The 12 numbers of COCOeval.stats, in its order.
+STAT_NAMES = (
+    *("AP", "AP50", "AP75", "APs", "APm", "APl"),
+    *("AR1", "AR10", "AR100", "ARs", "ARm", "ARl"),
+)
+REFERENCE = "pycocotools"
+OURS = "iou-eval"
+FASTEST_PEER = "ultrafast-pycocotools"
+# 1-minute load average before and after each size's runs, filled by bench_size.
+LOAD: dict[int, tuple[float, float]] = {}
+
+
+# --------------------------------------------------------------------------- tools
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One thing to time.
+
+    ``argv(gt, pred, out)`` builds its command line; ``read_stats(out)`` returns
+    the 12 stats it wrote (None for floors, which compute none); ``probe`` is a
+    command that prints the tool's version and fails if the tool is missing.
+    """
+
+    name: str
+    argv: Callable[[Path, Path, Path], list[str]]
+    probe: list[str]
+    read_stats: Callable[[Path], list[float]] | None = None
+    how: str = ""
+
+    @property
+    def is_floor(self) -> bool:
+        return self.read_stats is None
+
+
+def _stats_list(out: Path) -> list[float]:
+    """Stats from a peer script's ``{"stats": [...]}``."""
+    stats = json.loads(out.read_text())["stats"]
+    return [float(s) for s in stats]
+
+
+def _stats_iou_eval(out: Path) -> list[float]:
+    """Stats from iou-eval's JSON report: its ``summary`` object, in pycocotools' order."""
+    summary = json.loads(out.read_text())["summary"]
+    missing = [k for k in STAT_NAMES if k not in summary]
+    if missing:
+        raise KeyError(f"summary lacks {', '.join(missing)} (has {', '.join(summary)})")
+    # null stands where pycocotools would print -1 (no ground truth in a range).
+    return [-1.0 if summary[k] is None else float(summary[k]) for k in STAT_NAMES]
+
+
+def _version_probe(python: str, module: str, dist: str, label: str = "") -> list[str]:
+    """A command printing ``label`` and the version of ``dist``, after importing ``module``."""
+    prefix = f"{label!r}, " if label else ""
+    code = f"import importlib.metadata as m, {module}; print({prefix}m.version({dist!r}))"
+    return [python, "-c", code]
+
+
+def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
+    """The evaluators, then the floors, in the order the report lists them."""
+    iou_eval_python = str(Path(iou_eval).with_name("python"))
+    tools = [
+        Tool(
+            OURS,
+            lambda gt, pred, out: [
+                iou_eval,
+                str(gt),
+                str(pred),
+                "--format",
+                "json",
+                "-o",
+                str(out),
+            ],
+            # Importing the CLI module also compiles its bytecode before the timed runs.
+            [iou_eval_python, "-c", "import iou_eval, iou_eval.cli; print(iou_eval.__version__)"],
+            _stats_iou_eval,
+            "`iou-eval GT PRED --format json -o OUT`",
+        )
+    ]
+    peers = (
+        (REFERENCE, "pycocotools.cocoeval", "pycocotools", "COCO, loadRes, COCOeval"),
+        (
+            "faster-coco-eval",
+            "faster_coco_eval",
+            "faster-coco-eval",
+            "COCO, loadRes, COCOeval_faster",
+        ),
+        ("hotcoco", "hotcoco", "hotcoco", "COCO, loadRes, COCOeval"),
+        (FASTEST_PEER, "ultrafast_pycocotools", "ultrafast-pycocotools", "COCO, loadRes, COCOeval"),
+    )
+    for name, module, dist, api in peers:
+        script = PEERS / f"{module.split('.')[0]}_bbox.py"
+        tools.append(
+            Tool(
+                name,
+                lambda gt, pred, out, script=script: [
+                    bench_python,
+                    str(script),
+                    str(gt),
+                    str(pred),
+                    str(out),
+                ],
+                _version_probe(bench_python, module, dist),
+                _stats_list,
+                f"`{script.relative_to(ROOT)}`: {api} (bbox), evaluate, accumulate, summarize",
+            )
+        )
+    floors = (
+        ("startup", "numpy", "start Python and `import numpy`"),
+        ("read", "numpy", "… and read both files' bytes"),
+        ("json", "numpy", "… and parse both with `json.loads`"),
+        ("orjson", "orjson", "… and parse both with `orjson.loads`"),
+        ("msgspec", "msgspec", "… and parse both with `msgspec.json.decode` (generic)"),
+    )
+    for step, module, how in floors:
+        tools.append(
+            Tool(
+                f"floor: {step}",
+                lambda gt, pred, out, step=step: [
+                    bench_python,
+                    str(HERE / "floors.py"),
+                    step,
+                    str(gt),
+                    str(pred),
+                ],
+                _version_probe(bench_python, module, module, label=module),
+                None,
+                how,
+            )
+        )
+    return tools
+
+
+def probe(tool: Tool) -> tuple[str | None, str | None]:
+    """Run the tool's probe: (version, None) if it works, else (None, why not)."""
+    try:
+        done = subprocess.run(tool.probe, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return None, lines[-1] if lines else f"probe exited {done.returncode}"
+    return done.stdout.strip().splitlines()[-1], None
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Run:
+    """One timed process. ``max_rss_mib`` is the kernel's peak resident set size."""
+
+    tool: str
+    images: int
+    round: int
+    wall_s: float
+    cpu_s: float
+    max_rss_mib: float
+    exit_code: int
+    error: str | None = None
+    stats: list[float] | None = None
+
+
+def measure(argv: list[str], log_path: Path, timeout_s: float) -> tuple[float, float, float, int]:
+    """Run ``argv`` to completion; return (wall s, user+sys CPU s, peak RSS MiB, exit code).
+
+    The command runs under ``measure.py``, a minimal wrapper that spawns it,
+    reaps it with ``os.wait4`` and reports that one process's rusage (see its
+    docstring for why the runner cannot spawn the tools itself). stdout and
+    stderr go to ``log_path``. A command still running after ``timeout_s`` is
+    killed with its wrapper (its process group) and reported with exit code -9.
+    """
+    result_path = log_path.with_suffix(".rusage")
+    result_path.unlink(missing_ok=True)
+    wrapper = [sys.executable, "-I", "-S", str(HERE / "measure.py"), str(result_path)]
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            wrapper + argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # one process group: a timeout kills the tool too
+        )
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            log.write(f"\nkilled after {timeout_s:.0f} s\n".encode())
+            return math.nan, math.nan, math.nan, -9
+    if proc.returncode != 0 or not result_path.exists():
+        return math.nan, math.nan, math.nan, proc.returncode or 127
+    wall, cpu, rss_kib, exit_code = result_path.read_text().split()
+    return float(wall), float(cpu), int(rss_kib) / 1024, int(exit_code)
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    text = path.read_text(errors="replace").strip().splitlines()
+    return " | ".join(text[-lines:]) if text else "(no output)"
+
+
+def bench_size(
+    tools: list[Tool], data: make_data.DataSet, runs: int, work: Path, timeout_s: float
+) -> list[Run]:
+    """Time every tool ``runs`` times on one data set, interleaved; return every run."""
+    work.mkdir(parents=True, exist_ok=True)
+    for path in (data.gt_path, data.pred_path):  # warm the page cache, untimed
+        path.read_bytes()
+    results: list[Run] = []
+    failed: set[str] = set()
+    # Other work on the machine shows up in wall time: record the load to judge.
+    load_before = os.getloadavg()[0]
+    n = data.meta["images"]
+    for rnd in range(runs):
+        # Start each round one tool later, so no tool always runs first or last.
+        shift = rnd % len(tools)
+        for tool in tools[shift:] + tools[:shift]:
+            if tool.name in failed:  # a tool that failed once is not retried
+                continue
+            slug = tool.name.replace(": ", "-").replace(" ", "_")
+            out, log = work / f"{slug}-{rnd}.json", work / f"{slug}-{rnd}.log"
+            out.unlink(missing_ok=True)
+            wall, cpu, rss, code = measure(
+                tool.argv(data.gt_path, data.pred_path, out), log, timeout_s
+            )
+            run = Run(tool.name, n, rnd, round(wall, 4), round(cpu, 4), round(rss, 1), code)
+            if code != 0:
+                run.error = f"exit {code}: {_tail(log)}"
+            elif not tool.is_floor:
+                try:
+                    run.stats = tool.read_stats(out)  # type: ignore[misc]
+                except (OSError, ValueError, KeyError, TypeError) as exc:
+                    run.error = f"no stats in {out.name}: {type(exc).__name__}: {exc}"
+            if run.error:
+                failed.add(tool.name)
+            results.append(run)
+            status = "ok" if run.error is None else f"FAILED ({run.error[:200]})"
+            print(
+                f"  [{n} images, round {rnd + 1}/{runs}] {tool.name:<24} "
+                f"{wall:8.2f} s {rss:8.0f} MiB  {status}",
+                file=sys.stderr,
+                flush=True,
+            )
+    LOAD[n] = (load_before, os.getloadavg()[0])
+    return results
+
+
+# --------------------------------------------------------------------------- summarising
+
+
+@dataclass
+class Summary:
+    """One tool at one size, over its successful runs."""
+
+    tool: str
+    images: int
+    runs: int = 0
+    wall_median: float = math.nan
+    wall_min: float = math.nan
+    wall_max: float = math.nan
+    cpu_median: float = math.nan
+    rss_median: float = math.nan
+    stats: list[float] | None = None
+    max_abs_diff: float | None = None  # vs pycocotools
+    note: str = ""
+    errors: list[str] = field(default_factory=list)
+
+
+def summarise(tools: list[Tool], runs: list[Run], unavailable: dict[str, str]) -> list[Summary]:
+    """Per tool and size: median and range of wall time, medians of CPU and RSS, stat check."""
+    out: list[Summary] = []
+    sizes = sorted({r.images for r in runs})
+    for n in sizes:
+        by_tool = {t.name: Summary(t.name, n) for t in tools}
+        for tool in tools:
+            s = by_tool[tool.name]
+            if tool.name in unavailable:
+                s.note = f"unavailable: {unavailable[tool.name]}"
+                continue
+            mine = [r for r in runs if r.tool == tool.name and r.images == n]
+            ok = [r for r in mine if r.error is None]
+            s.errors = [r.error for r in mine if r.error]
+            if not ok:
+                s.note = "failed: " + (s.errors[0] if s.errors else "not run")
+                continue
+            walls = [r.wall_s for r in ok]
+            s.runs = len(ok)
+            s.wall_median, s.wall_min, s.wall_max = statistics.median(walls), min(walls), max(walls)
+            s.cpu_median = statistics.median(r.cpu_s for r in ok)
+            s.rss_median = statistics.median(r.max_rss_mib for r in ok)
+            if not tool.is_floor:
+                s.stats = ok[0].stats
+                if any(r.stats != s.stats for r in ok[1:]):
+                    s.note = "stats differ between runs"
+            if s.errors:
+                s.note = (s.note + "; " if s.note else "") + f"{len(s.errors)} run(s) failed"
+        ref = by_tool.get(REFERENCE)
+        for s in by_tool.values():
+            if s.stats is not None and ref is not None and ref.stats is not None:
+                s.max_abs_diff = max(abs(a - b) for a, b in zip(s.stats, ref.stats, strict=True))
+        out.extend(by_tool.values())
+    return out
+
+
+# --------------------------------------------------------------------------- report
+
+
+def machine_info() -> dict[str, str]:
+    """nproc, CPU model, RAM and OS, read from the kernel where possible."""
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = "unknown"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                ram = f"{int(line.split()[1]) / 1024**2:.1f} GiB"
+                break
+    except OSError:
+        pass
+    nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "nproc": str(nproc),
+        "cpu": cpu,
+        "ram": ram,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+    }
+
+
+def _fmt_s(x: float) -> str:
+    if math.isnan(x):
+        return "–"
+    return f"{x:.3f}" if x < 10 else f"{x:.2f}" if x < 100 else f"{x:.1f}"
+
+
+def _fmt_ratio(num: float, den: float) -> str:
+    if math.isnan(num) or math.isnan(den) or den == 0:
+        return "n/a"
+    return f"{num / den:.2f}×"
+
+
+def _fmt_diff(d: float | None) -> str:
+    if d is None:
+        return "–"
+    return "0 (identical)" if d == 0 else f"{d:.1e}"
+
+
+def render(
+    summaries: list[Summary],
+    tools: list[Tool],
+    versions: dict[str, str | None],
+    datasets: list[make_data.DataSet],
+    runs_per_size: dict[int, int],
+    machine: dict[str, str],
+    command: str,
+) -> str:
+    """The whole markdown report."""
+    today = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Generated by `{command}` on {today}; rerun it to refresh this page (do not edit by hand).",
+        "The harness lives in `tests/bench/` (`make_data.py`, `run_bench.py`, `peers/`).",
+        "",
+        "## Machine",
+        "",
+        f"- CPU: {machine['cpu']}, {machine['nproc']} cores (nproc)",
+        f"- RAM: {machine['ram']}",
+        f"- OS: {machine['os']}, Python {machine['python']}",
+        "",
+        "## Tools",
+        "",
+        "| tool | version | how it is run |",
+        "| --- | --- | --- |",
+    ]
+    for tool in tools:
+        version = versions.get(tool.name) or "unavailable"
+        lines.append(f"| {tool.name} | {version} | {tool.how} |")
+    lines += [
+        "",
+        "## Data",
+        "",
+        "Synthetic, seeded, with COCO val2017's statistics (`tests/bench/make_data.py`): "
+        "images ~640×480, the 80 COCO categories with their real ids, ~7.3 ground truths "
+        "per image with a heavy tail, ~1% crowd, ~41/34/25% small/medium/large, polygon "
+        "segmentations (so the files have COCO's size), and up to 100 predictions per image "
+        "derived from the ground truths (jitter, duplicates, wrong classes, background).",
+        "",
+        "| images | ground truths | crowd | GT/image (max) | small/medium/large | "
+        "predictions | gt.json | preds.json | seed |",
+        "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for d in datasets:
+        m = d.meta
+        shares = "/".join(f"{100 * x:.0f}%" for x in m["share_small_medium_large"])
+        lines.append(
+            f"| {m['images']:,} | {m['ground_truths']:,} | {m['crowd']:,} | "
+            f"{m['gt_per_image_mean']} ({m['gt_per_image_max']}) | {shares} | "
+            f"{m['predictions']:,} | {m['gt_bytes'] / 1e6:.1f} MB | "
+            f"{m['pred_bytes'] / 1e6:.1f} MB | {m['seed']} |"
+        )
+    by = {(s.tool, s.images): s for s in summaries}
+    for d in datasets:
+        n = d.meta["images"]
+        ours = by.get((OURS, n))
+        ours_wall = ours.wall_median if ours else math.nan
+        lines += [
+            "",
+            f"## {n:,} images ({runs_per_size[n]} runs per tool, interleaved)",
+            "",
+            "Wall time of the whole command, from spawn to exit; CPU is user+system "
+            "(above wall when a tool uses both cores); RSS is the kernel's peak resident "
+            "set size. Both medians over the runs.",
+            "",
+            *_load_lines(n),
+            "| tool | wall median (s) | wall min–max (s) | CPU (s) | peak RSS (MiB) | "
+            "time / iou-eval | max \\|Δ\\| vs pycocotools (12 stats) | note |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+        ]
+        for tool in tools:
+            s = by[(tool.name, n)]
+            span = "–" if s.runs == 0 else f"{_fmt_s(s.wall_min)}–{_fmt_s(s.wall_max)}"
+            rss = "–" if math.isnan(s.rss_median) else f"{s.rss_median:.0f}"
+            diff = "n/a" if tool.is_floor else _fmt_diff(s.max_abs_diff)
+            note = s.note.replace("|", "\\|")
+            lines.append(
+                f"| {tool.name} | {_fmt_s(s.wall_median)} | {span} | {_fmt_s(s.cpu_median)} | "
+                f"{rss} | {_fmt_ratio(s.wall_median, ours_wall)} | {diff} | {note} |"
+            )
+    lines += ["", "## Ratios", ""]
+    lines += _ratio_lines(by, [d.meta["images"] for d in datasets])
+    lines += [
+        "",
+        "## Method",
+        "",
+        "- Every tool and floor is a separate process running the whole job (start-up, "
+        "reading both files, evaluating, writing the 12 stats), timed from spawn to exit; "
+        "CPU time and peak RSS come from `os.wait4` for that one process, "
+        "spawned by a minimal wrapper (`tests/bench/measure.py`) so that the runner's own memory "
+        "does not leak into the child's peak RSS.",
+        "- Runs are interleaved: each round runs every tool once, each round starting one "
+        "tool later. Both files are read once beforehand so every run finds them in the "
+        "page cache.",
+        "- Peers run in their own virtual environment, `.venv-bench` (never a dependency of "
+        "iou-eval), through the scripts in `tests/bench/peers/`, with each project's "
+        "pycocotools-style API. iou-eval runs from `.venv`.",
+        "- Every evaluator's 12 stats are compared with pycocotools' on the same files; "
+        "`0 (identical)` means bit-for-bit equal floats.",
+        "- Floors (run with `.venv-bench`'s Python, all importing numpy first) bound from "
+        "below what any Python tool reading these JSON files can take.",
+        "",
+        "Reproduce with `make bench` (5,000 and 20,000 images, 3 and 2 runs). For a quick "
+        "check during development: `make bench BENCH_SIZES=500 BENCH_RUNS=1`, which writes "
+        "its report to `bench_data/benchmarks.md` instead of this page.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _load_lines(n: int) -> list[str]:
+    """The machine's load around the runs of one size, with a warning when it was busy."""
+    if n not in LOAD:
+        return []
+    before, after = LOAD[n]
+    line = f"Load average (1 min) before / after these runs: {before:.2f} / {after:.2f}."
+    if max(before, after) > 1.5:  # the bench itself keeps about one core busy
+        line += " Other work was running: wall times are inflated and noisier, CPU times less so."
+    return [line, ""]
+
+
+def _ratio_lines(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[str]:
+    """The headline ratios, one bullet per comparison and size."""
+
+    def wall(tool: str, n: int) -> float:
+        s = by.get((tool, n))
+        return s.wall_median if s else math.nan
+
+    def rss(tool: str, n: int) -> float:
+        s = by.get((tool, n))
+        return s.rss_median if s else math.nan
+
+    def per_size(fn: Callable[[int], str]) -> str:
+        return "; ".join(f"{n:,} images: {fn(n)}" for n in sizes)
+
+    lines = [
+        f"- iou-eval time / {FASTEST_PEER} time: "
+        + per_size(lambda n: _fmt_ratio(wall(OURS, n), wall(FASTEST_PEER, n))),
+        f"- {REFERENCE} time / iou-eval time: "
+        + per_size(lambda n: _fmt_ratio(wall(REFERENCE, n), wall(OURS, n))),
+        f"- iou-eval peak RSS / {FASTEST_PEER} peak RSS: "
+        + per_size(lambda n: _fmt_ratio(rss(OURS, n), rss(FASTEST_PEER, n))),
+        f"- iou-eval peak RSS / {REFERENCE} peak RSS: "
+        + per_size(lambda n: _fmt_ratio(rss(OURS, n), rss(REFERENCE, n))),
+    ]
+
+    def ms_per_image(n: int) -> str:
+        t = wall(OURS, n)
+        return "n/a" if math.isnan(t) else f"{1000 * t / n:.3f} ms"
+
+    line = "- iou-eval wall time per image: " + per_size(ms_per_image)
+    if len(sizes) >= 2:
+        lo, hi = min(sizes), max(sizes)
+        per_lo, per_hi = wall(OURS, lo) / lo, wall(OURS, hi) / hi
+        line += f" (per-image time at {hi:,} / at {lo:,}: {_fmt_ratio(per_hi, per_lo)})"
+    lines.append(line)
+    return lines
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def parse_runs(text: str, sizes: list[int]) -> dict[int, int]:
+    """``""`` -> 3 runs up to 5,000 images, 2 above; ``"2"`` -> 2 for every size;
+    ``"3,2"`` -> one count per size, in order."""
+    if not text.strip():
+        return {n: 3 if n <= 5000 else 2 for n in sizes}
+    try:
+        counts = [int(part) for part in text.replace(" ", "").split(",") if part]
+    except ValueError as exc:
+        raise SystemExit(f"runs must be integers, got {text!r}") from exc
+    if len(counts) == 1:
+        counts *= len(sizes)
+    if len(counts) != len(sizes) or min(counts) < 1:
+        raise SystemExit(f"runs {text!r} must be one positive count, or one per size {sizes}")
+    return dict(zip(sizes, counts, strict=True))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=os.environ.get("BENCH_SIZES", ""))
+    parser.add_argument("--runs", default=os.environ.get("BENCH_RUNS", ""))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-dir", type=Path, default=make_data.DEFAULT_DATA_DIR)
+    parser.add_argument(
+        "--iou-eval",
+        default=os.environ.get("IOU_EVAL", str(ROOT / ".venv" / "bin" / "iou-eval")),
+        help="the iou-eval executable (its venv's python is used for the version)",
+    )
+    parser.add_argument("--out", type=Path, help="markdown report (default: see module doc)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
+    args = parser.parse_args(argv)
+
+    sizes = make_data.parse_sizes(args.sizes.strip() or make_data.DEFAULT_SIZES)
+    runs_per_size = parse_runs(args.runs, sizes)
+    default_config = sizes == make_data.parse_sizes(make_data.DEFAULT_SIZES)
+    out_path = args.out or (DEFAULT_OUT if default_config else DEV_OUT)
+    command = "make bench"
+    if not default_config:
+        command += f" BENCH_SIZES={','.join(map(str, sizes))}"
+    if args.runs.strip():
+        command += f" BENCH_RUNS={args.runs.strip()}"
+
+    tools = build_tools(sys.executable, args.iou_eval)
+    versions: dict[str, str | None] = {}
+    unavailable: dict[str, str] = {}
+    for tool in tools:
+        version, why = probe(tool)
+        versions[tool.name] = version
+        if why is not None:
+            unavailable[tool.name] = why
+        print(f"{tool.name:<24} {version or 'UNAVAILABLE: ' + str(why)}", file=sys.stderr)
+    available = [t for t in tools if t.name not in unavailable]
+
+    datasets, all_runs = [], []
+    for n in sizes:
+        started = time.perf_counter()
+        data = make_data.ensure(n, args.seed, args.data_dir)
+        print(
+            f"data for {n} images: {data.folder} ({time.perf_counter() - started:.1f} s)",
+            file=sys.stderr,
+        )
+        datasets.append(data)
+        work = args.data_dir / "runs" / f"{n}-seed{args.seed}"
+        all_runs += bench_size(available, data, runs_per_size[n], work, args.timeout)
+
+    summaries = summarise(tools, all_runs, unavailable)
+    report = render(summaries, tools, versions, datasets, runs_per_size, machine_info(), command)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(report)
+    raw = {
+        "command": command,
+        "argv": [sys.executable, *sys.argv],
+        "machine": machine_info(),
+        "versions": versions,
+        "unavailable": unavailable,
+        "datasets": [d.meta for d in datasets],
+        "runs": [asdict(r) for r in all_runs],
+    }
+    raw_path = args.data_dir / "results.json"
+    raw_path.parent.mkdir(parents=True, exist_ok=True)
+    raw_path.write_text(json.dumps(raw, indent=1) + "\n")
+    print(report)
+    print(f"report written to {out_path}; raw runs in {raw_path}", file=sys.stderr)
+    print(f"reproduce with: {command}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

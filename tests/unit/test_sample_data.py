@@ -1,0 +1,76 @@
+"""sample_data/: the same scene in three formats gives the same numbers, and pycocotools' numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from iou_eval.evaluation import run_coco
+from iou_eval.loaders import load
+from iou_eval.protocols import coco
+from iou_eval.reconcile import align
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+PAIRS = {
+    "coco": ("coco/gt.json", "coco/preds.json"),
+    "voc-xml": ("voc/annotations", "voc/predictions"),
+    "csv": ("csv/gt.csv", "csv/preds.csv"),
+}
+
+
+def _summary(fmt: str) -> dict[str, float | None]:
+    gt_path, pred_path = (str(SAMPLE / p) for p in PAIRS[fmt])
+    gt = load(gt_path, "gt")
+    pred = load(pred_path, "pred")
+    assert (gt.format, pred.format) == (fmt, fmt)
+    alignment = align(gt, pred)
+    assert alignment.warnings == ()
+    assert alignment.unknown_image_rows == 0
+    return run_coco(alignment, coco()).summary
+
+
+@pytest.fixture(scope="module")
+def summaries() -> dict[str, dict[str, float | None]]:
+    return {fmt: _summary(fmt) for fmt in PAIRS}
+
+
+def test_the_scene_has_what_the_script_promises():
+    gt = load(str(SAMPLE / "coco/gt.json"), "gt")
+    pred = load(str(SAMPLE / "coco/preds.json"), "pred")
+    assert (len(gt.images), len(gt), len(pred)) == (12, 30, 33)
+    assert gt.categories.names == ("bicycle", "car", "dog", "person", "traffic light")
+    assert int(gt.is_crowd.sum()) == 1 and int(gt.ignore.sum()) == 1
+    voc = load(str(SAMPLE / "voc/annotations"), "gt")
+    table = load(str(SAMPLE / "csv/gt.csv"), "gt")
+    for other in (voc, table):
+        assert len(other.images) == 12  # street_12 has no boxes, and is still an image
+        assert (other.xyxy == gt.xyxy).all()
+        assert (other.area == gt.area).all()
+        assert (other.is_crowd == gt.is_crowd).all() and (other.ignore == gt.ignore).all()
+
+
+def test_three_formats_give_identical_summaries(summaries):
+    coco_s = summaries["coco"]
+    assert 0.0 < coco_s["AP"] < 1.0, coco_s
+    assert all(v is not None for v in coco_s.values()), coco_s
+    for fmt in ("voc-xml", "csv"):
+        assert summaries[fmt] == coco_s, f"{fmt}: {summaries[fmt]}\ncoco: {coco_s}"
+
+
+def test_coco_sample_matches_pycocotools(summaries):
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        cg = COCO(str(SAMPLE / "coco/gt.json"))
+        cd = cg.loadRes(str(SAMPLE / "coco/preds.json"))
+        ev = COCOeval(cg, cd, "bbox")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    ours = [-1.0 if v is None else v for v in summaries["coco"].values()]
+    theirs = [float(v) for v in ev.stats]
+    assert ours == theirs, f"ours:   {ours}\ntheirs: {theirs}"
