@@ -33,7 +33,7 @@ PER_CLASS_COLUMNS = {
     "voc": ["class", "category_id", "AP", "gt", "predictions", "TP", "FP", "FN",
             "precision", "recall", "F1", "best_F1", "best_F1_score", "note"],
 }  # fmt: skip
-PER_IMAGE_COLUMNS = ["image_id", "file_name", "gt", "predictions", "TP", "FP", "FN",
+PER_IMAGE_COLUMNS = ["image_id", "file_name", "gt", "predictions", "TP", "FP", "FN", "ignored",
                      "precision", "recall", "F1", "mean_IoU"]  # fmt: skip
 
 
@@ -115,6 +115,8 @@ def per_image_frame(alignment: Alignment, c: PointCounts) -> pd.DataFrame:
             "TP": c.image_tp,
             "FP": c.image_fp,
             "FN": fn,
+            # On crowd regions or difficult objects: neither true nor false.
+            "ignored": c.image_pred - c.image_tp - c.image_fp,
             "precision": precision,
             "recall": recall,
             "F1": _f1(c.image_tp, c.image_fp, fn),

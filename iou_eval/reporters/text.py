@@ -37,10 +37,10 @@ CLASS_HEADERS = {
 }  # fmt: skip
 IMAGE_HEADERS = {
     "image_id": "image", "file_name": "file", "gt": "gt", "predictions": "pred",
-    "TP": "TP", "FP": "FP", "FN": "FN", "precision": "prec", "recall": "rec",
-    "F1": "F1", "mean_IoU": "mean IoU",
+    "TP": "TP", "FP": "FP", "FN": "FN", "ignored": "ign", "precision": "prec",
+    "recall": "rec", "F1": "F1", "mean_IoU": "mean IoU",
 }  # fmt: skip
-INT_COLUMNS = {"gt", "predictions", "TP", "FP", "FN"}
+INT_COLUMNS = {"gt", "predictions", "TP", "FP", "FN", "ignored"}
 TEXT_COLUMNS = {"class", "note", "image_id", "file_name", "category_id"}
 
 
