@@ -76,7 +76,9 @@ def accumulate_coco(
     npig = np.zeros((n_categories, n_area), dtype=np.int64)
     for a in range(n_area):
         counted = ~gt_ignore[a]
-        w = None if image_weight is None else image_weight[gt_image[counted]]
+        w = None
+        if image_weight is not None and gt_image is not None:
+            w = image_weight[gt_image[counted]]
         npig[:, a] = np.round(
             np.bincount(gt_category[counted], weights=w, minlength=n_categories)[:n_categories]
         ).astype(np.int64)
@@ -137,8 +139,10 @@ def accumulate_coco(
                     idx[rows] = pos.reshape(n_thr, n_rec) - (np.arange(n_thr) * n)[:, None]
             hit = idx < n
             safe = np.where(hit, idx, 0)
-            q = np.where(hit, np.take_along_axis(env, safe, axis=1), 0.0) if n else np.zeros(
-                (lanes, n_rec)
+            q = (
+                np.where(hit, np.take_along_axis(env, safe, axis=1), 0.0)
+                if n
+                else np.zeros((lanes, n_rec))
             )
             ss = np.where(hit, dt_score[cols][safe], 0.0) if n else np.zeros((lanes, n_rec))
             # lanes are (area, threshold); the arrays are [T, R, K, A, M].

@@ -1,8 +1,8 @@
 """The Python API, mirroring the command line.
 
-    >>> from iou_eval import evaluate
-    >>> result = evaluate("gt.json", "preds.json")
-    >>> result.summary["AP"], result.per_class.head()
+>>> from iou_eval import evaluate
+>>> result = evaluate("gt.json", "preds.json")
+>>> result.summary["AP"], result.per_class.head()
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .bootstrap import run_bootstrap
 from .boxes import BoxFormat
 from .dataset import Dataset
 from .errors import UsageError
@@ -22,7 +23,6 @@ from .protocols import BY_NAME, AreaRange, Protocol
 from .reconcile import Alignment, align
 from .results import EvaluationResult, ProtocolResult, coco_result, voc_result
 from .voc import run_voc
-from .bootstrap import run_bootstrap
 
 TEXT_FORMATS = ("csv", "txt", "voc-results")
 
@@ -205,9 +205,7 @@ def evaluate(
     pred_ds = (
         preds
         if isinstance(preds, Dataset)
-        else load(
-            preds, "pred", pred_format, box_format, normalized, names, gt_ds, image_size
-        )
+        else load(preds, "pred", pred_format, box_format, normalized, names, gt_ds, image_size)
     )
     alignment = align(gt_ds, pred_ds)
     warnings = list(alignment.warnings)

@@ -59,9 +59,9 @@ class BatchResult:
         if all(v is None for v in df["passed"]):
             df = df.drop(columns="passed")
         sort_key = next(c for c in df.columns if c not in ("file",))
-        return df.sort_values(sort_key, ascending=False, kind="stable", na_position="last").reset_index(
-            drop=True
-        )
+        return df.sort_values(
+            sort_key, ascending=False, kind="stable", na_position="last"
+        ).reset_index(drop=True)
 
     def per_class_ap(self) -> pd.DataFrame:
         """AP per class (rows) and file (columns), of the first protocol."""
@@ -84,7 +84,9 @@ def prediction_files(paths: Sequence[str]) -> list[str]:
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p) and is_batch_folder(p):
-            out += [os.path.join(p, f) for f in sorted(os.listdir(p)) if f.lower().endswith(".json")]
+            out += [
+                os.path.join(p, f) for f in sorted(os.listdir(p)) if f.lower().endswith(".json")
+            ]
         else:
             out.append(p)
     return out

@@ -5,6 +5,7 @@ Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -109,7 +110,9 @@ def parse_image_size(text: str) -> tuple[float, float]:
         if w <= 0 or h <= 0:
             raise ValueError
     except ValueError:
-        raise UsageError(f"--image-size: expected WIDTHxHEIGHT like 640x480, got {text!r}") from None
+        raise UsageError(
+            f"--image-size: expected WIDTHxHEIGHT like 640x480, got {text!r}"
+        ) from None
     return w, h
 
 
@@ -124,10 +127,8 @@ def write_whole(path: str, text: str) -> None:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
 
 
@@ -164,63 +165,164 @@ def main() -> None:
 @main.command("eval", epilog=EPILOG)
 @click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
 @click.argument("preds", metavar="PREDICTIONS...", nargs=-1, required=True, type=click.Path())
-@click.option("--protocol", "-p", default="coco", show_default=True,
-              help="coco, voc07 or voc12; several comma-separated are reported side by side.")
-@click.option("--gt-format", type=click.Choice(FORMAT_CHOICES), default="auto", show_default=True,
-              help="Format of the ground truth (detected from content by default).")
-@click.option("--pred-format", type=click.Choice(FORMAT_CHOICES), default="auto",
-              show_default=True, help="Format of the predictions.")
-@click.option("--box-format", type=click.Choice(BOX_FORMATS), default=None,
-              help="Layout of box numbers in CSV/text files (default: from the column names).")
-@click.option("--normalized", is_flag=True,
-              help="Box numbers are fractions of the image size.")
-@click.option("--names", "names_file", type=click.Path(), metavar="FILE",
-              help="Class names, one per line: integer classes in text files index it (0-based).")
-@click.option("--image-size", metavar="WxH",
-              help="Image size for normalized boxes when no file gives it, e.g. 640x480.")
-@click.option("--iou-thresholds", metavar="LIST",
-              help="COCO thresholds: 0.5:0.95:0.05 (default) or a list like 0.5,0.75.")
-@click.option("--area-ranges", metavar="LIST",
-              help="COCO area ranges, e.g. small=0:1024,medium=1024:9216,large=9216:inf.")
+@click.option(
+    "--protocol",
+    "-p",
+    default="coco",
+    show_default=True,
+    help="coco, voc07 or voc12; several comma-separated are reported side by side.",
+)
+@click.option(
+    "--gt-format",
+    type=click.Choice(FORMAT_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Format of the ground truth (detected from content by default).",
+)
+@click.option(
+    "--pred-format",
+    type=click.Choice(FORMAT_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Format of the predictions.",
+)
+@click.option(
+    "--box-format",
+    type=click.Choice(BOX_FORMATS),
+    default=None,
+    help="Layout of box numbers in CSV/text files (default: from the column names).",
+)
+@click.option("--normalized", is_flag=True, help="Box numbers are fractions of the image size.")
+@click.option(
+    "--names",
+    "names_file",
+    type=click.Path(),
+    metavar="FILE",
+    help="Class names, one per line: integer classes in text files index it (0-based).",
+)
+@click.option(
+    "--image-size",
+    metavar="WxH",
+    help="Image size for normalized boxes when no file gives it, e.g. 640x480.",
+)
+@click.option(
+    "--iou-thresholds",
+    metavar="LIST",
+    help="COCO thresholds: 0.5:0.95:0.05 (default) or a list like 0.5,0.75.",
+)
+@click.option(
+    "--area-ranges",
+    metavar="LIST",
+    help="COCO area ranges, e.g. small=0:1024,medium=1024:9216,large=9216:inf.",
+)
 @click.option("--max-dets", metavar="LIST", help="COCO detections per image and class: 1,10,100.")
 @click.option("--class-agnostic", is_flag=True, help="Match boxes regardless of class.")
-@click.option("--iou-thr", type=float, default=0.5, show_default=True,
-              help="IoU threshold of the per-class and per-image counts (VOC: of the AP).")
-@click.option("--score-thr", type=float, default=0.0, show_default=True,
-              help="Predictions below this score are left out of the counts.")
-@click.option("--pixel-convention", type=click.Choice(["continuous", "plus-one"]), default=None,
-              help="Box extents: continuous (COCO default) or plus-one (VOC default).")
-@click.option("--count-id-zero", is_flag=True,
-              help="Count matches to a ground truth with annotation id 0 "
-                   "(pycocotools does not; off by default for parity).")
-@click.option("--honour-ignore", is_flag=True,
-              help="Ignore ground truths flagged ignore/difficult even when not crowd "
-                   "(pycocotools overwrites the flag with iscrowd; off by default for parity).")
-@click.option("--sort", type=click.Choice(SORT_CHOICES), default="errors", show_default=True,
-              help="Order of the per-image table: most errors first, by image id, or by a column.")
-@click.option("--worst", type=click.IntRange(min=1), metavar="N",
-              help="Show only the N worst images (in --sort order).")
-@click.option("--format", "-f", "out_format", type=click.Choice(OUTPUT_FORMATS), default="table",
-              show_default=True, help="Report format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Write the report to FILE (whole or not at all) instead of stdout.")
-@click.option("--fail-under", multiple=True, metavar="EXPR",
-              help="Gate: fail (exit 3) when a metric is below a value. Repeatable: "
-                   "AP=0.45, AP50=0.6, AP[person]=0.5, voc12:mAP=0.7.")
-@click.option("--baseline", type=click.Path(), metavar="FILE",
-              help="An earlier JSON result: fail (exit 3) when a metric drops more than --max-drop.")
-@click.option("--max-drop", default="0", show_default=True, metavar="AMOUNT",
-              help="Allowed drop against --baseline: absolute (0.01) or relative (2%).")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Resample images N times for confidence intervals of the summary metrics.")
+@click.option(
+    "--iou-thr",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="IoU threshold of the per-class and per-image counts (VOC: of the AP).",
+)
+@click.option(
+    "--score-thr",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Predictions below this score are left out of the counts.",
+)
+@click.option(
+    "--pixel-convention",
+    type=click.Choice(["continuous", "plus-one"]),
+    default=None,
+    help="Box extents: continuous (COCO default) or plus-one (VOC default).",
+)
+@click.option(
+    "--count-id-zero",
+    is_flag=True,
+    help="Count matches to a ground truth with annotation id 0 "
+    "(pycocotools does not; off by default for parity).",
+)
+@click.option(
+    "--honour-ignore",
+    is_flag=True,
+    help="Ignore ground truths flagged ignore/difficult even when not crowd "
+    "(pycocotools overwrites the flag with iscrowd; off by default for parity).",
+)
+@click.option(
+    "--sort",
+    type=click.Choice(SORT_CHOICES),
+    default="errors",
+    show_default=True,
+    help="Order of the per-image table: most errors first, by image id, or by a column.",
+)
+@click.option(
+    "--worst",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Show only the N worst images (in --sort order).",
+)
+@click.option(
+    "--format",
+    "-f",
+    "out_format",
+    type=click.Choice(OUTPUT_FORMATS),
+    default="table",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Write the report to FILE (whole or not at all) instead of stdout.",
+)
+@click.option(
+    "--fail-under",
+    multiple=True,
+    metavar="EXPR",
+    help="Gate: fail (exit 3) when a metric is below a value. Repeatable: "
+    "AP=0.45, AP50=0.6, AP[person]=0.5, voc12:mAP=0.7.",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(),
+    metavar="FILE",
+    help="An earlier JSON result: fail (exit 3) when a metric drops more than --max-drop.",
+)
+@click.option(
+    "--max-drop",
+    default="0",
+    show_default=True,
+    metavar="AMOUNT",
+    help="Allowed drop against --baseline: absolute (0.01) or relative (2%).",
+)
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Resample images N times for confidence intervals of the summary metrics.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap.")
-@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
-              help="Coverage of the --bootstrap intervals.")
-@click.option("--fail-if-significant", is_flag=True,
-              help="With --bootstrap: a gate or a drop fails only when its interval says it is "
-                   "not noise.")
-@click.option("--annotations", type=click.Choice(["github"]),
-              help="Also print failed checks as GitHub Actions ::error:: annotations.")
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 0.999),
+    default=0.95,
+    show_default=True,
+    help="Coverage of the --bootstrap intervals.",
+)
+@click.option(
+    "--fail-if-significant",
+    is_flag=True,
+    help="With --bootstrap: a gate or a drop fails only when its interval says it is not noise.",
+)
+@click.option(
+    "--annotations",
+    type=click.Choice(["github"]),
+    help="Also print failed checks as GitHub Actions ::error:: annotations.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Do not print warnings or progress.")
 def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
     """Evaluate PREDICTIONS against GROUND_TRUTH.
@@ -318,13 +420,14 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     files = prediction_files(preds)
     batch = len(files) != 1 or any(is_batch_folder(p) for p in preds)
     if not batch:
-        result = checked(
-            evaluate(gt, files[0], gt_format=gt_format, **kwargs)
-        )
+        result = checked(evaluate(gt, files[0], gt_format=gt_format, **kwargs))
         text = renderer(fmt)(result, View(sort=o["sort"], worst=o["worst"]))
         _warn(result.warnings, o["quiet"])
         _emit(text, o["output"])
-        _annotate(github_annotations(result.checks) if o["annotations"] else [], machine and not o["output"])
+        _annotate(
+            github_annotations(result.checks) if o["annotations"] else [],
+            machine and not o["output"],
+        )
         return EXIT_GATE if result.failed_checks else 0
 
     from .reporters.batch import render_batch
@@ -358,25 +461,56 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     return EXIT_GATE if outcome.failed_checks else 0
 
 
-@main.command("compare", epilog="""\b
+@main.command(
+    "compare",
+    epilog="""\b
 Example:
   iou-eval compare gt.json baseline.json candidate.json --bootstrap 1000
-""")
+""",
+)
 @click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
 @click.argument("a", metavar="PREDICTIONS_A", type=click.Path())
 @click.argument("b", metavar="PREDICTIONS_B", type=click.Path())
 @click.option("--protocol", "-p", default="coco", show_default=True, help="coco, voc07 or voc12.")
-@click.option("--iou-thr", type=float, default=0.5, show_default=True,
-              help="IoU threshold of the counts (VOC: of the AP).")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
-              metavar="N", help="Paired resamples of the images for the deltas' intervals (0: none).")
+@click.option(
+    "--iou-thr",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="IoU threshold of the counts (VOC: of the AP).",
+)
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    metavar="N",
+    help="Paired resamples of the images for the deltas' intervals (0: none).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap.")
-@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
-              help="Coverage of the intervals.")
-@click.option("--format", "-f", "out_format", type=click.Choice(OUTPUT_FORMATS), default="table",
-              show_default=True, help="Report format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Write the report to FILE (whole or not at all).")
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 0.999),
+    default=0.95,
+    show_default=True,
+    help="Coverage of the intervals.",
+)
+@click.option(
+    "--format",
+    "-f",
+    "out_format",
+    type=click.Choice(OUTPUT_FORMATS),
+    default="table",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Write the report to FILE (whole or not at all).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Do not print warnings.")
 def compare_command(gt: str, a: str, b: str, **o: Any) -> None:
     """Per-metric and per-class deltas (B - A) between two models, largest changes first.

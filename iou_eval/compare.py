@@ -63,7 +63,9 @@ def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
         lo, hi = interval(f"AP[{k}]")
         class_rows.append(("class", str(name), va, vb, vb - va, lo, hi))
     class_rows.sort(key=lambda r: -abs(r[4]) if not math.isnan(r[4]) else 1.0)
-    table = pd.DataFrame(rows + class_rows, columns=["scope", "name", "a", "b", "delta", "lo", "hi"])
+    table = pd.DataFrame(
+        rows + class_rows, columns=["scope", "name", "a", "b", "delta", "lo", "hi"]
+    )
     return Comparison(a=a, b=b, table=table)
 
 

@@ -188,6 +188,13 @@ class Dataset:
     def is_prediction(self) -> bool:
         return self.score is not None
 
+    @property
+    def scores(self) -> np.ndarray:
+        """``[N]`` scores of a prediction dataset (ground truth has none)."""
+        if self.score is None:
+            raise ValueError(f"{self.source}: ground truth has no scores")
+        return self.score
+
     def where(self, row: int) -> tuple[str, str]:
         """``(file, place)`` of row ``row`` for error messages."""
         f = self.files[int(self.origin_file[row])] if self.files else self.source

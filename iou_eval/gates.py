@@ -89,7 +89,9 @@ def parse_gate(text: str) -> Gate:
     try:
         value = float(m.group("value"))
     except ValueError:
-        raise UsageError(f"--fail-under: {m.group('value')!r} is not a number in {text!r}") from None
+        raise UsageError(
+            f"--fail-under: {m.group('value')!r} is not a number in {text!r}"
+        ) from None
     return Gate(text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"))
 
 
@@ -112,7 +114,9 @@ def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
             if r.protocol.name == gate.protocol:
                 return r
         ran = ", ".join(r.protocol.name for r in result.results)
-        raise UsageError(f"--fail-under {gate.text!r}: protocol {gate.protocol!r} did not run ({ran})")
+        raise UsageError(
+            f"--fail-under {gate.text!r}: protocol {gate.protocol!r} did not run ({ran})"
+        )
     for r in result.results:
         if gate.cls is not None and gate.metric in r.per_class.columns:
             return r
@@ -136,7 +140,9 @@ def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, fl
             f"--fail-under {gate.text!r}: per-class gates take {', '.join(CLASS_METRICS)}"
         )
     table = r.per_class
-    rows = table[(table["class"].astype(str) == gate.cls) | (table["category_id"].astype(str) == gate.cls)]
+    rows = table[
+        (table["class"].astype(str) == gate.cls) | (table["category_id"].astype(str) == gate.cls)
+    ]
     if rows.empty:
         names = ", ".join(map(str, table["class"].tolist()[:20]))
         raise UsageError(f"--fail-under {gate.text!r}: no class {gate.cls!r} (classes: {names})")
@@ -161,8 +167,12 @@ def check_gates(
         reason = "" if passed else f"{v:.4f} is below {g.threshold:g}"
         if not passed and significant_only and interval is not None and interval[1] >= g.threshold:
             passed = True
-            reason = f"below {g.threshold:g} but not significantly (interval reaches {interval[1]:.4f})"
-        out.append(Check(g.text, "gate", g.threshold, v, v - g.threshold, None, interval, passed, reason))
+            reason = (
+                f"below {g.threshold:g} but not significantly (interval reaches {interval[1]:.4f})"
+            )
+        out.append(
+            Check(g.text, "gate", g.threshold, v, v - g.threshold, None, interval, passed, reason)
+        )
     return out
 
 
@@ -173,7 +183,9 @@ def load_baseline(path: str) -> dict[str, Any]:
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON: {exc.msg}", where=f"{exc.lineno}:{exc.colno}") from None
+        raise InputError(
+            path, f"malformed JSON: {exc.msg}", where=f"{exc.lineno}:{exc.colno}"
+        ) from None
     if not isinstance(doc, dict) or "schema_version" not in doc or "summary" not in doc:
         raise InputError(
             path,
@@ -181,7 +193,9 @@ def load_baseline(path: str) -> dict[str, Any]:
             hint="write one with: iou-eval GT PRED --format json -o baseline.json",
         )
     if doc["schema_version"] != 1:
-        raise InputError(path, f"schema_version {doc['schema_version']!r} is not supported (expected 1)")
+        raise InputError(
+            path, f"schema_version {doc['schema_version']!r} is not supported (expected 1)"
+        )
     return doc
 
 
@@ -230,10 +244,9 @@ def compare_baseline(
         prefix = f"{name}:" if len(result.results) > 1 else ""
         pairs: list[tuple[str, Any, Any, np.ndarray | None]] = []
         boot = r.bootstrap
-        base_boot = base.get("bootstrap")
+        base_boot: dict[str, Any] = base.get("bootstrap") or {}
         paired = (
             boot is not None
-            and base_boot is not None
             and base_boot.get("n") == boot.n
             and base_boot.get("seed") == boot.seed
             and base_boot.get("images_digest") == boot.images_digest
@@ -241,8 +254,10 @@ def compare_baseline(
         for k, v in r.summary.items():
             deltas = None
             if boot is not None and k in boot.replicates:
-                if paired and k in base_boot["replicates"]:
-                    deltas = boot.replicates[k] - np.asarray(base_boot["replicates"][k], dtype=float)
+                base_reps = base_boot.get("replicates", {})
+                if paired and k in base_reps:
+                    old_reps = np.array([np.nan if x is None else x for x in base_reps[k]])
+                    deltas = boot.replicates[k] - old_reps
                 elif base["summary"].get(k) is not None:
                     deltas = boot.replicates[k] - float(base["summary"][k])
             pairs.append((prefix + k, base["summary"].get(k), v, deltas))
@@ -264,7 +279,11 @@ def compare_baseline(
             if not passed and significant_only and interval is not None and interval[1] >= 0:
                 passed = True
                 reason = f"dropped {-delta:.4f} but not significantly (interval reaches {interval[1]:+.4f})"
-            checks.append(Check(label, "baseline", float(old), float(new), delta, tol, interval, passed, reason))
+            checks.append(
+                Check(
+                    label, "baseline", float(old), float(new), delta, tol, interval, passed, reason
+                )
+            )
     return checks
 
 

@@ -163,8 +163,8 @@ def match_coco(
         usable = iou >= eff_thr.min()
         pd, pg, iou = pd[usable], pg[usable], iou[usable]
 
-    match_gt = np.full((n_lanes, n_dt), -1, dtype=np.int64)
-    match_iou = np.zeros((n_lanes, n_dt), dtype=np.float64)
+    match_gt: np.ndarray = np.full((n_lanes, n_dt), -1, dtype=np.int64)
+    match_iou: np.ndarray = np.zeros((n_lanes, n_dt), dtype=np.float64)
     if len(pd):
         # The winner of a prediction is the lexicographic maximum of
         # (regular before ignored, IoU, later in file order).  One integer key

@@ -134,8 +134,7 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
     img_map = np.empty(len(pred.images), dtype=np.int64)
     img_how = {"id": 0, "file name": 0, "file stem": 0}
     for j, key in enumerate(pred.images.ids):
-        i, how = matcher.find(key, pred.images.file_names[j])
-        img_map[j] = i
+        img_map[j], how = matcher.find(key, pred.images.file_names[j])
         if how:
             img_how[how] += 1
 

@@ -19,9 +19,9 @@ from .accumulate import CocoArrays
 from .bootstrap import Bootstrap
 from .evaluation import CocoEvaluation
 from .protocols import Protocol
-from .voc import VocEvaluation
 from .reconcile import Alignment
 from .tables import PointCounts, count_point
+from .voc import VocEvaluation
 
 SCHEMA_VERSION = 1
 COCO_SUMMARY_KEYS = ("AP", "AP50", "AP75", "APs", "APm", "APl",
@@ -90,13 +90,13 @@ def point_counts(alignment: Alignment, point_rows, tp, fp, match_iou, gt_counts,
         gt_counts=gt_counts,
         dt_image=pred.image_idx[point_rows],
         dt_class=pred.category_idx[point_rows],
-        dt_score=pred.score[point_rows],
+        dt_score=pred.scores[point_rows],
         dt_tp=tp,
         dt_fp=fp,
         dt_iou=match_iou,
         extra_image=pred.image_idx[extra],
         extra_class=pred.category_idx[extra],
-        extra_score=pred.score[extra],
+        extra_score=pred.scores[extra],
         score_thr=score_thr,
     )
 
@@ -153,9 +153,7 @@ def class_counts(alignment: Alignment, c: PointCounts) -> dict[str, object]:
     }
 
 
-def coco_result(
-    alignment: Alignment, ev: CocoEvaluation, score_thr: float
-) -> ProtocolResult:
+def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> ProtocolResult:
     """Summary, per-class and per-image tables of a COCO evaluation."""
     p = ev.point
     c = point_counts(alignment, p.dt_rows, p.tp, p.fp, p.match_iou, p.gt_counts, score_thr)
@@ -231,9 +229,7 @@ def bootstrap_block(b: Bootstrap) -> dict[str, Any]:
         "seed": b.seed,
         "level": b.level,
         "images_digest": b.images_digest,
-        "intervals": {
-            k: (list(iv) if (iv := b.interval(k)) else None) for k in summary_keys
-        },
+        "intervals": {k: (list(iv) if (iv := b.interval(k)) else None) for k in summary_keys},
         "replicates": {k: [_clean(x) for x in b.replicates[k]] for k in summary_keys},
     }
 

@@ -104,17 +104,17 @@ def count_point(
     class_fp = (per(dt_class[fp], None, n_classes) + per(extra_class[ex], None, n_classes)).astype(
         np.int64
     )
-    class_pred = (per(dt_class[keep], None, n_classes) + per(extra_class[ex], None, n_classes)).astype(
-        np.int64
-    )
+    class_pred = (
+        per(dt_class[keep], None, n_classes) + per(extra_class[ex], None, n_classes)
+    ).astype(np.int64)
     image_gt = per(gt_image[gt_counts], None, n_images).astype(np.int64)
     image_tp = per(dt_image[tp], None, n_images).astype(np.int64)
     image_fp = (per(dt_image[fp], None, n_images) + per(extra_image[ex], None, n_images)).astype(
         np.int64
     )
-    image_pred = (per(dt_image[keep], None, n_images) + per(extra_image[ex], None, n_images)).astype(
-        np.int64
-    )
+    image_pred = (
+        per(dt_image[keep], None, n_images) + per(extra_image[ex], None, n_images)
+    ).astype(np.int64)
     image_iou_sum = per(dt_image[tp], dt_iou[tp], n_images)
 
     best = np.full(n_classes, np.nan)

@@ -172,7 +172,9 @@ def match_voc(
     return order, tp, fp, best_gt, np.where(np.isfinite(best_iou), best_iou, 0.0), hit
 
 
-def run_voc(alignment: Alignment, protocol: Protocol, iou_thr: float | None = None) -> VocEvaluation:
+def run_voc(
+    alignment: Alignment, protocol: Protocol, iou_thr: float | None = None
+) -> VocEvaluation:
     """Evaluate under ``voc07`` or ``voc12``; ``iou_thr`` overrides the protocol's 0.5."""
     gt, pred = alignment.gt, alignment.pred
     k = alignment.n_categories
@@ -199,7 +201,7 @@ def run_voc(alignment: Alignment, protocol: Protocol, iou_thr: float | None = No
         gt_difficult=difficult,
         gt_group=gt_group,
         dt_xyxy=pred.xyxy[scored],
-        dt_score=pred.score[scored],
+        dt_score=pred.scores[scored],
         dt_group=dt_group,
         dt_class=dt_class_key,
         n_groups=n_groups,

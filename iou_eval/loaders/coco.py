@@ -108,16 +108,18 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         if role == "gt" and images_in is None:
             raise InputError(path, "expected an 'images' list in the ground truth, found none")
         if role == "gt" and categories_in is None:
-            raise InputError(
-                path, "expected a 'categories' list in the ground truth, found none"
-            )
+            raise InputError(path, "expected a 'categories' list in the ground truth, found none")
         label = "annotations[{}]"
 
     n = len(anns)
     for i, a in enumerate(anns):
         if a.bbox is None:
-            raise InputError(path, "annotation has no 'bbox'", where=label.format(i),
-                             hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h]")
+            raise InputError(
+                path,
+                "annotation has no 'bbox'",
+                where=label.format(i),
+                hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h]",
+            )
     boxes = np.array([a.bbox for a in anns], dtype=np.float64).reshape(n, 4)
 
     score = None
@@ -233,8 +235,9 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         else:
             col, vals = _int_column(raw_ids, path, "annotation id")
             if col is None:
-                col = np.array([v if isinstance(v, int) else i + 1 for i, v in enumerate(vals)],
-                               dtype=np.int64)
+                col = np.array(
+                    [v if isinstance(v, int) else i + 1 for i, v in enumerate(vals)], dtype=np.int64
+                )
             ann_id = col
 
     rows = np.flatnonzero(keep)

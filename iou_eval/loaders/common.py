@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 import msgspec
+import numpy as np
 
 from ..boxes import BoxFormat
 from ..dataset import ImageTable
@@ -81,12 +82,36 @@ def json_error(path: str, data: bytes, exc: Exception) -> InputError:
         where = line_col(data, int(m.group(1)))
         msg = "malformed JSON: " + text[: m.start()].replace("JSON is malformed: ", "").strip()
         hint = None
-        if data[int(m.group(1)) : int(m.group(1)) + 3] in (b"NaN", b"Inf") or data[
-            int(m.group(1)) : int(m.group(1)) + 4
-        ] == b"-Inf":
+        if (
+            data[int(m.group(1)) : int(m.group(1)) + 3] in (b"NaN", b"Inf")
+            or data[int(m.group(1)) : int(m.group(1)) + 4] == b"-Inf"
+        ):
             hint = "NaN and Infinity are not valid JSON numbers"
         return InputError(path, msg, where=where, hint=hint)
     if "truncated" in text:
-        return InputError(path, "malformed JSON: the file ends in the middle of a value",
-                          where=line_col(data, len(data)))
+        return InputError(
+            path,
+            "malformed JSON: the file ends in the middle of a value",
+            where=line_col(data, len(data)),
+        )
     return InputError(path, f"malformed JSON: {text}")
+
+
+def fill_sizes(images: ImageTable, reference: ImageTable | None) -> ImageTable:
+    """``images`` with unknown widths and heights looked up in ``reference``.
+
+    Normalized predictions rarely state their image's size; the ground truth
+    does.  Images are found as the reconciler finds them (id, file name, stem).
+    """
+    unknown = np.flatnonzero(~(np.isfinite(images.width) & np.isfinite(images.height)))
+    if reference is None or not len(unknown):
+        return images
+    from ..reconcile import ImageMatcher
+
+    matcher = ImageMatcher(reference)
+    width, height = images.width.copy(), images.height.copy()
+    for i in unknown:
+        j, _ = matcher.find(images.ids[i], images.file_names[i])
+        if j >= 0:
+            width[i], height[i] = reference.width[j], reference.height[j]
+    return ImageTable(images.ids, images.file_names, width, height)

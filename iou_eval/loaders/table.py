@@ -84,8 +84,7 @@ import pandas as pd
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id
 from ..errors import InputError
-from .common import LoadOptions, read_bytes
-from .voc_xml import fill_sizes
+from .common import LoadOptions, fill_sizes, read_bytes
 
 IMAGE_ID = ("image", "image_id", "img", "img_id")
 IMAGE_FILE = ("filename", "file_name", "file", "image_name", "path", "image_path")

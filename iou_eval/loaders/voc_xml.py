@@ -44,8 +44,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from ..reconcile import ImageMatcher
-from .common import LoadOptions, read_bytes
+from .common import LoadOptions, fill_sizes, read_bytes
 
 _COORDS = ("xmin", "ymin", "xmax", "ymax")
 _TRUE = {"1", "true", "yes"}
@@ -159,24 +158,6 @@ class _Categories:
     def table(self) -> CategoryTable:
         ids = tuple(self.index)
         return CategoryTable(ids, tuple(str(k) for k in ids))
-
-
-def fill_sizes(images: ImageTable, reference: ImageTable | None) -> ImageTable:
-    """``images`` with unknown widths and heights looked up in ``reference``.
-
-    Normalized predictions rarely state their image's size; the ground truth
-    does.  Images are found as the reconciler finds them (id, file name, stem).
-    """
-    unknown = np.flatnonzero(~(np.isfinite(images.width) & np.isfinite(images.height)))
-    if reference is None or not len(unknown):
-        return images
-    matcher = ImageMatcher(reference)
-    width, height = images.width.copy(), images.height.copy()
-    for i in unknown:
-        j, _ = matcher.find(images.ids[i], images.file_names[i])
-        if j >= 0:
-            width[i], height[i] = reference.width[j], reference.height[j]
-    return ImageTable(images.ids, images.file_names, width, height)
 
 
 def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:

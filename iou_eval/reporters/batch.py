@@ -68,7 +68,11 @@ def render_batch(batch: BatchResult, fmt: OutputFormat) -> str:
         lines += ["", "### AP per class" if md else "AP per class", ""]
         lines += [("" if md else "  ") + ln for ln in table(*_rows(short))]
     if batch.errors:
-        lines += ["", "### Files that could not be scored" if md else "Files that could not be scored", ""]
+        lines += [
+            "",
+            "### Files that could not be scored" if md else "Files that could not be scored",
+            "",
+        ]
         lines += [f"- {m}" if md else f"  {m}" for _, m in batch.errors]
     return "\n".join(lines) + "\n"
 

@@ -59,6 +59,10 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
              "", f"a = {a_path}", f"b = {b_path}", f"delta = b - a ({c.a.protocol})"]  # fmt: skip
     lines += ["", "### Summary" if md else "Summary", ""]
     lines += [pad + ln for ln in table(headers, rows("summary"), numeric)]
-    lines += ["", "### AP per class, largest changes first" if md else "AP per class, largest changes first", ""]
+    lines += [
+        "",
+        "### AP per class, largest changes first" if md else "AP per class, largest changes first",
+        "",
+    ]
     lines += [pad + ln for ln in table(["class", *headers[1:]], rows("class"), numeric)]
     return "\n".join(lines) + "\n"

@@ -7,9 +7,9 @@ Columns: ``protocol, scope, key, metric, value`` where ``scope`` is
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from typing import TYPE_CHECKING
 
 from .view import View, order_images
 

@@ -59,7 +59,9 @@ def cell(value: Any, column: str = "") -> str:
     return str(value)
 
 
-def grid(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
+def grid(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]
+) -> list[str]:
     """Left-aligned text, right-aligned numbers, two spaces between columns."""
     widths = [len(h) for h in headers]
     for r in rows:
@@ -75,7 +77,9 @@ def grid(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequenc
     return [line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]]
 
 
-def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> list[str]:
+def md_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]
+) -> list[str]:
     def esc(c: str) -> str:
         return c.replace("|", "\\|")
 
@@ -85,13 +89,18 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Seq
     return out
 
 
-def _frame_rows(df: pd.DataFrame, headers: dict[str, str]) -> tuple[list[str], list[list[str]], list[bool]]:
+def _frame_rows(
+    df: pd.DataFrame, headers: dict[str, str]
+) -> tuple[list[str], list[list[str]], list[bool]]:
     cols = [c for c in headers if c in df.columns]
     if "note" in cols and not df["note"].astype(bool).any():
         cols.remove("note")
     if "file_name" in cols and df["file_name"].isna().all():
         cols.remove("file_name")
-    rows = [[cell(v, c) for v, c in zip(rec, cols, strict=True)] for rec in df[cols].itertuples(index=False, name=None)]
+    rows = [
+        [cell(v, c) for v, c in zip(rec, cols, strict=True)]
+        for rec in df[cols].itertuples(index=False, name=None)
+    ]
     return [headers[c] for c in cols], rows, [c not in TEXT_COLUMNS for c in cols]
 
 
@@ -102,7 +111,8 @@ def _describe_protocol(r: ProtocolResult) -> str:
         return f"{p.name} (VOC devkit: {ap}, IoU > {p.iou_thresholds[0]:g}, {p.pixel_convention.value} pixels, difficult ignored)"
     thr = p.iou_thresholds
     thr_text = (
-        "0.50:0.95" if len(thr) == 10 and thr[0] == 0.5 and abs(thr[-1] - 0.95) < 1e-12
+        "0.50:0.95"
+        if len(thr) == 10 and thr[0] == 0.5 and abs(thr[-1] - 0.95) < 1e-12
         else ",".join(f"{t:g}" for t in thr)
     )
     extra = ", class-agnostic" if p.class_agnostic else ""
@@ -211,7 +221,9 @@ def check_rows(checks) -> tuple[list[str], list[list[str]], list[bool]]:
 
 def checks_verdict(checks) -> str:
     failed = sum(not c.passed for c in checks)
-    return f"{failed} of {len(checks)} checks failed" if failed else f"all {len(checks)} checks passed"
+    return (
+        f"{failed} of {len(checks)} checks failed" if failed else f"all {len(checks)} checks passed"
+    )
 
 
 def render_table(result: EvaluationResult, view: View) -> str:

@@ -34,9 +34,13 @@ def order_images(df: pd.DataFrame, view: View) -> pd.DataFrame:
         out = df
     elif view.sort == "errors":
         errors = df["FP"] + df["FN"]
-        out = df.assign(_e=errors).sort_values(
-            ["_e", "recall"], ascending=[False, True], kind="stable", na_position="last"
-        ).drop(columns="_e")
+        out = (
+            df.assign(_e=errors)
+            .sort_values(
+                ["_e", "recall"], ascending=[False, True], kind="stable", na_position="last"
+            )
+            .drop(columns="_e")
+        )
     else:
         out = df.sort_values(view.sort, ascending=True, kind="stable", na_position="last")
     if view.worst is not None:

@@ -20,7 +20,9 @@ from .helpers import assert_stats, case_dir, expected
 def test_04_cocoapi_val2014_bbox():
     d = case_dir("04_cocoapi_val2014_100_bbox_segm")
     exp = next(e for e in expected(d.name)["expected"] if e["iou_type"] == "bbox")
-    r = evaluate(str(d / "instances_val2014_100.json"), str(d / "instances_val2014_fakebbox100_results.json"))
+    r = evaluate(
+        str(d / "instances_val2014_100.json"), str(d / "instances_val2014_fakebbox100_results.json")
+    )
     assert_stats(r.summary, exp["stats"], exp["tolerance"], d.name)
 
 
@@ -59,7 +61,11 @@ def test_08_crowd_region_and_mixed_id_types(min_score, tmp_path):
     exp = exps[0] if min_score else exps[1]
     preds = str(d / "dt_ignore_test.json")
     if min_score:
-        kept = [p for p in json.loads((d / "dt_ignore_test.json").read_text()) if p["score"] >= min_score]
+        kept = [
+            p
+            for p in json.loads((d / "dt_ignore_test.json").read_text())
+            if p["score"] >= min_score
+        ]
         preds = str(tmp_path / "kept.json")
         (tmp_path / "kept.json").write_text(json.dumps(kept))
     r = evaluate(str(d / "gt_ignore_test.json"), preds)
@@ -81,7 +87,9 @@ def test_08_iou_matrix_with_crowd_column_as_iof():
     cols = np.r_[np.flatnonzero(~gt.is_crowd), np.flatnonzero(gt.is_crowd)]
     di = np.repeat(keep, len(cols))
     gi = np.tile(cols, len(keep))
-    got = pair_iou(pred.xyxy[di], pred.bbox_area[di], gt.xyxy[gi], gt.bbox_area[gi], gt.is_crowd[gi])
+    got = pair_iou(
+        pred.xyxy[di], pred.bbox_area[di], gt.xyxy[gi], gt.bbox_area[gi], gt.is_crowd[gi]
+    )
     got = got.reshape(len(keep), len(cols))
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, atol=1e-9, rtol=0)

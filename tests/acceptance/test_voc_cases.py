@@ -28,7 +28,9 @@ def test_01_padilla_sample_with_score_ties(thr, protocol, twin):
     d = case_dir("01_padilla_odm_sample_txt")
     ref = expected(d.name)["computed_reference"]["stable_plus1"][thr]
     if twin == "absolute":
-        r = evaluate(str(d / "groundtruths"), str(d / "detections"), protocol=protocol, iou_thr=float(thr))
+        r = evaluate(
+            str(d / "groundtruths"), str(d / "detections"), protocol=protocol, iou_thr=float(thr)
+        )
     else:
         r = evaluate(str(d / "groundtruths_rel"), str(d / "detections_rel"), protocol=protocol,
                      iou_thr=float(thr), normalized=True, image_size=(200, 200))  # fmt: skip
@@ -65,7 +67,13 @@ def test_02_voc_xml_ground_truth_and_text_detections(dets, options):
     for e in expected(d.name)["expected"]:
         protocol = "voc07" if e["interpolation"] == "11_point" else "voc12"
         thr = e["iou_threshold"]
-        r = evaluate(str(d / "gts_vocpascal_format"), str(d / dets), protocol=protocol, iou_thr=thr, **options)
+        r = evaluate(
+            str(d / "gts_vocpascal_format"),
+            str(d / dets),
+            protocol=protocol,
+            iou_thr=thr,
+            **options,
+        )
         row = ap_of(r, "cat")
         assert row["AP"] == pytest.approx(e["value"], abs=e["tolerance"]), (dets, e)
         exact = ref[str(thr)][METHOD[protocol]]
@@ -136,7 +144,9 @@ def test_11_ignore_boxes_and_iou_exactly_half(images, variant, pixel, tmp_path):
         shutil.copy(det / "img1.txt", tmp_path / "det")
         ann, det = tmp_path / "ann", tmp_path / "det"
     for protocol, key in (("voc12", "mAP_all_point"), ("voc07", "mAP_11_point")):
-        r = evaluate(str(ann), str(det), protocol=protocol, box_format="xyxy", pixel_convention=pixel)
+        r = evaluate(
+            str(ann), str(det), protocol=protocol, box_format="xyxy", pixel_convention=pixel
+        )
         assert r.summary["mAP"] == pytest.approx(ref[key], abs=1e-12), (protocol, variant)
         for cls, v in ref["per_class"].items():
             row = ap_of(r, cls)

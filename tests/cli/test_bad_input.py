@@ -12,7 +12,14 @@ GT = {
     "images": [{"id": 1, "file_name": "a.jpg", "width": 100, "height": 100}],
     "categories": [{"id": 1, "name": "cat"}],
     "annotations": [
-        {"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20], "area": 400, "iscrowd": 0}
+        {
+            "id": 1,
+            "image_id": 1,
+            "category_id": 1,
+            "bbox": [10, 10, 20, 20],
+            "area": 400,
+            "iscrowd": 0,
+        }
     ],
 }
 PRED = [{"image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20], "score": 0.9}]
@@ -33,7 +40,9 @@ def test_missing_path(tmp_path, write_json):
 
 def test_empty_file(tmp_path, write_json):
     (tmp_path / "empty.json").write_text("")
-    fail(write_json("gt.json", GT), tmp_path / "empty.json", needles=["empty.json", "file is empty"])
+    fail(
+        write_json("gt.json", GT), tmp_path / "empty.json", needles=["empty.json", "file is empty"]
+    )
 
 
 def test_malformed_json_names_line_and_column(tmp_path, write_json):
@@ -43,11 +52,15 @@ def test_malformed_json_names_line_and_column(tmp_path, write_json):
 
 def test_truncated_json(tmp_path, write_json):
     (tmp_path / "p.json").write_text('[{"image_id": 1, "bbox": [1, 2')
-    fail(write_json("gt.json", GT), tmp_path / "p.json", needles=["p.json:1:", "ends in the middle"])
+    fail(
+        write_json("gt.json", GT), tmp_path / "p.json", needles=["p.json:1:", "ends in the middle"]
+    )
 
 
 def test_nan_is_not_json(tmp_path, write_json):
-    (tmp_path / "p.json").write_text('[{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, NaN], "score": 1}]')
+    (tmp_path / "p.json").write_text(
+        '[{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, NaN], "score": 1}]'
+    )
     fail(write_json("gt.json", GT), tmp_path / "p.json", needles=["p.json:1:", "NaN"])
 
 
@@ -79,7 +92,11 @@ def test_infinite_number(tmp_path, write_json):
     (tmp_path / "p.json").write_text(
         '[{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 1e999], "score": 1}]'
     )
-    fail(write_json("gt.json", GT), tmp_path / "p.json", needles=["p.json:[0].bbox[3]", "out of range"])
+    fail(
+        write_json("gt.json", GT),
+        tmp_path / "p.json",
+        needles=["p.json:[0].bbox[3]", "out of range"],
+    )
 
 
 def test_ground_truth_given_as_results_list(write_json):
@@ -114,7 +131,13 @@ def test_folder_of_unknown_files(tmp_path, write_json):
 
 @pytest.mark.parametrize("fmt", ["csv", "voc-xml"])
 def test_forced_wrong_format_is_a_clear_error(fmt, write_json):
-    fail(write_json("gt.json", GT), write_json("p.json", PRED), "--pred-format", fmt, needles=["p.json"])
+    fail(
+        write_json("gt.json", GT),
+        write_json("p.json", PRED),
+        "--pred-format",
+        fmt,
+        needles=["p.json"],
+    )
 
 
 def test_predictions_on_unknown_images_warn_but_score(write_json):

@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,7 +15,20 @@ import pytest
 from ..parity.synth import make_scene
 from .helpers import run
 
-SUMMARY_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
+SUMMARY_KEYS = [
+    "AP",
+    "AP50",
+    "AP75",
+    "APs",
+    "APm",
+    "APl",
+    "AR1",
+    "AR10",
+    "AR100",
+    "ARs",
+    "ARm",
+    "ARl",
+]
 
 
 @pytest.fixture
@@ -108,9 +122,9 @@ def test_failed_run_leaves_existing_output_untouched(scene, tmp_path):
 
 
 def test_inputs_are_not_modified(scene):
-    before = [hashlib.sha256(open(p, "rb").read()).hexdigest() for p in scene]
+    before = [hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in scene]
     run(*scene, "-f", "json")
-    after = [hashlib.sha256(open(p, "rb").read()).hexdigest() for p in scene]
+    after = [hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in scene]
     assert before == after
 
 

@@ -33,10 +33,12 @@ def make_scene(seed: int, n_images: int = 60, n_categories: int = 6, **kw) -> tu
     no_gt_cat = cat_ids[-1]
     no_pred_cat = cat_ids[0] if n_categories > 2 else None
     special = [32.0**2, 96.0**2, 32.0**2 - 1e-9, 96.0**2 + 1e-9, 0.0]
-    for ii, img_id in enumerate(img_ids):
+    for img_id in img_ids:
         img_id = int(img_id)
         w_img, h_img = 640, 480
-        images.append({"id": img_id, "width": w_img, "height": h_img, "file_name": f"{img_id:06d}.jpg"})
+        images.append(
+            {"id": img_id, "width": w_img, "height": h_img, "file_name": f"{img_id:06d}.jpg"}
+        )
         n_gt = 0 if rng.random() < 0.1 else int(rng.integers(1, 12))
         gts_here = []
         for _ in range(n_gt):
@@ -49,9 +51,21 @@ def make_scene(seed: int, n_images: int = 60, n_categories: int = 6, **kw) -> tu
                 w, h = rng.uniform(0.5, 140), rng.uniform(0.5, 100)
             crowd = int(rng.random() < crowd_rate)
             r = rng.random()
-            area = float(w * h) if r < 0.7 else (float(rng.choice(special)) if r < 0.85 else float(w * h * rng.uniform(0.3, 1.0)))
-            ann = {"id": ann_id, "image_id": img_id, "category_id": c, "bbox": [x, y, w, h],
-                   "area": area, "iscrowd": crowd}
+            area = (
+                float(w * h)
+                if r < 0.7
+                else (
+                    float(rng.choice(special)) if r < 0.85 else float(w * h * rng.uniform(0.3, 1.0))
+                )
+            )
+            ann = {
+                "id": ann_id,
+                "image_id": img_id,
+                "category_id": c,
+                "bbox": [x, y, w, h],
+                "area": area,
+                "iscrowd": crowd,
+            }
             if rng.random() < 0.05:
                 ann["ignore"] = int(rng.integers(0, 2))
             ann_id += 1
@@ -72,16 +86,26 @@ def make_scene(seed: int, n_images: int = 60, n_categories: int = 6, **kw) -> tu
                 bx = [x + j[0], y + j[1], max(w + j[2], 0.0), max(h + j[3], 0.0)]
                 c = g["category_id"] if rng.random() < 0.85 else int(rng.choice(cat_ids))
             else:
-                bx = [float(rng.integers(0, 600)), float(rng.integers(0, 440)),
-                      float(rng.integers(1, 200)), float(rng.integers(1, 200))]
+                bx = [
+                    float(rng.integers(0, 600)),
+                    float(rng.integers(0, 440)),
+                    float(rng.integers(1, 200)),
+                    float(rng.integers(1, 200)),
+                ]
                 c = int(rng.choice(cat_ids))
             if c == no_pred_cat:
                 c = cat_ids[1]
             if n_pred > 100 and gts_here:
                 c = gts_here[0]["category_id"]
             score = round(float(rng.random()), tie_decimals)
-            preds.append({"image_id": img_id, "category_id": c, "bbox": [float(v) for v in bx],
-                          "score": score})
+            preds.append(
+                {
+                    "image_id": img_id,
+                    "category_id": c,
+                    "bbox": [float(v) for v in bx],
+                    "score": score,
+                }
+            )
     cats = [{"id": c, "name": f"class{c}"} for c in cat_ids]
     rng.shuffle(images)
     gt = {"images": images, "annotations": anns, "categories": cats}

@@ -16,7 +16,20 @@ from iou_eval.protocols import AreaRange
 
 from .synth import make_scene, run_pycocotools
 
-SUMMARY_KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
+SUMMARY_KEYS = [
+    "AP",
+    "AP50",
+    "AP75",
+    "APs",
+    "APm",
+    "APl",
+    "AR1",
+    "AR10",
+    "AR100",
+    "ARs",
+    "ARm",
+    "ARl",
+]
 
 
 def assert_same(ours, ref, label: str) -> None:

@@ -35,7 +35,12 @@ def voc_scene(seed: int, n_images: int = 40):
                 g = here[int(rng.integers(len(here)))]
                 j = rng.integers(-4, 5, size=4)
                 box = [g[2][0] + j[0], g[2][1] + j[1], g[2][2] + j[2], g[2][3] + j[3]]
-                box = [min(box[0], box[2]), min(box[1], box[3]), max(box[0], box[2]), max(box[1], box[3])]
+                box = [
+                    min(box[0], box[2]),
+                    min(box[1], box[3]),
+                    max(box[0], box[2]),
+                    max(box[1], box[3]),
+                ]
                 cls = g[1] if rng.random() < 0.9 else str(rng.choice(CLASSES))
             else:
                 x1, y1 = int(rng.integers(0, 200)), int(rng.integers(0, 200))

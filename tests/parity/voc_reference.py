@@ -19,9 +19,11 @@ def overlap(bb, gt, plus_one: bool) -> np.ndarray:
     iw = np.maximum(ixmax - ixmin + e, 0.0)
     ih = np.maximum(iymax - iymin + e, 0.0)
     inters = iw * ih
-    uni = (bb[2] - bb[0] + e) * (bb[3] - bb[1] + e) + (gt[:, 2] - gt[:, 0] + e) * (
-        gt[:, 3] - gt[:, 1] + e
-    ) - inters
+    uni = (
+        (bb[2] - bb[0] + e) * (bb[3] - bb[1] + e)
+        + (gt[:, 2] - gt[:, 0] + e) * (gt[:, 3] - gt[:, 1] + e)
+        - inters
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         return inters / uni
 

@@ -20,7 +20,9 @@ def test_conventions_convert_to_the_same_box():
 
 
 def test_normalized_boxes_scale_by_image_size():
-    out, area = to_xyxy(np.array([[0.5, 0.5, 0.2, 0.1]]), BoxFormat.CXCYWH, np.array([[200.0, 100.0]]))
+    out, area = to_xyxy(
+        np.array([[0.5, 0.5, 0.2, 0.1]]), BoxFormat.CXCYWH, np.array([[200.0, 100.0]])
+    )
     assert out.tolist() == [[80.0, 45.0, 120.0, 55.0]]
     assert area.tolist() == [400.0]
 

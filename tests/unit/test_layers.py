@@ -25,7 +25,14 @@ def third_party_imports(path: Path) -> set[str]:
 
 def test_core_imports_numpy_only():
     for name in NUMPY_ONLY:
-        extra = third_party_imports(PKG / name) - {"numpy", "__future__", "dataclasses", "enum", "typing", "collections"}
+        extra = third_party_imports(PKG / name) - {
+            "numpy",
+            "__future__",
+            "dataclasses",
+            "enum",
+            "typing",
+            "collections",
+        }
         assert not extra, f"{name} imports {extra}"
 
 

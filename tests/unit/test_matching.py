@@ -55,8 +55,10 @@ def test_duplicate_is_false_positive():
 
 
 def test_prediction_on_crowd_is_ignored_and_crowd_is_reusable():
-    """  crowd [0,0,100,100] swallows two boxes inside it; neither is TP nor FP."""
-    gt, pred = scene([[0, 0, 100, 100]], [([0, 0, 10, 10], 0.9), ([20, 20, 30, 30], 0.8)], crowd=[True])
+    """crowd [0,0,100,100] swallows two boxes inside it; neither is TP nor FP."""
+    gt, pred = scene(
+        [[0, 0, 100, 100]], [([0, 0, 10, 10], 0.9), ([20, 20, 30, 30], 0.8)], crowd=[True]
+    )
     r = evaluate(gt, pred)
     assert counts(r) == (0, 0, 0)
     assert r.per_class.iloc[0]["gt"] == 0
@@ -65,7 +67,9 @@ def test_prediction_on_crowd_is_ignored_and_crowd_is_reusable():
 
 def test_regular_ground_truth_is_preferred_over_crowd():
     """A box overlapping both a regular GT (IoU 0.68) and a crowd (IoF 1) matches the regular one."""
-    gt, pred = scene([[0, 0, 10, 10], [0, 0, 100, 100]], [([0, 0, 10, 8], 0.9)], crowd=[False, True])
+    gt, pred = scene(
+        [[0, 0, 10, 10], [0, 0, 100, 100]], [([0, 0, 10, 8], 0.9)], crowd=[False, True]
+    )
     assert counts(evaluate(gt, pred)) == (1, 0, 0)
 
 
@@ -80,7 +84,9 @@ def test_annotation_id_zero_quirk_and_its_switch():
 
 def test_ignore_flag_is_overwritten_by_default_and_honoured_on_request():
     """GT 2 is flagged ignore (not crowd); nothing predicts it."""
-    gt, pred = scene([[0, 0, 10, 10], [50, 50, 60, 60]], [([0, 0, 10, 10], 0.9)], ignore=[False, True])
+    gt, pred = scene(
+        [[0, 0, 10, 10], [50, 50, 60, 60]], [([0, 0, 10, 10], 0.9)], ignore=[False, True]
+    )
     parity = evaluate(gt, pred)
     assert counts(parity) == (1, 0, 1)
     assert any("--honour-ignore" in w for w in parity.warnings)
@@ -105,7 +111,9 @@ def test_more_than_max_dets_predictions_are_dropped():
 
 
 def test_class_only_in_predictions_is_listed_with_false_positives():
-    gt, pred = scene([[0, 0, 10, 10]], [([0, 0, 10, 10], 0.9), ([0, 0, 10, 10], 0.8)], pred_cls=[0, 1])
+    gt, pred = scene(
+        [[0, 0, 10, 10]], [([0, 0, 10, 10], 0.9), ([0, 0, 10, 10], 0.8)], pred_cls=[0, 1]
+    )
     r = evaluate(gt, pred)
     b = r.per_class.set_index("class").loc["b"]
     assert b["FP"] == 1 and np.isnan(b["AP"]) and "no ground truth" in b["note"]
@@ -115,7 +123,12 @@ def test_best_f1_score_threshold():
     """GT x2; predictions 0.9 TP, 0.8 FP, 0.7 TP, 0.6 FP: best F1 (0.8) keeps score >= 0.7."""
     gt, pred = scene(
         [[0, 0, 10, 10], [50, 50, 60, 60]],
-        [([0, 0, 10, 10], 0.9), ([20, 20, 30, 30], 0.8), ([50, 50, 60, 60], 0.7), ([80, 80, 90, 90], 0.6)],
+        [
+            ([0, 0, 10, 10], 0.9),
+            ([20, 20, 30, 30], 0.8),
+            ([50, 50, 60, 60], 0.7),
+            ([80, 80, 90, 90], 0.6),
+        ],
     )
     row = evaluate(gt, pred).per_class.iloc[0]
     assert row["best_F1"] == pytest.approx(0.8)
@@ -128,7 +141,9 @@ def test_ap_invariant_to_row_order_and_renaming(write_json):
     gt, preds = make_scene(5)
     base = evaluate(write_json("g.json", gt), write_json("p.json", preds)).summary
     rng = np.random.default_rng(0)
-    gt2 = dict(gt, annotations=[gt["annotations"][i] for i in rng.permutation(len(gt["annotations"]))])
+    gt2 = dict(
+        gt, annotations=[gt["annotations"][i] for i in rng.permutation(len(gt["annotations"]))]
+    )
     # Rename categories (keeping their order) and shuffle images.
     for c in gt2["categories"]:
         c["name"] = "renamed-" + c["name"]

@@ -19,9 +19,7 @@ def test_wheel_contains_every_module(tmp_path):
     assert p.returncode == 0, p.stderr
     wheel = next(tmp_path.glob("iou_eval-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    expected = {
-        path.relative_to(ROOT).as_posix() for path in (ROOT / "iou_eval").rglob("*.py")
-    }
+    expected = {path.relative_to(ROOT).as_posix() for path in (ROOT / "iou_eval").rglob("*.py")}
     missing = expected - names
     assert not missing, f"missing from the wheel: {sorted(missing)}"
     assert any(n.endswith("entry_points.txt") for n in names)
