@@ -151,13 +151,24 @@ def test_fail_if_significant_lets_noise_pass():
     run(GT, PREDS, "--fail-under", "AP=0.6", expect=3)
     r = run(GT, PREDS, "--fail-under", "AP=0.6", "--bootstrap", "100", "--fail-if-significant")
     assert "not significantly" in r.out
-    run(GT, PREDS, "--fail-under", "AP=0.99", "--bootstrap", "100", "--fail-if-significant", expect=3)
+    run(
+        GT,
+        PREDS,
+        "--fail-under",
+        "AP=0.99",
+        "--bootstrap",
+        "100",
+        "--fail-if-significant",
+        expect=3,
+    )
 
 
 def test_paired_baseline_deltas_with_bootstrap(tmp_path, worse):
     base = tmp_path / "base.json"
     run(GT, PREDS, "-f", "json", "-o", base, "--bootstrap", "50")
-    doc = json.loads(run(GT, worse, "--baseline", base, "--bootstrap", "50", "-f", "json", expect=3).out)
+    doc = json.loads(
+        run(GT, worse, "--baseline", base, "--bootstrap", "50", "-f", "json", expect=3).out
+    )
     ap = next(c for c in doc["checks"] if c["name"] == "AP")
     lo, hi = ap["interval"]
     assert lo <= ap["margin"] <= hi
