@@ -30,10 +30,46 @@ class CocoArrays:
     scores: np.ndarray
 
 
+def suffix_max(values: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Running maximum from the right within runs of equal ``group`` ``[N]``.
+
+    A Hillis-Steele scan: log2(longest run) vectorised passes, exact (only
+    ``max``), no sort.
+    """
+    env = values.copy()
+    n = len(env)
+    shift = 1
+    while shift < n:
+        same = group[shift:] == group[:-shift]
+        env[:-shift] = np.where(same, np.maximum(env[:-shift], env[shift:]), env[:-shift])
+        shift *= 2
+    return env
+
+
+def first_counts(npig: np.ndarray, rec_thr: np.ndarray) -> np.ndarray:
+    """``[..., R]`` the smallest true-positive count whose recall reaches each point.
+
+    Recall is ``tp / npig``, monotone in ``tp``, so "recall >= r" is exactly
+    "tp >= c" for this ``c``: the first prediction pycocotools' searchsorted
+    on the recall curve finds is the c-th true positive.
+    """
+    out = np.zeros((*npig.shape, len(rec_thr)), dtype=np.int64)
+    for p in np.unique(npig):
+        if p > 0:
+            c = np.searchsorted(np.arange(p + 1, dtype=np.float64) / p, rec_thr, side="left")
+            out[npig == p] = c
+    return out
+
+
 def accumulate_coco(
     *,
-    tp: np.ndarray,
-    fp: np.ndarray,
+    outside: np.ndarray,
+    rec_lane: np.ndarray,
+    rec_dt: np.ndarray,
+    rec_tp: np.ndarray,
+    rec_counted: np.ndarray,
+    lane_thresholds: int,
+    n_thresholds: int,
     dt_score: np.ndarray,
     dt_category: np.ndarray,
     dt_image: np.ndarray,
@@ -46,10 +82,15 @@ def accumulate_coco(
     gt_image: np.ndarray | None = None,
     image_weight: np.ndarray | None = None,
 ) -> CocoArrays:
-    """Accumulate per-category precision/recall curves.
+    """Accumulate per-category precision/recall curves from sparse matches.
 
     Args:
-        tp, fp: ``[A, T, D]`` bool per kept prediction.
+        outside: ``[A, D]`` bool, a prediction's area is outside the range
+            (an unmatched one is then ignored, else it is a false positive).
+        rec_lane, rec_dt, rec_tp, rec_counted: ``[P]`` match records
+            (see :class:`~iou_eval.matching.Matches`); lanes are
+            ``area * lane_thresholds + threshold``.
+        n_thresholds: ``T``, the thresholds to accumulate (the first ones).
         dt_score, dt_category, dt_image, dt_rank: ``[D]`` score, category
             index, image position (in sorted image-id order) and rank inside
             its (image, category) group.
@@ -62,99 +103,153 @@ def accumulate_coco(
             image drawn twice counts twice.  None for the plain evaluation.
 
     The ordering reproduces pycocotools: within a category, predictions are
-    ranked by score, ties by image (sorted ids) then by rank in the image.
+    ranked by score, ties by image (sorted ids) then by rank in the image —
+    the order the predictions must arrive in.  Only true positives are visited: between two of them precision only
+    falls, so the interpolated precision at a recall point is the largest
+    precision among the true positives from the one that reaches it on,
+    computed with the same float operations pycocotools performs there —
+    hence the same bits.  The running count of scored predictions is a dense
+    cumulative sum per area range plus sparse corrections from the matches.
     """
-    n_area, n_thr, _ = tp.shape
+    n_area, n_dt = outside.shape
+    n_thr = n_thresholds
     rec_thr = np.asarray(recall_thresholds, dtype=np.float64)
-    n_rec = len(rec_thr)
-    n_max = len(max_dets)
-    precision = -np.ones((n_thr, n_rec, n_categories, n_area, n_max))
-    recall = -np.ones((n_thr, n_categories, n_area, n_max))
-    scores = -np.ones((n_thr, n_rec, n_categories, n_area, n_max))
+    n_rec, n_max, k_n = len(rec_thr), len(max_dets), n_categories
+    lanes = n_area * n_thr
+    precision = -np.ones((n_thr, n_rec, k_n, n_area, n_max))
+    recall = -np.ones((n_thr, k_n, n_area, n_max))
+    scores = -np.ones((n_thr, n_rec, k_n, n_area, n_max))
 
     # Ground truths that count, per category and area range: npig[K, A].
-    npig = np.zeros((n_categories, n_area), dtype=np.int64)
+    npig = np.zeros((k_n, n_area), dtype=np.int64)
     for a in range(n_area):
         counted = ~gt_ignore[a]
         w = None
         if image_weight is not None and gt_image is not None:
             w = image_weight[gt_image[counted]]
         npig[:, a] = np.round(
-            np.bincount(gt_category[counted], weights=w, minlength=n_categories)[:n_categories]
+            np.bincount(gt_category[counted], weights=w, minlength=k_n)[:k_n]
         ).astype(np.int64)
+    need = first_counts(npig, rec_thr)  # [K, A, R]
+    lane_area = np.repeat(np.arange(n_area), n_thr)
+    need_l = need[:, lane_area, :].transpose(1, 0, 2).reshape(lanes * k_n, n_rec)
+    group_cat = np.arange(lanes * k_n) % k_n
 
-    order = np.lexsort((dt_rank, dt_image, -dt_score, dt_category))
-    cat_sorted = dt_category[order]
-    starts = np.searchsorted(cat_sorted, np.arange(n_categories + 1))
-    lanes = n_area * n_thr
-    tp2 = tp.reshape(lanes, -1)
-    fp2 = fp.reshape(lanes, -1)
-    lane_npig_index = np.repeat(np.arange(n_area), n_thr)
+    # Records of the accumulated thresholds, renumbered to lanes of T.
+    r_thr = rec_lane % lane_thresholds
+    mine = r_thr < n_thr
+    r_lane_all = (rec_lane[mine] // lane_thresholds) * n_thr + r_thr[mine]
+    r_dt_all, r_tp_all, r_cnt_all = rec_dt[mine], rec_tp[mine], rec_counted[mine]
 
-    for k in range(n_categories):
-        if not npig[k].any():
-            continue
-        cols_all = order[starts[k] : starts[k + 1]]
-        for m, max_det in enumerate(max_dets):
-            cols = cols_all[dt_rank[cols_all] < max_det]
-            if image_weight is not None:
-                mult = image_weight[dt_image[cols]]
-                cols, mult = cols[mult > 0], mult[mult > 0]
-            n = len(cols)
-            tps = tp2[:, cols]
-            fps = fp2[:, cols]
-            if image_weight is not None:
-                tps = tps * mult
-                fps = fps * mult
-            tp_sum = np.cumsum(tps, axis=1).astype(np.float64)
-            fp_sum = np.cumsum(fps, axis=1).astype(np.float64)
-            lane_npig = npig[k, lane_npig_index]
-            live = lane_npig > 0
-            with np.errstate(invalid="ignore", divide="ignore"):
-                rc = tp_sum / lane_npig[:, None]
-            pr = tp_sum / (fp_sum + tp_sum + _EPS)
-            # Interpolated precision: the running maximum from the right.
-            env = np.maximum.accumulate(pr[:, ::-1], axis=1)[:, ::-1] if n else pr
-            final_recall = rc[:, -1] if n else np.zeros(lanes)
+    # Predictions arrive in the matcher's order (by image, then rank inside
+    # the image's group), so a stable sort by (category, score) leaves ties
+    # ordered by image and rank, as pycocotools orders them.
+    order = np.lexsort((-dt_score, dt_category))
+    weight_all = None if image_weight is None else image_weight[dt_image]
+    # Records sorted once by (lane, position in accumulation order); each
+    # maxDets keeps a subset of positions, which keeps them sorted.
+    full_pos = np.empty(n_dt, dtype=np.int64)
+    full_pos[order] = np.arange(n_dt)
+    rp_full = full_pos[r_dt_all]
+    o = np.argsort(r_lane_all * (n_dt + 1) + rp_full, kind="stable")
+    r_lane_all, rp_full = r_lane_all[o], rp_full[o]
+    r_tp_all, r_cnt_all = r_tp_all[o], r_cnt_all[o]
 
-            # The first prediction whose recall reaches each recall point.
-            # Recall is tp / npig, monotone in tp, so "rc >= r" is "tp >= c"
-            # for the smallest count c with c / npig >= r: exact, no rounding.
-            idx = np.full((lanes, n_rec), n, dtype=np.int64)
-            if n:
-                for a in range(n_area):
-                    p = int(npig[k, a])
-                    if p == 0:
-                        continue
-                    need = np.searchsorted(
-                        np.arange(p + 1, dtype=np.float64) / p, rec_thr, side="left"
-                    )
-                    rows = slice(a * n_thr, (a + 1) * n_thr)
-                    # tp_sum rows are integer-valued: shift each row into its
-                    # own band so one searchsorted serves them all.
-                    span = float(tp_sum[rows, -1].max()) + 1.0
-                    band = (np.arange(n_thr, dtype=np.float64) * span)[:, None]
-                    flat = (tp_sum[rows] + band).ravel()
-                    pos = np.searchsorted(flat, (need[None, :] + band).ravel(), side="left")
-                    idx[rows] = pos.reshape(n_thr, n_rec) - (np.arange(n_thr) * n)[:, None]
-            hit = idx < n
-            safe = np.where(hit, idx, 0)
-            q = (
-                np.where(hit, np.take_along_axis(env, safe, axis=1), 0.0)
-                if n
-                else np.zeros((lanes, n_rec))
+    for m, max_det in enumerate(max_dets):
+        keep = dt_rank[order] < max_det
+        if weight_all is not None:
+            keep &= weight_all[order] > 0
+        sel = order[keep]
+        n = len(sel)
+        new_pos = np.cumsum(keep) - 1  # full position -> position among the kept
+        cat = dt_category[sel]
+        starts = np.searchsorted(cat, np.arange(k_n + 1))
+        size = np.diff(starts)
+        w = None if weight_all is None else weight_all[sel]
+
+        # Scored predictions so far, per lane = base (per area range) + corrections.
+        base = ~outside[:, sel]
+        base_cum = np.cumsum(base if w is None else base * w, axis=1, dtype=np.int64)
+        ok = keep[rp_full]
+        r_lane, r_pos = r_lane_all[ok], new_pos[rp_full[ok]]
+        r_tp, r_cnt = r_tp_all[ok], r_cnt_all[ok]
+        r_w = np.ones(len(r_pos), dtype=np.int64) if w is None else w[r_pos]
+        delta = (r_cnt.astype(np.int64) - base[r_lane // n_thr, r_pos]) * r_w
+        corr = np.cumsum(delta)
+        lane_first = np.searchsorted(r_lane, np.arange(lanes + 1))
+        corr_before_lane = np.concatenate(([0], corr))[lane_first[:-1]]
+        corr_in_lane = corr - corr_before_lane[r_lane]
+        r_key = r_lane * (n + 1) + r_pos
+
+        def scored_upto(q_lane: np.ndarray, q_pos: np.ndarray) -> np.ndarray:
+            """Scored predictions of ``q_lane`` at positions ``<= q_pos`` (``q_pos >= 0``)."""
+            total = base_cum[q_lane // n_thr, q_pos]
+            i = np.searchsorted(r_key, q_lane * (n + 1) + q_pos, side="right") - 1
+            valid = i >= 0
+            valid[valid] = r_lane[i[valid]] == q_lane[valid]
+            return (
+                total + np.where(valid, corr_in_lane[np.maximum(i, 0)], 0) if len(corr) else total
             )
-            ss = np.where(hit, dt_score[cols][safe], 0.0) if n else np.zeros((lanes, n_rec))
-            # lanes are (area, threshold); the arrays are [T, R, K, A, M].
-            q = q.reshape(n_area, n_thr, n_rec)
-            ss = ss.reshape(n_area, n_thr, n_rec)
-            fr = final_recall.reshape(n_area, n_thr)
-            for a in range(n_area):
-                if not live[a * n_thr]:
-                    continue
-                precision[:, :, k, a, m] = q[a]
-                scores[:, :, k, a, m] = ss[a]
-                recall[:, k, a, m] = fr[a]
+
+        # Scored predictions before each category's first position: [L * K].
+        g_lane = np.arange(lanes * k_n) // k_n
+        g_start = starts[group_cat]
+        before = np.zeros(lanes * k_n, dtype=np.int64)
+        has_before = g_start > 0
+        before[has_before] = scored_upto(g_lane[has_before], g_start[has_before] - 1)
+
+        lane, pos, w_tp = r_lane[r_tp], r_pos[r_tp], r_w[r_tp]
+        group = lane * k_n + cat[pos]
+        run = np.cumsum(w_tp)
+        g_first = np.searchsorted(group, np.arange(lanes * k_n + 1))
+        tp_cum = run - np.concatenate(([0], run))[g_first[:-1]][group]
+        fp_cum = scored_upto(lane, pos) - before[group] - tp_cum
+        tp_f = tp_cum.astype(np.float64)
+        fp_f = fp_cum.astype(np.float64)
+        pr = tp_f / (fp_f + tp_f + _EPS)
+        env = suffix_max(pr, group)
+        n_tp = np.diff(g_first)
+        has = n_tp > 0
+        total_tp = np.zeros(lanes * k_n, dtype=np.int64)
+        total_tp[has] = tp_cum[g_first[1:][has] - 1]
+
+        # For each (lane, category, recall point): the true positive that
+        # reaches it, found among integer keys (group, cumulative count).
+        span = int(run[-1]) + 2 if len(run) else 2
+        key = group.astype(np.int64) * span + tp_cum
+        query = np.arange(lanes * k_n, dtype=np.int64)[:, None] * span + np.maximum(need_l, 1)
+        hit = np.searchsorted(key, query.ravel(), side="left").reshape(query.shape)
+        found = hit < g_first[1:, None]
+        safe = np.minimum(hit, max(len(env) - 1, 0))
+        if len(env):
+            q = np.where(found, env[safe], 0.0)
+            ss = np.where(found, dt_score[sel[pos[safe]]], 0.0)
+        else:
+            q = np.zeros(query.shape)
+            ss = np.zeros(query.shape)
+        # Recall point 0 (c = 0) is position 0 of the category, TP or not:
+        # its precision is the envelope's maximum, its score the top score.
+        first_env = np.zeros(lanes * k_n)
+        first_env[has] = env[g_first[:-1][has]]
+        first_score = np.zeros(lanes * k_n)
+        occupied = size[group_cat] > 0
+        first_score[occupied] = dt_score[sel[starts[group_cat[occupied]]]]
+        zero = need_l == 0
+        q = np.where(zero, first_env[:, None], q)
+        ss = np.where(zero, first_score[:, None], ss)
+
+        # Back to pycocotools' layout [T, R, K, A, M]; slices without ground truth stay -1.
+        q = q.reshape(n_area, n_thr, k_n, n_rec)
+        ss = ss.reshape(n_area, n_thr, k_n, n_rec)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rc = total_tp.reshape(n_area, n_thr, k_n) / npig.T[:, None, :]
+        rc = np.where(size[None, None, :] > 0, rc, 0.0)
+        live = npig.T > 0  # [A, K]
+        for a in range(n_area):
+            ks = np.flatnonzero(live[a])
+            precision[:, :, ks, a, m] = q[a][:, ks, :].transpose(0, 2, 1)
+            scores[:, :, ks, a, m] = ss[a][:, ks, :].transpose(0, 2, 1)
+            recall[:, ks, a, m] = rc[a][:, ks]
     return CocoArrays(precision=precision, recall=recall, scores=scores)
 
 

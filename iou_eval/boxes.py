@@ -78,6 +78,24 @@ def box_sizes(boxes: np.ndarray, fmt: BoxFormat) -> np.ndarray:
     return b[:, 2:4].copy()
 
 
+def pair_iou_columns(
+    dt: np.ndarray,
+    dt_area: np.ndarray,
+    gt: np.ndarray,
+    gt_area: np.ndarray,
+    gt_crowd: np.ndarray,
+) -> np.ndarray:
+    """:func:`pair_iou` on boxes given as columns ``[4, P]`` (x1, y1, x2, y2 rows)."""
+    iw = np.minimum(dt[2], gt[2]) - np.maximum(dt[0], gt[0])
+    ih = np.minimum(dt[3], gt[3]) - np.maximum(dt[1], gt[1])
+    hit = (iw > 0) & (ih > 0)
+    inter = np.where(hit, iw * ih, 0.0)
+    union = np.where(gt_crowd, dt_area, dt_area + gt_area - inter)
+    out = np.zeros(len(inter), dtype=np.float64)
+    np.divide(inter, union, out=out, where=hit)
+    return out
+
+
 def pair_iou(
     dt_xyxy: np.ndarray,
     dt_area: np.ndarray,
@@ -99,14 +117,7 @@ def pair_iou(
         positive, union ``(da + ga) - i`` — so values that land exactly on a
         threshold land there in both tools.
     """
-    iw = np.minimum(dt_xyxy[:, 2], gt_xyxy[:, 2]) - np.maximum(dt_xyxy[:, 0], gt_xyxy[:, 0])
-    ih = np.minimum(dt_xyxy[:, 3], gt_xyxy[:, 3]) - np.maximum(dt_xyxy[:, 1], gt_xyxy[:, 1])
-    hit = (iw > 0) & (ih > 0)
-    inter = np.where(hit, iw * ih, 0.0)
-    union = np.where(gt_crowd, dt_area, dt_area + gt_area - inter)
-    out = np.zeros(len(inter), dtype=np.float64)
-    np.divide(inter, union, out=out, where=hit)
-    return out
+    return pair_iou_columns(dt_xyxy.T, dt_area, gt_xyxy.T, gt_area, gt_crowd)
 
 
 def pair_iou_plus_one(dt_xyxy: np.ndarray, gt_xyxy: np.ndarray) -> np.ndarray:

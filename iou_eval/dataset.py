@@ -327,7 +327,7 @@ def assemble(
         bad = ~np.isfinite(score)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise fail(r, f"score must be a finite number, got {score[r]!r}")
+            raise fail(r, f"score must be a finite number, got {float(score[r])}")
     if area is None:
         area_col = bbox_area.copy()
     else:
@@ -337,7 +337,7 @@ def assemble(
         bad = ~np.isfinite(area_col) | (area_col < 0)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise fail(r, f"area must be a finite non-negative number, got {area_col[r]!r}")
+            raise fail(r, f"area must be a finite non-negative number, got {float(area_col[r])}")
 
     def flags(col: np.ndarray | None) -> np.ndarray:
         return np.zeros(n, dtype=bool) if col is None else np.asarray(col, dtype=bool)

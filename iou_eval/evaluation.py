@@ -139,8 +139,13 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
         gt_cat = gt.category_idx
         n_k = k
     acc_inputs = dict(
-        tp=m.tp[:, :n_t],
-        fp=m.fp[:, :n_t],
+        outside=m.outside,
+        rec_lane=m.lane,
+        rec_dt=m.dt,
+        rec_tp=m.tp,
+        rec_counted=m.counted,
+        lane_thresholds=len(thresholds),
+        n_thresholds=n_t,
         dt_score=pred_eval.scores[m.dt_rows],
         dt_category=dt_cat,
         dt_image=pred_eval.image_idx[m.dt_rows],
@@ -160,13 +165,14 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
         protocol.max_dets,
     )
     t = thresholds.index(iou_thr)
+    tp, fp, match_gt, match_iou = m.at(0, t)
     point = OperatingPoint(
         iou_thr=iou_thr,
         dt_rows=scored_rows[m.dt_rows],
-        tp=m.tp[0, t],
-        fp=m.fp[0, t],
-        match_gt=m.match_gt[0, t],
-        match_iou=m.match_iou[0, t],
+        tp=tp,
+        fp=fp,
+        match_gt=match_gt,
+        match_iou=match_iou,
         gt_counts=~m.gt_ignore[0],
     )
     return CocoEvaluation(

@@ -25,32 +25,59 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .boxes import pair_iou
+from .boxes import pair_iou_columns
 
 
 @dataclass(frozen=True)
 class Matches:
-    """The outcome of matching, per area range ``A``, threshold ``T`` and kept prediction ``D``.
+    """The outcome of matching, kept sparse: only matched predictions carry records.
+
+    Lanes are (area range, threshold) pairs, ``lane = area * T + threshold``.
+    An unmatched prediction is a false positive in a lane unless its own
+    area lies outside the lane's range (then it is ignored).
 
     Attributes:
         dt_rows: ``[D]`` rows of the prediction dataset that were kept
             (at most ``max_det`` per group), ordered by group then rank.
         dt_rank: ``[D]`` rank of each prediction inside its group (0 = best score).
-        match_gt: ``[A, T, D]`` int64 row of the matched ground truth, -1 when none.
-        match_iou: ``[A, T, D]`` float64 overlap with it (0 when none).
-        dt_ignore: ``[A, T, D]`` bool, neither true nor false positive.
-        tp, fp: ``[A, T, D]`` bool, as pycocotools' accumulate counts them.
-        gt_ignore: ``[A, G]`` bool per ground-truth row (crowd, flagged, or outside the range).
+        n_thresholds: ``T``.
+        outside: ``[A, D]`` bool, the prediction's area is outside the range.
+        lane, dt, gt, iou: ``[P]`` one record per (lane, matched prediction):
+            the prediction's position in ``dt_rows``, the ground-truth row,
+            the overlap.
+        tp: ``[P]`` bool, the match counts as a true positive.
+        counted: ``[P]`` bool, the prediction is scored (true or false
+            positive) rather than ignored.
+        gt_ignore: ``[A, G]`` bool per ground-truth row (crowd, flagged, or
+            outside the range).
     """
 
     dt_rows: np.ndarray
     dt_rank: np.ndarray
-    match_gt: np.ndarray
-    match_iou: np.ndarray
-    dt_ignore: np.ndarray
+    n_thresholds: int
+    outside: np.ndarray
+    lane: np.ndarray
+    dt: np.ndarray
+    gt: np.ndarray
+    iou: np.ndarray
     tp: np.ndarray
-    fp: np.ndarray
+    counted: np.ndarray
     gt_ignore: np.ndarray
+
+    def at(self, area: int, thr: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Dense outcome of one lane: ``tp[D]``, ``fp[D]``, ``match_gt[D]``, ``match_iou[D]``."""
+        n = len(self.dt_rows)
+        mine = self.lane == area * self.n_thresholds + thr
+        d = self.dt[mine]
+        counted = ~self.outside[area].copy()
+        counted[d] = self.counted[mine]
+        tp = np.zeros(n, dtype=bool)
+        tp[d] = self.tp[mine]
+        match_gt = np.full(n, -1, dtype=np.int64)
+        match_gt[d] = self.gt[mine]
+        match_iou = np.zeros(n, dtype=np.float64)
+        match_iou[d] = self.iou[mine]
+        return tp, counted & ~tp, match_gt, match_iou
 
 
 def _group_starts(sorted_groups: np.ndarray, n_groups: int) -> np.ndarray:
@@ -77,9 +104,9 @@ def candidate_pairs(
     counts = gt_starts[dt_group + 1] - gt_starts[dt_group]
     total = int(counts.sum())
     dt_pos = np.repeat(np.arange(len(dt_group)), counts)
-    # Position inside the run of pairs of one prediction: 0, 1, ..., count - 1.
-    run_start = np.repeat(np.cumsum(counts) - counts, counts)
-    gt_pos = np.repeat(gt_starts[dt_group], counts) + (np.arange(total) - run_start)
+    # gt position = group start + (pair index - index of the prediction's first pair).
+    shift = gt_starts[dt_group] - (np.cumsum(counts) - counts)
+    gt_pos = np.repeat(shift, counts) + np.arange(total)
     return dt_pos, gt_pos
 
 
@@ -156,15 +183,23 @@ def match_coco(
     eff_thr = np.minimum(np.asarray(iou_thresholds, dtype=np.float64), 1 - 1e-10)
     pd, pg = candidate_pairs(d_groups, gt_group[gt_sorted], g_starts)
     pg = gt_sorted[pg]
-    iou = pair_iou(
-        dt_xyxy[dt_rows[pd]], dt_bbox_area[dt_rows[pd]], gt_xyxy[pg], gt_bbox_area[pg], gt_crowd[pg]
+    # Column-wise gathers: much faster than gathering rows of [N, 4] arrays.
+    dt_cols = dt_xyxy[dt_rows].T.copy()
+    gt_cols = gt_xyxy.T.copy()
+    iou = pair_iou_columns(
+        dt_cols[:, pd], dt_bbox_area[dt_rows][pd], gt_cols[:, pg], gt_bbox_area[pg], gt_crowd[pg]
     )
     if n_thr:
         usable = iou >= eff_thr.min()
         pd, pg, iou = pd[usable], pg[usable], iou[usable]
 
-    match_gt: np.ndarray = np.full((n_lanes, n_dt), -1, dtype=np.int64)
-    match_iou: np.ndarray = np.zeros((n_lanes, n_dt), dtype=np.float64)
+    d_area = dt_bbox_area[dt_rows]
+    # Unmatched predictions outside an area range are ignored in it: [A, D].
+    outside = (d_area[None, :] < lo) | (d_area[None, :] > hi)
+    rec_lane: list[np.ndarray] = []
+    rec_dt: list[np.ndarray] = []
+    rec_gt: list[np.ndarray] = []
+    rec_iou: list[np.ndarray] = []
     if len(pd):
         # The winner of a prediction is the lexicographic maximum of
         # (regular before ignored, IoU, later in file order).  One integer key
@@ -175,6 +210,7 @@ def match_coco(
         tier_weight = np.int64(len(iou_levels) * g_span)
         lane_area = np.repeat(np.arange(n_area), n_thr)
         lane_thr = np.tile(eff_thr, n_area)[:, None]
+        regular_all = ~gt_ignore[lane_area]  # [L, G]
 
         taken = np.zeros((n_lanes, n_gt), dtype=bool)
         pair_rank = rank[pd]
@@ -186,43 +222,46 @@ def match_coco(
                 continue
             sd, sg, siou = pd[sel], pg[sel], iou[sel]
             eligible = (~taken[:, sg] | gt_crowd[sg]) & (siou[None, :] >= lane_thr)
-            regular = ~gt_ignore[lane_area][:, sg]
-            key = np.where(eligible, static_key[sel] + regular * tier_weight, -1)
+            key = np.where(eligible, static_key[sel] + regular_all[:, sg] * tier_weight, -1)
             # Pairs of one prediction are contiguous (pd is sorted).
             seg_start = np.flatnonzero(np.r_[True, sd[1:] != sd[:-1]])
             best = np.maximum.reduceat(key, seg_start, axis=1)
             seg_len = np.diff(np.r_[seg_start, len(sd)])
             win = eligible & (key == np.repeat(best, seg_len, axis=1))
             lane, col = np.nonzero(win)
-            match_gt[lane, sd[col]] = sg[col]
-            match_iou[lane, sd[col]] = siou[col]
-            reusable = gt_crowd[sg[col]]
-            taken[lane[~reusable], sg[col][~reusable]] = True
+            won = sg[col]
+            rec_lane.append(lane)
+            rec_dt.append(sd[col])
+            rec_gt.append(won)
+            rec_iou.append(siou[col])
+            reusable = gt_crowd[won]
+            taken[lane[~reusable], won[~reusable]] = True
 
-    match_gt = match_gt.reshape(n_area, n_thr, n_dt)
-    match_iou = match_iou.reshape(n_area, n_thr, n_dt)
-    matched = match_gt >= 0
-    if n_gt:
-        safe_gt = np.where(matched, match_gt, 0)
-        # A prediction on an ignored ground truth is ignored itself.
-        on_ignored = matched & gt_ignore[np.arange(n_area)[:, None, None], safe_gt]
-        # pycocotools records the ground truth's id as the match, so id 0
-        # reads as "no match".
-        counted = matched & ~gt_zero_id[safe_gt]
-    else:
-        on_ignored = counted = np.zeros_like(matched)
-    d_area = dt_bbox_area[dt_rows]
-    outside = ((d_area[None, :] < lo) | (d_area[None, :] > hi))[:, None, :]
-    dt_ignore = on_ignored | (~counted & outside)
-    tp = counted & ~dt_ignore
-    fp = ~counted & ~dt_ignore
+    def cat(parts: list[np.ndarray], dtype) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+    m_lane = cat(rec_lane, np.int64)
+    m_dt = cat(rec_dt, np.int64)
+    m_gt = cat(rec_gt, np.int64)
+    m_iou = cat(rec_iou, np.float64)
+    m_area = m_lane // max(n_thr, 1)
+    on_ignored = gt_ignore[m_area, m_gt]
+    # pycocotools records the ground truth's id as the match, so id 0 reads
+    # as "no match": not a true positive, and ignored only as an unmatched
+    # prediction would be (or when its ground truth is ignored).
+    zero = gt_zero_id[m_gt]
+    m_tp = ~zero & ~on_ignored
+    m_counted = m_tp | (zero & ~on_ignored & ~outside[m_area, m_dt])
     return Matches(
         dt_rows=dt_rows,
         dt_rank=rank,
-        match_gt=match_gt,
-        match_iou=match_iou,
-        dt_ignore=dt_ignore,
-        tp=tp,
-        fp=fp,
+        n_thresholds=n_thr,
+        outside=outside,
+        lane=m_lane,
+        dt=m_dt,
+        gt=m_gt,
+        iou=m_iou,
+        tp=m_tp,
+        counted=m_counted,
         gt_ignore=gt_ignore,
     )

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import gc
+
 import msgspec
 import numpy as np
 
 from ..boxes import BoxFormat
-from ..dataset import CategoryTable, Dataset, ImageTable, assemble, normalize_id, sort_key
+from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id, sort_key
 from ..errors import InputError
 from .common import LoadOptions, json_error, read_bytes
 
@@ -20,19 +22,19 @@ Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
 Id = int | str
 
 
-class _Image(msgspec.Struct):
+class _Image(msgspec.Struct, gc=False):
     id: Id
     file_name: str | None = None
     width: float | None = None
     height: float | None = None
 
 
-class _Category(msgspec.Struct):
+class _Category(msgspec.Struct, gc=False):
     id: Id
     name: str | None = None
 
 
-class _Annotation(msgspec.Struct):
+class _Annotation(msgspec.Struct, gc=False):
     image_id: Id
     category_id: Id
     bbox: Bbox | None = None
@@ -43,7 +45,7 @@ class _Annotation(msgspec.Struct):
     score: float | None = None
 
 
-class _Document(msgspec.Struct):
+class _Document(msgspec.Struct, gc=False):
     images: list[_Image] | None = None
     annotations: list[_Annotation] | None = None
     categories: list[_Category] | None = None
@@ -52,24 +54,58 @@ class _Document(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(_Document | list[_Annotation])
 
 
-def _int_column(values: list, path: str, what: str) -> tuple[np.ndarray | None, list]:
-    """``values`` as int64 when every one is an int, else None and the normalized list."""
-    if all(type(v) is int for v in values):
-        arr = np.array(values, dtype=np.int64)
-        return arr, values
-    else:
-        out: list = []
-        for i, v in enumerate(values):
+def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
+    """A column of ids: int64 when every one is an integer or a numeric string.
+
+    Otherwise a list of normalized ids (see :func:`normalize_id`); an id that
+    is neither an integer nor a string is a located error.
+    """
+    try:
+        return np.fromiter(raw, dtype=np.int64, count=len(raw))
+    except (TypeError, ValueError, OverflowError):
+        out: list[Key] = []
+        for i, v in enumerate(raw):
             try:
                 out.append(normalize_id(v))
             except ValueError as exc:
-                raise InputError(path, f"{what}: {exc}", where=f"[{i}]") from None
-        return None, out
+                raise InputError(path, str(exc), where=where.format(i)) from None
+        return out
 
 
-def _lookup(keys: list, vocab: dict) -> np.ndarray:
-    """Positions of ``keys`` in ``vocab`` (dict key -> index), -1 when absent."""
-    return np.fromiter((vocab.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+def _positions(keys: np.ndarray | list[Key], vocab: tuple[Key, ...]) -> np.ndarray:
+    """``[N]`` index of each key in ``vocab``, -1 where absent."""
+    if isinstance(keys, np.ndarray) and all(type(v) is int for v in vocab):
+        v = np.array(vocab, dtype=np.int64)
+        by_value = np.argsort(v, kind="stable")
+        sorted_v = v[by_value]
+        i = np.minimum(np.searchsorted(sorted_v, keys), max(len(v) - 1, 0))
+        if not len(v):
+            return np.full(len(keys), -1, dtype=np.int64)
+        return np.where(sorted_v[i] == keys, by_value[i], -1).astype(np.int64)
+    table = {k: i for i, k in enumerate(vocab)}
+    seq = keys.tolist() if isinstance(keys, np.ndarray) else keys
+    return np.fromiter((table.get(k, -1) for k in seq), dtype=np.int64, count=len(seq))
+
+
+def _vocab(keys: np.ndarray | list[Key]) -> tuple[Key, ...]:
+    """The distinct ids of a column, sorted as pycocotools sorts them."""
+    if isinstance(keys, np.ndarray):
+        return tuple(np.unique(keys).tolist())
+    return tuple(sorted(dict.fromkeys(keys), key=sort_key))
+
+
+def _decode(path: str, data: bytes):
+    # Millions of small records: the cyclic GC would rescan them again and
+    # again while they are built (none of them can form a cycle).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise json_error(path, data, exc) from None
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -81,10 +117,8 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     Image and category ids may be integers or numeric strings.
     """
     data = read_bytes(path)
-    try:
-        doc = _DECODER.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise json_error(path, data, exc) from None
+    doc = _decode(path, data)
+    del data
 
     warnings: list[str] = []
     if isinstance(doc, list):
@@ -112,32 +146,33 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         label = "annotations[{}]"
 
     n = len(anns)
-    for i, a in enumerate(anns):
-        if a.bbox is None:
-            raise InputError(
-                path,
-                "annotation has no 'bbox'",
-                where=label.format(i),
-                hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h]",
-            )
-    boxes = np.array([a.bbox for a in anns], dtype=np.float64).reshape(n, 4)
+    try:
+        boxes = np.array([a.bbox for a in anns], dtype=np.float64).reshape(n, 4)
+    except (TypeError, ValueError):
+        first = next(i for i, a in enumerate(anns) if a.bbox is None)
+        raise InputError(
+            path,
+            "annotation has no 'bbox'",
+            where=label.format(first),
+            hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h]",
+        ) from None
 
     score = None
     if role == "pred":
-        raw = [a.score for a in anns]
-        missing = [i for i, s in enumerate(raw) if s is None]
-        if missing:
+        # A missing score reads as NaN (JSON itself cannot hold NaN).
+        score = np.fromiter((a.score for a in anns), dtype=np.float64, count=n)
+        missing = np.flatnonzero(np.isnan(score))
+        if len(missing):
             raise InputError(
                 path,
                 "prediction has no 'score'",
-                where=label.format(missing[0]),
+                where=label.format(int(missing[0])),
                 hint="predictions need a confidence score; is this the ground-truth file?",
             )
-        score = np.array(raw, dtype=np.float64)
 
     # Images.
-    img_keys_raw = [a.image_id for a in anns]
-    cat_keys_raw = [a.category_id for a in anns]
+    img_keys = _ids([a.image_id for a in anns], path, label + ".image_id")
+    cat_keys = _ids([a.category_id for a in anns], path, label + ".category_id")
     if images_in is not None:
         ids = []
         for i, im in enumerate(images_in):
@@ -145,15 +180,16 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                 ids.append(normalize_id(im.id))
             except ValueError as exc:
                 raise InputError(path, f"image id: {exc}", where=f"images[{i}].id") from None
-        seen: dict = {}
-        for i, k in enumerate(ids):
-            if k in seen:
-                raise InputError(
-                    path,
-                    f"image id {k!r} appears twice (images[{seen[k]}] and images[{i}])",
-                    where=f"images[{i}].id",
-                )
-            seen[k] = i
+        if len(set(ids)) != len(ids):
+            seen: dict = {}
+            for i, k in enumerate(ids):
+                if k in seen:
+                    raise InputError(
+                        path,
+                        f"image id {k!r} appears twice (images[{seen[k]}] and images[{i}])",
+                        where=f"images[{i}].id",
+                    )
+                seen[k] = i
         images = ImageTable.build(
             ids,
             [im.file_name for im in images_in],
@@ -161,15 +197,8 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
             [np.nan if im.height is None else im.height for im in images_in],
         )
     else:
-        images = None
-
-    _, img_keys = _int_column(img_keys_raw, path, "image_id")
-    _, cat_keys = _int_column(cat_keys_raw, path, "category_id")
-    if images is None:
-        vocab = list(dict.fromkeys(img_keys))
-        images = ImageTable.build(vocab)
-    image_vocab = {k: i for i, k in enumerate(images.ids)}
-    image_idx = _lookup(img_keys, image_vocab)
+        images = ImageTable.build(_vocab(img_keys))
+    image_idx = _positions(img_keys, images.ids)
 
     # Categories.
     if categories_in is not None and (role == "gt" or categories_in):
@@ -185,17 +214,17 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                 )
             cids.append(cid)
             cnames.append(c.name if c.name is not None else str(cid))
-        # Result categories that the file's own list lacks are still kept.
-        for k in dict.fromkeys(cat_keys):
-            if role == "pred" and k not in cids:
-                cids.append(k)
-                cnames.append(str(k))
+        if role == "pred":
+            # Result categories that the file's own list lacks are still kept.
+            for k in _vocab(cat_keys):
+                if k not in cids:
+                    cids.append(k)
+                    cnames.append(str(k))
         categories = CategoryTable(tuple(cids), tuple(cnames))
     else:
-        cvocab = sorted(dict.fromkeys(cat_keys), key=sort_key)
-        categories = CategoryTable(tuple(cvocab), tuple(str(k) for k in cvocab))
-    cat_vocab = {k: i for i, k in enumerate(categories.ids)}
-    category_idx = _lookup(cat_keys, cat_vocab)
+        cvocab = _vocab(cat_keys)
+        categories = CategoryTable(cvocab, tuple(str(k) for k in cvocab))
+    category_idx = _positions(cat_keys, categories.ids)
 
     keep = (image_idx >= 0) & (category_idx >= 0)
     if not keep.all():
@@ -233,10 +262,11 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
             # pycocotools cannot index annotations without ids; number them.
             ann_id = np.arange(1, n + 1, dtype=np.int64)
         else:
-            col, vals = _int_column(raw_ids, path, "annotation id")
-            if col is None:
+            col = _ids(raw_ids, path, label + ".id")
+            if not isinstance(col, np.ndarray):
+                # Non-numeric annotation ids: only their being 0 matters.
                 col = np.array(
-                    [v if isinstance(v, int) else i + 1 for i, v in enumerate(vals)], dtype=np.int64
+                    [v if isinstance(v, int) else i + 1 for i, v in enumerate(col)], dtype=np.int64
                 )
             ann_id = col
 
