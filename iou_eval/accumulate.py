@@ -46,6 +46,35 @@ def suffix_max(values: np.ndarray, group: np.ndarray) -> np.ndarray:
     return env
 
 
+@dataclass(frozen=True)
+class _Running:
+    """Scored predictions per lane up to a position: dense per area + sparse corrections.
+
+    Attributes:
+        base_cum: ``[A, n]`` running count of predictions inside each area range.
+        r_lane, r_key, corr: ``[P]`` match records sorted by ``r_key = lane *
+            stride + position``, and the running sum of their corrections
+            within their lane.
+    """
+
+    base_cum: np.ndarray
+    r_lane: np.ndarray
+    r_key: np.ndarray
+    corr: np.ndarray
+    n_thr: int
+    stride: int
+
+    def upto(self, q_lane: np.ndarray, q_pos: np.ndarray) -> np.ndarray:
+        """Scored predictions of ``q_lane`` at positions ``<= q_pos`` (``q_pos >= 0``)."""
+        total = self.base_cum[q_lane // self.n_thr, q_pos]
+        if not len(self.corr):
+            return total
+        i = np.searchsorted(self.r_key, q_lane * self.stride + q_pos, side="right") - 1
+        valid = i >= 0
+        valid[valid] = self.r_lane[i[valid]] == q_lane[valid]
+        return total + np.where(valid, self.corr[np.maximum(i, 0)], 0)
+
+
 def first_counts(npig: np.ndarray, rec_thr: np.ndarray) -> np.ndarray:
     """``[..., R]`` the smallest true-positive count whose recall reaches each point.
 
@@ -181,29 +210,21 @@ def accumulate_coco(
         corr_in_lane = corr - corr_before_lane[r_lane]
         r_key = r_lane * (n + 1) + r_pos
 
-        def scored_upto(q_lane: np.ndarray, q_pos: np.ndarray) -> np.ndarray:
-            """Scored predictions of ``q_lane`` at positions ``<= q_pos`` (``q_pos >= 0``)."""
-            total = base_cum[q_lane // n_thr, q_pos]
-            i = np.searchsorted(r_key, q_lane * (n + 1) + q_pos, side="right") - 1
-            valid = i >= 0
-            valid[valid] = r_lane[i[valid]] == q_lane[valid]
-            return (
-                total + np.where(valid, corr_in_lane[np.maximum(i, 0)], 0) if len(corr) else total
-            )
+        running = _Running(base_cum, r_lane, r_key, corr_in_lane, n_thr, n + 1)
 
         # Scored predictions before each category's first position: [L * K].
         g_lane = np.arange(lanes * k_n) // k_n
         g_start = starts[group_cat]
         before = np.zeros(lanes * k_n, dtype=np.int64)
         has_before = g_start > 0
-        before[has_before] = scored_upto(g_lane[has_before], g_start[has_before] - 1)
+        before[has_before] = running.upto(g_lane[has_before], g_start[has_before] - 1)
 
         lane, pos, w_tp = r_lane[r_tp], r_pos[r_tp], r_w[r_tp]
         group = lane * k_n + cat[pos]
         run = np.cumsum(w_tp)
         g_first = np.searchsorted(group, np.arange(lanes * k_n + 1))
         tp_cum = run - np.concatenate(([0], run))[g_first[:-1]][group]
-        fp_cum = scored_upto(lane, pos) - before[group] - tp_cum
+        fp_cum = running.upto(lane, pos) - before[group] - tp_cum
         tp_f = tp_cum.astype(np.float64)
         fp_f = fp_cum.astype(np.float64)
         pr = tp_f / (fp_f + tp_f + _EPS)

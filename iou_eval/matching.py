@@ -165,7 +165,6 @@ def match_coco(
     dt_rows = dt_sorted[keep]
     rank = rank[keep]
     d_groups = d_groups[keep]
-    n_dt = len(dt_rows)
 
     # Ground truths: by group, in file order.
     gt_sorted = np.lexsort((gt_order_key, gt_group))

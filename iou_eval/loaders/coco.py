@@ -6,9 +6,8 @@ evaluation does not read (segmentations above all), then turned into columns.
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import gc
+from typing import Annotated
 
 import msgspec
 import numpy as np
