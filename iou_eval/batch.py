@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .dataset import Dataset
 from .errors import InputError, IouEvalError
 from .results import EvaluationResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 LEADERBOARD_COCO = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR100"]
 
@@ -36,6 +37,8 @@ class BatchResult:
 
     def leaderboard(self) -> pd.DataFrame:
         """One row per file: headline metrics and counts, best first."""
+        import pandas as pd
+
         rows = []
         for path, r in self.results.items():
             row: dict[str, Any] = {"file": path}
@@ -65,6 +68,8 @@ class BatchResult:
 
     def per_class_ap(self) -> pd.DataFrame:
         """AP per class (rows) and file (columns), of the first protocol."""
+        import pandas as pd
+
         frames = {}
         for path, r in self.results.items():
             frames[path] = r.per_class.set_index("class")["AP"]

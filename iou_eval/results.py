@@ -1,40 +1,36 @@
-"""Evaluation results as tidy pandas tables, and their JSON document.
+"""Evaluation results as tidy tables, and their JSON document.
 
 One :class:`ProtocolResult` per protocol: a summary dict, a per-class and a
-per-image DataFrame.  :class:`EvaluationResult` bundles them with what was
-read, and is what the reporters render and the Python API returns.
+per-image table.  :class:`EvaluationResult` bundles them with what was read,
+and is what the reporters render and the Python API returns.  Tables are
+light :class:`~iou_eval.columns.Columns`; ``per_class`` and ``per_image``
+give them as pandas DataFrames (pandas is imported on first use only).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import __version__
 from .accumulate import CocoArrays
 from .bootstrap import Bootstrap
+from .columns import Columns, clean
 from .evaluation import CocoEvaluation
 from .protocols import Protocol
 from .reconcile import Alignment
 from .tables import PointCounts, count_point
 from .voc import VocEvaluation
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
 SCHEMA_VERSION = 1
 COCO_SUMMARY_KEYS = ("AP", "AP50", "AP75", "APs", "APm", "APl",
                      "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")  # fmt: skip
-
-PER_CLASS_COLUMNS = {
-    "coco": ["class", "category_id", "AP", "AP50", "AP75", "AR100", "gt", "predictions",
-             "TP", "FP", "FN", "precision", "recall", "F1", "best_F1", "best_F1_score", "note"],
-    "voc": ["class", "category_id", "AP", "gt", "predictions", "TP", "FP", "FN",
-            "precision", "recall", "F1", "best_F1", "best_F1_score", "note"],
-}  # fmt: skip
-PER_IMAGE_COLUMNS = ["image_id", "file_name", "gt", "predictions", "TP", "FP", "FN", "ignored",
-                     "precision", "recall", "F1", "mean_IoU"]  # fmt: skip
 
 
 @dataclass
@@ -44,18 +40,30 @@ class ProtocolResult:
     Attributes:
         protocol: the parameters in force.
         summary: COCO's 12 statistics (or VOC's ``mAP``); None where undefined.
-        per_class: one row per category (ground-truth categories first).
-        per_image: one row per ground-truth image.
+        classes: one row per category (ground-truth categories first).
+        images: one row per ground-truth image.
         arrays: pycocotools-shaped arrays (COCO only).
+        evaluation: the protocol's evaluation (matches, curves), for bootstrap.
+        bootstrap: replicates, when asked for.
     """
 
     protocol: Protocol
     summary: dict[str, float | None]
-    per_class: pd.DataFrame
-    per_image: pd.DataFrame
+    classes: Columns
+    images: Columns
     arrays: CocoArrays | None = None
     evaluation: Any = None
     bootstrap: Bootstrap | None = None
+
+    @cached_property
+    def per_class(self) -> pd.DataFrame:
+        """The per-class table as a DataFrame."""
+        return self.classes.to_frame()
+
+    @cached_property
+    def per_image(self) -> pd.DataFrame:
+        """The per-image table as a DataFrame."""
+        return self.images.to_frame()
 
     def params(self, settings: dict[str, Any]) -> dict[str, Any]:
         return {**self.protocol.params(), **settings}
@@ -101,12 +109,12 @@ def point_counts(alignment: Alignment, point_rows, tp, fp, match_iou, gt_counts,
     )
 
 
-def per_image_frame(alignment: Alignment, c: PointCounts) -> pd.DataFrame:
+def per_image_table(alignment: Alignment, c: PointCounts) -> Columns:
     images = alignment.gt.images
     fn = c.image_gt - c.image_tp
     precision = _ratio(c.image_tp, c.image_tp + c.image_fp)
     recall = _ratio(c.image_tp, c.image_gt)
-    return pd.DataFrame(
+    return Columns(
         {
             "image_id": list(images.ids),
             "file_name": list(images.file_names),
@@ -121,12 +129,11 @@ def per_image_frame(alignment: Alignment, c: PointCounts) -> pd.DataFrame:
             "recall": recall,
             "F1": _f1(c.image_tp, c.image_fp, fn),
             "mean_IoU": _ratio(c.image_iou_sum, c.image_tp),
-        },
-        columns=PER_IMAGE_COLUMNS,
+        }
     )
 
 
-def class_counts(alignment: Alignment, c: PointCounts) -> dict[str, object]:
+def class_counts(alignment: Alignment, c: PointCounts) -> dict[str, np.ndarray]:
     """The count-based per-class columns, shared by every protocol."""
     k = alignment.n_categories
     n_all = len(alignment.gt.categories)
@@ -177,7 +184,7 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
                 ap50[j] = _mean_valid(prec[t50, :, j, 0, -1])
             if t75.size:
                 ap75[j] = _mean_valid(prec[t75, :, j, 0, -1])
-    per_class = pd.DataFrame(
+    classes = Columns(
         {
             "class": list(cats.names),
             "category_id": list(cats.ids),
@@ -186,14 +193,13 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
             "AP75": ap75,
             "AR100": ar,
             **class_counts(alignment, c),
-        },
-        columns=PER_CLASS_COLUMNS["coco"],
+        }
     )
     return ProtocolResult(
         protocol=ev.protocol,
         summary=dict(ev.summary),
-        per_class=per_class,
-        per_image=per_image_frame(alignment, c),
+        classes=classes,
+        images=per_image_table(alignment, c),
         arrays=ev.arrays,
         evaluation=ev,
     )
@@ -207,16 +213,15 @@ def voc_result(alignment: Alignment, ev: VocEvaluation, score_thr: float) -> Pro
     ap = np.full(len(cats), np.nan)
     if not ev.protocol.class_agnostic:
         ap[: alignment.n_categories] = ev.ap
-    per_class = pd.DataFrame(
+    classes = Columns(
         {"class": list(cats.names), "category_id": list(cats.ids), "AP": ap,
-         **class_counts(alignment, c)},
-        columns=PER_CLASS_COLUMNS["voc"],
+         **class_counts(alignment, c)}
     )  # fmt: skip
     return ProtocolResult(
         protocol=ev.protocol,
         summary=dict(ev.summary),
-        per_class=per_class,
-        per_image=per_image_frame(alignment, c),
+        classes=classes,
+        images=per_image_table(alignment, c),
         evaluation=ev,
     )
 
@@ -230,28 +235,8 @@ def bootstrap_block(b: Bootstrap) -> dict[str, Any]:
         "level": b.level,
         "images_digest": b.images_digest,
         "intervals": {k: (list(iv) if (iv := b.interval(k)) else None) for k in summary_keys},
-        "replicates": {k: [_clean(x) for x in b.replicates[k]] for k in summary_keys},
+        "replicates": {k: [clean(x) for x in b.replicates[k]] for k in summary_keys},
     }
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe scalars: NaN -> None, numpy -> Python."""
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        f = float(value)
-        return None if math.isnan(f) or math.isinf(f) else f
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
-
-
-def frame_records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    cols = list(df.columns)
-    return [
-        {k: _clean(v) for k, v in zip(cols, row, strict=True)}
-        for row in df.itertuples(index=False, name=None)
-    ]
 
 
 @dataclass
@@ -295,13 +280,21 @@ class EvaluationResult:
     def per_image(self) -> pd.DataFrame:
         return self.primary.per_image
 
+    @property
+    def classes(self) -> Columns:
+        return self.primary.classes
+
+    @property
+    def images(self) -> Columns:
+        return self.primary.images
+
     def _block(self, r: ProtocolResult) -> dict[str, Any]:
         block = {
             "protocol": r.protocol.name,
             "params": r.params(self.settings),
-            "summary": {k: _clean(v) for k, v in r.summary.items()},
-            "per_class": frame_records(r.per_class),
-            "per_image": frame_records(r.per_image),
+            "summary": {k: clean(v) for k, v in r.summary.items()},
+            "per_class": r.classes.records(),
+            "per_image": r.images.records(),
         }
         if r.bootstrap is not None:
             block["bootstrap"] = bootstrap_block(r.bootstrap)
@@ -330,13 +323,15 @@ class EvaluationResult:
         for r in self.results:
             name = r.protocol.name
             for k, v in r.summary.items():
-                rows.append((name, "summary", None, k, _clean(v)))
-            for rec in frame_records(r.per_class):
+                rows.append((name, "summary", None, k, clean(v)))
+            for rec in r.classes.records():
                 for k, v in rec.items():
                     if k not in ("class",):
                         rows.append((name, "class", rec["class"], k, v))
-            for rec in frame_records(r.per_image):
+            for rec in r.images.records():
                 for k, v in rec.items():
                     if k != "image_id":
                         rows.append((name, "image", rec["image_id"], k, v))
+        import pandas as pd
+
         return pd.DataFrame(rows, columns=["protocol", "scope", "key", "metric", "value"])

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
-import json
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .. import __version__
-from ..results import SCHEMA_VERSION, frame_records
+from ..columns import frame_records
+from ..results import SCHEMA_VERSION
+from .json import dumps
 from .text import cell, grid, md_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,7 +52,7 @@ def render_batch(batch: BatchResult, fmt: OutputFormat) -> str:
             "results": {p: r.to_dict() for p, r in batch.results.items()},
             "errors": [{"file": f, "message": m} for f, m in batch.errors],
         }
-        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return dumps(doc)
     if fmt is OutputFormat.CSV:
         buf = io.StringIO()
         board.to_csv(buf, index=False, lineterminator="\n")

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import io
-import json
 import math
 import os
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..columns import frame_records
 from ..compare import significant
-from ..results import SCHEMA_VERSION, frame_records
+from ..results import SCHEMA_VERSION
+from .json import dumps
 from .text import cell, grid, md_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,7 +33,7 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
             "b": b_path,
             "rows": frame_records(t),
         }
-        return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+        return dumps(doc)
     if fmt is OutputFormat.CSV:
         buf = io.StringIO()
         t.to_csv(buf, index=False, lineterminator="\n")

@@ -29,7 +29,7 @@ def render_csv(result: EvaluationResult, view: View) -> str:
         )  # fmt: skip
         tidy = pd.concat([tidy, checks], ignore_index=True)
     if view.worst is not None:
-        keep = set(order_images(result.per_image, view)["image_id"])
+        keep = set(order_images(result.images, view)["image_id"])
         tidy = tidy[(tidy["scope"] != "image") | tidy["key"].isin(keep)]
     buf = io.StringIO()
     tidy.to_csv(buf, index=False, lineterminator="\n")

@@ -6,9 +6,10 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+import numpy as np
 
 from .. import __version__
+from ..columns import Columns
 from .view import View, order_images
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,17 +91,14 @@ def md_table(
 
 
 def _frame_rows(
-    df: pd.DataFrame, headers: dict[str, str]
+    table: Columns, headers: dict[str, str]
 ) -> tuple[list[str], list[list[str]], list[bool]]:
-    cols = [c for c in headers if c in df.columns]
-    if "note" in cols and not df["note"].astype(bool).any():
+    cols = [c for c in headers if c in table]
+    if "note" in cols and not any(table["note"]):
         cols.remove("note")
-    if "file_name" in cols and df["file_name"].isna().all():
+    if "file_name" in cols and all(f is None for f in table["file_name"]):
         cols.remove("file_name")
-    rows = [
-        [cell(v, c) for v, c in zip(rec, cols, strict=True)]
-        for rec in df[cols].itertuples(index=False, name=None)
-    ]
+    rows = [[cell(v, c) for v, c in zip(rec, cols, strict=True)] for rec in table.rows(cols)]
     return [headers[c] for c in cols], rows, [c not in TEXT_COLUMNS for c in cols]
 
 
@@ -165,8 +163,8 @@ def _side_by_side(result: EvaluationResult) -> tuple[list[str], list[list[str]],
             total.append(cell(r.summary.get(key)) or "n/a")
         ap_cols = ["AP", "AP50"] if not r.protocol.is_voc else ["AP"]
         for col in ap_cols:
-            columns.append([cell(v) for v in r.per_class[col]])
-    names = list(result.primary.per_class["class"])
+            columns.append([cell(v) for v in r.classes[col]])
+    names = list(result.primary.classes["class"])
     rows = [total] + [[n, *(c[i] for c in columns)] for i, n in enumerate(names)]
     return headers, rows, [False] + [True] * (len(headers) - 1)
 
@@ -180,12 +178,12 @@ def _sections(result: EvaluationResult, view: View, terminal: bool) -> list[tupl
     for r in result.results:
         out.append((f"Protocol {_describe_protocol(r)}", ()))
         out.append(("Summary", _summary_rows(r)))
-        out.append((f"Per class ({point})", _frame_rows(r.per_class, CLASS_HEADERS)))
-        images = order_images(r.per_image, view)
+        out.append((f"Per class ({point})", _frame_rows(r.classes, CLASS_HEADERS)))
+        images = order_images(r.images, view)
         shown = images
         note = ""
         if view.worst is None and terminal and len(images) > view.max_terminal_images:
-            shown = images.head(view.max_terminal_images)
+            shown = images.take(np.arange(view.max_terminal_images))
             note = f"; first {len(shown)} of {len(images)}, --worst N or --format csv/json for more"
         order = "most errors first" if view.sort == "errors" else f"by {view.sort}"
         out.append((f"Per image ({point}; {order}{note})", _frame_rows(shown, IMAGE_HEADERS)))

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
+import numpy as np
+
+from ..columns import Columns
 
 SORT_KEYS = ("image", "errors", "FP", "FN", "precision", "recall", "F1", "mean_IoU")
 
@@ -28,21 +28,24 @@ class View:
     max_terminal_images: int = 20
 
 
-def order_images(df: pd.DataFrame, view: View) -> pd.DataFrame:
-    """The per-image table in the view's order, cut to ``worst`` rows."""
-    if view.sort == "image" or df.empty:
-        out = df
+def order_images(images: Columns, view: View) -> Columns:
+    """The per-image table in the view's order, cut to ``worst`` rows.
+
+    ``errors``: most false positives + misses first, ties by lower recall;
+    a column: ascending (the worst first for precision, recall, F1, IoU),
+    undefined values last; ``image``: id order.  Sorts are stable.
+    """
+    n = len(images)
+    if view.sort == "image" or n == 0:
+        order = np.arange(n)
     elif view.sort == "errors":
-        errors = df["FP"] + df["FN"]
-        out = (
-            df.assign(_e=errors)
-            .sort_values(
-                ["_e", "recall"], ascending=[False, True], kind="stable", na_position="last"
-            )
-            .drop(columns="_e")
-        )
+        errors = np.asarray(images["FP"]) + np.asarray(images["FN"])
+        recall = np.asarray(images["recall"], dtype=np.float64)
+        # lexsort: last key first; NaN recall sorts last among equal errors.
+        order = np.lexsort((np.isnan(recall), np.nan_to_num(recall, nan=np.inf), -errors))
     else:
-        out = df.sort_values(view.sort, ascending=True, kind="stable", na_position="last")
+        values = np.asarray(images[view.sort], dtype=np.float64)
+        order = np.argsort(values, kind="stable")  # NaN last
     if view.worst is not None:
-        out = out.head(view.worst)
-    return out
+        order = order[: view.worst]
+    return images.take(order)

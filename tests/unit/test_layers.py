@@ -7,7 +7,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "iou_eval"
 NUMPY_ONLY = ["boxes.py", "matching.py", "accumulate.py", "tables.py", "voc.py", "evaluation.py"]
-PANDAS_OK = {"results.py", "loaders/table.py", "reporters/csv.py", "reporters/text.py",
+PANDAS_OK = {"results.py", "columns.py", "loaders/table.py", "reporters/csv.py", "reporters/text.py",
              "reporters/json.py", "reporters/view.py", "reporters/batch.py", "reporters/compare.py",
              "api.py", "batch.py", "gates.py", "compare.py"}  # fmt: skip
 
@@ -52,3 +52,25 @@ def test_pandas_only_where_tables_are_built():
 def test_pycocotools_not_imported_by_the_package():
     for path in PKG.rglob("*.py"):
         assert "pycocotools" not in third_party_imports(path), path
+
+
+def test_a_plain_run_does_not_import_pandas(tmp_path):
+    """pandas costs a third of a second to import: only CSV and DataFrames need it."""
+    import subprocess
+    import sys
+
+    root = PKG.parent
+    code = (
+        "import sys\n"
+        "from iou_eval.cli import main\n"
+        "try:\n"
+        f"    main([{str(root / 'sample_data/coco/gt.json')!r}, "
+        f"{str(root / 'sample_data/coco/preds.json')!r}, '-f', 'json', '-o', "
+        f"{str(tmp_path / 'r.json')!r}, '-q'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert p.stdout.strip() == "False", p.stdout + p.stderr
+    assert (tmp_path / "r.json").exists()
