@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -164,6 +164,7 @@ def evaluate(
     bootstrap: int = 0,
     seed: int = 0,
     confidence: float = 0.95,
+    progress: Callable[[int], None] | None = None,
 ) -> EvaluationResult:
     """Score predictions against ground truth.
 
@@ -175,6 +176,7 @@ def evaluate(
         iou_thr, score_thr: the operating point of the count tables.
         bootstrap, seed, confidence: resample images ``bootstrap`` times
             (seeded) for ``confidence`` intervals of the summary metrics.
+        progress: called with 1 after each bootstrap replicate.
         others: as the command-line options of the same names.
 
     Returns:
@@ -219,7 +221,12 @@ def evaluate(
         if bootstrap > 0:
             r = results[-1]
             r.bootstrap = run_bootstrap(
-                r.evaluation.replicate, alignment.gt.images.ids, bootstrap, seed, confidence
+                r.evaluation.replicate,
+                alignment.gt.images.ids,
+                bootstrap,
+                seed,
+                confidence,
+                progress=progress,
             )
     return EvaluationResult(
         results=results,

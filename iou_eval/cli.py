@@ -375,13 +375,13 @@ def _eval_options(o: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _progress(total: int, desc: str, enabled: bool):
-    """A tqdm bar on stderr when it is a terminal, else a no-op."""
+def _progress(total: int, desc: str, enabled: bool, unit: str = "file"):
+    """A tqdm bar on stderr when it is a terminal, else None."""
     if not enabled or total < 2 or not sys.stderr.isatty():
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="file", file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
 
 
 def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
@@ -420,7 +420,17 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     files = prediction_files(preds)
     batch = len(files) != 1 or any(is_batch_folder(p) for p in preds)
     if not batch:
-        result = checked(evaluate(gt, files[0], gt_format=gt_format, **kwargs))
+        n_protocols = len([p for p in o["protocol"].split(",") if p.strip()])
+        bar = _progress(o["bootstrap"] * n_protocols, "bootstrap", not o["quiet"] and not machine,
+                        unit="resample")  # fmt: skip
+        try:
+            result = checked(
+                evaluate(gt, files[0], gt_format=gt_format,
+                         progress=bar.update if bar is not None else None, **kwargs)
+            )  # fmt: skip
+        finally:
+            if bar is not None:
+                bar.close()
         text = renderer(fmt)(result, View(sort=o["sort"], worst=o["worst"]))
         _warn(result.warnings, o["quiet"])
         _emit(text, o["output"])
