@@ -290,14 +290,13 @@ def assemble(
         place = str(o) if origin_label == "line" else f"{origin_label}[{o}]"
         return InputError(f, message, where=place, hint=hint)
 
-    bad = ~np.isfinite(boxes).all(axis=1)
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
+    # Whole-array checks first (cheap); rows are located only on failure.
+    if not np.isfinite(boxes).all():
+        r = int(np.flatnonzero(~np.isfinite(boxes).all(axis=1))[0])
         raise fail(r, f"box numbers must be finite, got {boxes[r].tolist()}")
     sizes = box_sizes(boxes, box_format)
-    bad = (sizes < 0).any(axis=1)
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
+    if (sizes < 0).any():
+        r = int(np.flatnonzero((sizes < 0).any(axis=1))[0])
         what = "x2 < x1 or y2 < y1" if box_format is BoxFormat.XYXY else "negative width or height"
         raise fail(
             r,
@@ -324,9 +323,8 @@ def assemble(
 
     if score is not None:
         score = np.asarray(score, dtype=np.float64)
-        bad = ~np.isfinite(score)
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
+        if not np.isfinite(score).all():
+            r = int(np.flatnonzero(~np.isfinite(score))[0])
             raise fail(r, f"score must be a finite number, got {float(score[r])}")
     if area is None:
         area_col = bbox_area.copy()

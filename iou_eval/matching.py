@@ -157,7 +157,11 @@ def match_coco(
     n_gt = len(gt_group)
 
     # Predictions: by group, best score first, ties in the given order.
-    dt_sorted = np.lexsort((dt_order_key, -dt_score, dt_group))
+    if np.all(dt_order_key[1:] >= dt_order_key[:-1]):
+        # Already in tie order (file order): a stable two-key sort suffices.
+        dt_sorted = np.lexsort((-dt_score, dt_group))
+    else:
+        dt_sorted = np.lexsort((dt_order_key, -dt_score, dt_group))
     d_groups = dt_group[dt_sorted]
     d_starts = _group_starts(d_groups, n_groups)
     rank = np.arange(len(dt_sorted)) - d_starts[d_groups]
@@ -183,11 +187,17 @@ def match_coco(
     pd, pg = candidate_pairs(d_groups, gt_group[gt_sorted], g_starts)
     pg = gt_sorted[pg]
     # Column-wise gathers: much faster than gathering rows of [N, 4] arrays.
-    dt_cols = dt_xyxy[dt_rows].T.copy()
-    gt_cols = gt_xyxy.T.copy()
-    iou = pair_iou_columns(
-        dt_cols[:, pd], dt_bbox_area[dt_rows][pd], gt_cols[:, pg], gt_bbox_area[pg], gt_crowd[pg]
-    )
+    dt_cols = np.vstack([dt_xyxy[dt_rows].T, dt_bbox_area[dt_rows]])
+    gt_cols = np.vstack([gt_xyxy.T, gt_bbox_area])
+    # Most pairs of a group do not even overlap horizontally: drop them
+    # before gathering the rest (their IoU is 0, below any usable threshold).
+    iw = np.minimum(dt_cols[2, pd], gt_cols[2, pg]) - np.maximum(dt_cols[0, pd], gt_cols[0, pg])
+    if n_thr and eff_thr.min() > 0:
+        near = iw > 0
+        pd, pg = pd[near], pg[near]
+    dt_p = dt_cols[:, pd]
+    gt_p = gt_cols[:, pg]
+    iou = pair_iou_columns(dt_p[:4], dt_p[4], gt_p[:4], gt_p[4], gt_crowd[pg])
     if n_thr:
         usable = iou >= eff_thr.min()
         pd, pg, iou = pd[usable], pg[usable], iou[usable]
@@ -221,12 +231,24 @@ def match_coco(
                 continue
             sd, sg, siou = pd[sel], pg[sel], iou[sel]
             eligible = (~taken[:, sg] | gt_crowd[sg]) & (siou[None, :] >= lane_thr)
-            key = np.where(eligible, static_key[sel] + regular_all[:, sg] * tier_weight, -1)
-            # Pairs of one prediction are contiguous (pd is sorted).
-            seg_start = np.flatnonzero(np.r_[True, sd[1:] != sd[:-1]])
-            best = np.maximum.reduceat(key, seg_start, axis=1)
-            seg_len = np.diff(np.r_[seg_start, len(sd)])
-            win = eligible & (key == np.repeat(best, seg_len, axis=1))
+            # Pairs of one prediction are contiguous (pd is sorted).  A
+            # prediction with one candidate wins it wherever it is eligible;
+            # only the others need the ordering key.
+            first = np.r_[True, sd[1:] != sd[:-1]]
+            last = np.r_[sd[1:] != sd[:-1], True]
+            alone = first & last
+            win = eligible & alone
+            if not alone.all():
+                shared = np.flatnonzero(~alone)
+                ssd = sd[shared]
+                e = eligible[:, shared]
+                key = np.where(
+                    e, static_key[sel[shared]] + regular_all[:, sg[shared]] * tier_weight, -1
+                )
+                seg_start = np.flatnonzero(np.r_[True, ssd[1:] != ssd[:-1]])
+                best = np.maximum.reduceat(key, seg_start, axis=1)
+                seg_len = np.diff(np.r_[seg_start, len(ssd)])
+                win[:, shared] = e & (key == np.repeat(best, seg_len, axis=1))
             lane, col = np.nonzero(win)
             won = sg[col]
             rec_lane.append(lane)

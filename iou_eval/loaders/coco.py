@@ -7,6 +7,8 @@ evaluation does not read (segmentations above all), then turned into columns.
 from __future__ import annotations
 
 import gc
+from itertools import chain
+from operator import attrgetter
 from typing import Annotated
 
 import msgspec
@@ -146,7 +148,9 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
 
     n = len(anns)
     try:
-        boxes = np.array([a.bbox for a in anns], dtype=np.float64).reshape(n, 4)
+        boxes = np.fromiter(
+            chain.from_iterable(map(attrgetter("bbox"), anns)), dtype=np.float64, count=4 * n
+        ).reshape(n, 4)
     except (TypeError, ValueError):
         first = next(i for i, a in enumerate(anns) if a.bbox is None)
         raise InputError(
@@ -195,9 +199,14 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
             [np.nan if im.width is None else im.width for im in images_in],
             [np.nan if im.height is None else im.height for im in images_in],
         )
+        image_idx = _positions(img_keys, images.ids)
+    elif isinstance(img_keys, np.ndarray):
+        # A results list names its images by id only: sorted ids, one pass.
+        uniq, image_idx = np.unique(img_keys, return_inverse=True)
+        images = ImageTable.build(uniq.tolist())
     else:
         images = ImageTable.build(_vocab(img_keys))
-    image_idx = _positions(img_keys, images.ids)
+        image_idx = _positions(img_keys, images.ids)
 
     # Categories.
     if categories_in is not None and (role == "gt" or categories_in):
@@ -220,10 +229,15 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                     cids.append(k)
                     cnames.append(str(k))
         categories = CategoryTable(tuple(cids), tuple(cnames))
+        category_idx = _positions(cat_keys, categories.ids)
+    elif isinstance(cat_keys, np.ndarray):
+        uniq_c, category_idx = np.unique(cat_keys, return_inverse=True)
+        cvocab = tuple(uniq_c.tolist())
+        categories = CategoryTable(cvocab, tuple(str(k) for k in cvocab))
     else:
         cvocab = _vocab(cat_keys)
         categories = CategoryTable(cvocab, tuple(str(k) for k in cvocab))
-    category_idx = _positions(cat_keys, categories.ids)
+        category_idx = _positions(cat_keys, categories.ids)
 
     keep = (image_idx >= 0) & (category_idx >= 0)
     if not keep.all():

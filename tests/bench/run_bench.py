@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import math
 import os
@@ -61,8 +62,6 @@ STAT_NAMES = (
 REFERENCE = "pycocotools"
 OURS = "iou-eval"
 FASTEST_PEER = "ultrafast-pycocotools"
-# 1-minute load average before and after each size's runs, filled by bench_size.
-LOAD: dict[int, tuple[float, float]] = {}
 
 
 # --------------------------------------------------------------------------- tools
@@ -197,6 +196,40 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
     return tools
 
 
+def iou_eval_package_dir(iou_eval: str) -> Path | None:
+    """The folder of the ``iou_eval`` package that the ``iou_eval`` executable runs."""
+    python = str(Path(iou_eval).with_name("python"))
+    code = "import os, iou_eval; print(os.path.dirname(iou_eval.__file__))"
+    try:
+        done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(done.stdout.strip()) if done.returncode == 0 else None
+
+
+def git_state(root: Path) -> str:
+    """`` (git abc1234)``, with ``+ local changes`` when iou_eval/ differs from it; or ``""``."""
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "iou_eval"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    if rev.returncode != 0:
+        return ""
+    changes = " + local changes" if dirty.stdout.strip() else ""
+    return f" (git {rev.stdout.strip()}{changes})"
+
+
 def probe(tool: Tool) -> tuple[str | None, str | None]:
     """Run the tool's probe: (version, None) if it works, else (None, why not)."""
     try:
@@ -265,17 +298,63 @@ def _tail(path: Path, lines: int = 3) -> str:
     return " | ".join(text[-lines:]) if text else "(no output)"
 
 
+@dataclass
+class SizeContext:
+    """What else happened while one size ran: other processes' CPU use and source edits."""
+
+    other_cores: float | None = None  # mean cores used by processes other than ours
+    source_changed: bool = False  # iou-eval's source files changed during the runs
+
+
+def _busy_cpu_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (Linux), else None."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    # user nice system idle iowait irq softirq steal ...: everything but idle and iowait.
+    ticks = [int(f) for f in fields[:8]]
+    busy = sum(ticks) - ticks[3] - ticks[4]
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def source_fingerprint(package_dir: Path | None) -> str | None:
+    """A hash of the path, size and mtime of every ``.py`` file under ``package_dir``.
+
+    iou-eval is installed editable, so an edit to its source changes what the
+    next run executes; comparing fingerprints before and after a size tells
+    whether its runs may mix two versions.
+    """
+    if package_dir is None or not package_dir.is_dir():
+        return None
+    digest = hashlib.sha1()
+    for path in sorted(package_dir.rglob("*.py")):
+        st = path.stat()
+        digest.update(f"{path}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
 def bench_size(
-    tools: list[Tool], data: make_data.DataSet, runs: int, work: Path, timeout_s: float
-) -> list[Run]:
-    """Time every tool ``runs`` times on one data set, interleaved; return every run."""
+    tools: list[Tool],
+    data: make_data.DataSet,
+    runs: int,
+    work: Path,
+    timeout_s: float,
+    package_dir: Path | None = None,
+) -> tuple[list[Run], SizeContext]:
+    """Time every tool ``runs`` times on one data set, interleaved.
+
+    Returns every run and the context they ran in: how many cores other
+    processes used meanwhile (from /proc/stat, less our own runs' CPU time)
+    and whether iou-eval's source under ``package_dir`` changed.
+    """
     work.mkdir(parents=True, exist_ok=True)
     for path in (data.gt_path, data.pred_path):  # warm the page cache, untimed
         path.read_bytes()
     results: list[Run] = []
     failed: set[str] = set()
-    # Other work on the machine shows up in wall time: record the load to judge.
-    load_before = os.getloadavg()[0]
+    fingerprint = source_fingerprint(package_dir)
+    busy_before, started = _busy_cpu_seconds(), time.perf_counter()
     n = data.meta["images"]
     for rnd in range(runs):
         # Start each round one tool later, so no tool always runs first or last.
@@ -307,8 +386,12 @@ def bench_size(
                 file=sys.stderr,
                 flush=True,
             )
-    LOAD[n] = (load_before, os.getloadavg()[0])
-    return results
+    context = SizeContext(source_changed=fingerprint != source_fingerprint(package_dir))
+    busy_after, elapsed = _busy_cpu_seconds(), time.perf_counter() - started
+    if busy_before is not None and busy_after is not None and elapsed > 0:
+        ours = sum(r.cpu_s for r in results if not math.isnan(r.cpu_s))
+        context.other_cores = max(0.0, (busy_after - busy_before - ours) / elapsed)
+    return results, context
 
 
 # --------------------------------------------------------------------------- summarising
@@ -423,6 +506,7 @@ def render(
     versions: dict[str, str | None],
     datasets: list[make_data.DataSet],
     runs_per_size: dict[int, int],
+    contexts: dict[int, SizeContext],
     machine: dict[str, str],
     command: str,
 ) -> str:
@@ -484,7 +568,7 @@ def render(
             "(above wall when a tool uses both cores); RSS is the kernel's peak resident "
             "set size. Both medians over the runs.",
             "",
-            *_load_lines(n),
+            *_context_lines(contexts.get(n)),
             "| tool | wall median (s) | wall min–max (s) | CPU (s) | peak RSS (MiB) | "
             "time / iou-eval | max \\|Δ\\| vs pycocotools (12 stats) | note |",
             "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
@@ -529,15 +613,25 @@ def render(
     return "\n".join(lines)
 
 
-def _load_lines(n: int) -> list[str]:
-    """The machine's load around the runs of one size, with a warning when it was busy."""
-    if n not in LOAD:
+def _context_lines(context: SizeContext | None) -> list[str]:
+    """Warnings about what else ran on the machine while one size was measured."""
+    if context is None:
         return []
-    before, after = LOAD[n]
-    line = f"Load average (1 min) before / after these runs: {before:.2f} / {after:.2f}."
-    if max(before, after) > 1.5:  # the bench itself keeps about one core busy
-        line += " Other work was running: wall times are inflated and noisier, CPU times less so."
-    return [line, ""]
+    lines = []
+    if context.other_cores is not None:
+        line = (
+            f"Other processes used {context.other_cores:.2f} of the machine's cores on "
+            "average during these runs."
+        )
+        if context.other_cores > 0.25:
+            line += " Wall times are inflated and noisier for it; CPU times much less so."
+        lines += [line, ""]
+    if context.source_changed:
+        lines += [
+            "**iou-eval's source changed while these runs went on: its runs may mix versions.**",
+            "",
+        ]
+    return lines
 
 
 def _ratio_lines(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[str]:
@@ -634,13 +728,16 @@ def main(argv: list[str] | None = None) -> int:
     unavailable: dict[str, str] = {}
     for tool in tools:
         version, why = probe(tool)
+        if tool.name == OURS and version is not None:
+            version += git_state(ROOT)
         versions[tool.name] = version
         if why is not None:
             unavailable[tool.name] = why
         print(f"{tool.name:<24} {version or 'UNAVAILABLE: ' + str(why)}", file=sys.stderr)
     available = [t for t in tools if t.name not in unavailable]
 
-    datasets, all_runs = [], []
+    package_dir = iou_eval_package_dir(args.iou_eval)
+    datasets, all_runs, contexts = [], [], {}
     for n in sizes:
         started = time.perf_counter()
         data = make_data.ensure(n, args.seed, args.data_dir)
@@ -650,10 +747,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         datasets.append(data)
         work = args.data_dir / "runs" / f"{n}-seed{args.seed}"
-        all_runs += bench_size(available, data, runs_per_size[n], work, args.timeout)
+        runs, contexts[n] = bench_size(
+            available, data, runs_per_size[n], work, args.timeout, package_dir
+        )
+        all_runs += runs
 
     summaries = summarise(tools, all_runs, unavailable)
-    report = render(summaries, tools, versions, datasets, runs_per_size, machine_info(), command)
+    report = render(
+        summaries, tools, versions, datasets, runs_per_size, contexts, machine_info(), command
+    )
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(report)
     raw = {
@@ -663,7 +765,12 @@ def main(argv: list[str] | None = None) -> int:
         "versions": versions,
         "unavailable": unavailable,
         "datasets": [d.meta for d in datasets],
-        "runs": [asdict(r) for r in all_runs],
+        "contexts": {n: asdict(c) for n, c in contexts.items()},
+        # NaN (a run that never finished) as null, so the file stays strict JSON.
+        "runs": [
+            {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in asdict(r).items()}
+            for r in all_runs
+        ],
     }
     raw_path = args.data_dir / "results.json"
     raw_path.parent.mkdir(parents=True, exist_ok=True)
