@@ -46,6 +46,40 @@ def suffix_max(values: np.ndarray, group: np.ndarray) -> np.ndarray:
     return env
 
 
+def radix_argsort(key: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative integers ``[N]``, 16 bits per pass.
+
+    numpy sorts 16-bit integers with a radix sort; a few such passes beat a
+    comparison sort of 64-bit keys.
+    """
+    order = np.arange(len(key))
+    top = int(key.max()) if len(key) else 0
+    shift = 0
+    while True:
+        digit = ((key[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+        shift += 16
+        if top >> shift == 0:
+            return order
+
+
+def category_score_order(score: np.ndarray, category: np.ndarray, n_categories: int) -> np.ndarray:
+    """Stable order by (category, descending score) ``[N]``.
+
+    Within a category the predictions arrive as runs already sorted by score
+    (one run per image), which the stable sort merges cheaply.
+    """
+    by_cat = radix_argsort(category)
+    starts = np.searchsorted(category[by_cat], np.arange(n_categories + 1))
+    neg = -score[by_cat]
+    parts = [
+        by_cat[lo:hi][np.argsort(neg[lo:hi], kind="stable")]
+        for lo, hi in zip(starts[:-1], starts[1:], strict=True)
+        if hi > lo
+    ]
+    return np.concatenate(parts) if parts else by_cat
+
+
 @dataclass(frozen=True)
 class _Running:
     """Scored predictions per lane up to a position: dense per area + sparse corrections.
@@ -173,14 +207,14 @@ def accumulate_coco(
     # Predictions arrive in the matcher's order (by image, then rank inside
     # the image's group), so a stable sort by (category, score) leaves ties
     # ordered by image and rank, as pycocotools orders them.
-    order = np.lexsort((-dt_score, dt_category))
+    order = category_score_order(dt_score, dt_category, k_n)
     weight_all = None if image_weight is None else image_weight[dt_image]
     # Records sorted once by (lane, position in accumulation order); each
     # maxDets keeps a subset of positions, which keeps them sorted.
     full_pos = np.empty(n_dt, dtype=np.int64)
     full_pos[order] = np.arange(n_dt)
     rp_full = full_pos[r_dt_all]
-    o = np.argsort(r_lane_all * (n_dt + 1) + rp_full, kind="stable")
+    o = radix_argsort(r_lane_all * (n_dt + 1) + rp_full)
     r_lane_all, rp_full = r_lane_all[o], rp_full[o]
     r_tp_all, r_cnt_all = r_tp_all[o], r_cnt_all[o]
 
@@ -224,7 +258,10 @@ def accumulate_coco(
         run = np.cumsum(w_tp)
         g_first = np.searchsorted(group, np.arange(lanes * k_n + 1))
         tp_cum = run - np.concatenate(([0], run))[g_first[:-1]][group]
-        fp_cum = running.upto(lane, pos) - before[group] - tp_cum
+        # A true positive is itself a record: its lane's running correction
+        # is at hand, no search needed.
+        scored = base_cum[lane // n_thr, pos] + corr_in_lane[r_tp]
+        fp_cum = scored - before[group] - tp_cum
         tp_f = tp_cum.astype(np.float64)
         fp_f = fp_cum.astype(np.float64)
         pr = tp_f / (fp_f + tp_f + _EPS)

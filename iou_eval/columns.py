@@ -29,6 +29,19 @@ def clean(value: Any) -> Any:
     return value
 
 
+def _clean_column(values: Sequence[Any] | np.ndarray) -> list[Any]:
+    """A column as JSON-ready Python values (whole-column conversions, then NaN -> None)."""
+    if isinstance(values, np.ndarray):
+        items = values.tolist()  # numpy scalars become Python ones here
+        if values.dtype.kind == "f":
+            return [None if x != x or x in (_INF, -_INF) else x for x in items]
+        return items
+    return [clean(x) for x in values]
+
+
+_INF = float("inf")
+
+
 class Columns:
     """Columns by name (numpy arrays or lists), all of one length ``N``."""
 
@@ -65,11 +78,8 @@ class Columns:
     def records(self) -> list[dict[str, Any]]:
         """JSON-ready rows: NaN becomes None, numpy scalars Python ones."""
         names = self.names
-        cols = [v.tolist() if isinstance(v, np.ndarray) else list(v) for v in self._cols.values()]
-        return [
-            {k: clean(x) for k, x in zip(names, row, strict=True)}
-            for row in zip(*cols, strict=True)
-        ]
+        cols = [_clean_column(v) for v in self._cols.values()]
+        return [dict(zip(names, row, strict=True)) for row in zip(*cols, strict=True)]
 
     def to_frame(self) -> pd.DataFrame:
         import pandas as pd

@@ -288,21 +288,26 @@ class EvaluationResult:
     def images(self) -> Columns:
         return self.primary.images
 
-    def _block(self, r: ProtocolResult) -> dict[str, Any]:
+    def _block(self, r: ProtocolResult, images_order: np.ndarray | None = None) -> dict[str, Any]:
+        images = r.images if images_order is None else r.images.take(images_order)
         block = {
             "protocol": r.protocol.name,
             "params": r.params(self.settings),
             "summary": {k: clean(v) for k, v in r.summary.items()},
             "per_class": r.classes.records(),
-            "per_image": r.images.records(),
+            "per_image": images.records(),
         }
         if r.bootstrap is not None:
             block["bootstrap"] = bootstrap_block(r.bootstrap)
         return block
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document (schema in the README)."""
-        first = self._block(self.primary)
+    def to_dict(self, images_order: np.ndarray | None = None) -> dict[str, Any]:
+        """The JSON document (schema in the README).
+
+        ``images_order``: positions of the per-image rows to include, in
+        order (default: all, in image-id order).
+        """
+        first = self._block(self.primary, images_order)
         doc: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "iou-eval", "version": __version__},

@@ -6,16 +6,14 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .view import View, order_images
+from .view import View, image_order
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..results import EvaluationResult
 
 
 def render_json(result: EvaluationResult, view: View) -> str:
-    doc = result.to_dict()
-    doc["per_image"] = order_images(result.images, view).records()
-    return dumps(doc)
+    return dumps(result.to_dict(images_order=image_order(result.images, view)))
 
 
 def dumps(doc: object) -> str:

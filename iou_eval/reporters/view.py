@@ -29,7 +29,12 @@ class View:
 
 
 def order_images(images: Columns, view: View) -> Columns:
-    """The per-image table in the view's order, cut to ``worst`` rows.
+    """The per-image table in the view's order, cut to ``worst`` rows."""
+    return images.take(image_order(images, view))
+
+
+def image_order(images: Columns, view: View) -> np.ndarray:
+    """Row positions of the per-image table in the view's order, cut to ``worst``.
 
     ``errors``: most false positives + misses first, ties by lower recall;
     a column: ascending (the worst first for precision, recall, F1, IoU),
@@ -48,4 +53,4 @@ def order_images(images: Columns, view: View) -> Columns:
         order = np.argsort(values, kind="stable")  # NaN last
     if view.worst is not None:
         order = order[: view.worst]
-    return images.take(order)
+    return order
