@@ -199,10 +199,16 @@ def accumulate_coco(
     group_cat = np.arange(lanes * k_n) % k_n
 
     # Records of the accumulated thresholds, renumbered to lanes of T.
-    r_thr = rec_lane % lane_thresholds
-    mine = r_thr < n_thr
-    r_lane_all = (rec_lane[mine] // lane_thresholds) * n_thr + r_thr[mine]
-    r_dt_all, r_tp_all, r_cnt_all = rec_dt[mine], rec_tp[mine], rec_counted[mine]
+    # Lanes widen to int64: they are multiplied into sort keys below.
+    rec_lane = rec_lane.astype(np.int64)
+    if lane_thresholds == n_thr:
+        r_lane_all, r_dt_all, r_tp_all, r_cnt_all = rec_lane, rec_dt, rec_tp, rec_counted
+    else:
+        r_thr = rec_lane % lane_thresholds
+        mine = r_thr < n_thr
+        r_lane_all = (rec_lane[mine] // lane_thresholds) * n_thr + r_thr[mine]
+        r_dt_all, r_tp_all, r_cnt_all = rec_dt[mine], rec_tp[mine], rec_counted[mine]
+        del r_thr, mine
 
     # Predictions arrive in the matcher's order (by image, then rank inside
     # the image's group), so a stable sort by (category, score) leaves ties
@@ -218,10 +224,12 @@ def accumulate_coco(
     r_lane_all, rp_full = r_lane_all[o], rp_full[o]
     r_tp_all, r_cnt_all = r_tp_all[o], r_cnt_all[o]
 
-    for m, max_det in enumerate(max_dets):
-        keep = dt_rank[order] < max_det
-        if weight_all is not None:
-            keep &= weight_all[order] > 0
+    def one_pass(m: int, keep: np.ndarray) -> None:
+        """Fill the arrays' slice ``m`` from the predictions ``keep`` selects (in ``order``).
+
+        A function of its own so that each pass's temporaries are freed
+        before the next pass allocates its own.
+        """
         sel = order[keep]
         n = len(sel)
         new_pos = np.cumsum(keep) - 1  # full position -> position among the kept
@@ -232,12 +240,14 @@ def accumulate_coco(
 
         # Scored predictions so far, per lane = base (per area range) + corrections.
         base = ~outside[:, sel]
-        base_cum = np.cumsum(base if w is None else base * w, axis=1, dtype=np.int64)
+        base_cum = np.cumsum(base if w is None else base * w, axis=1, dtype=np.int32)
         ok = keep[rp_full]
         r_lane, r_pos = r_lane_all[ok], new_pos[rp_full[ok]]
         r_tp, r_cnt = r_tp_all[ok], r_cnt_all[ok]
-        r_w = np.ones(len(r_pos), dtype=np.int64) if w is None else w[r_pos]
-        delta = (r_cnt.astype(np.int64) - base[r_lane // n_thr, r_pos]) * r_w
+        r_w = None if w is None else w[r_pos]
+        delta = r_cnt.astype(np.int64) - base[r_lane // n_thr, r_pos]
+        if r_w is not None:
+            delta *= r_w
         corr = np.cumsum(delta)
         lane_first = np.searchsorted(r_lane, np.arange(lanes + 1))
         corr_before_lane = np.concatenate(([0], corr))[lane_first[:-1]]
@@ -253,7 +263,8 @@ def accumulate_coco(
         has_before = g_start > 0
         before[has_before] = running.upto(g_lane[has_before], g_start[has_before] - 1)
 
-        lane, pos, w_tp = r_lane[r_tp], r_pos[r_tp], r_w[r_tp]
+        lane, pos = r_lane[r_tp], r_pos[r_tp]
+        w_tp = np.ones(len(pos), dtype=np.int64) if r_w is None else r_w[r_tp]
         group = lane * k_n + cat[pos]
         run = np.cumsum(w_tp)
         g_first = np.searchsorted(group, np.arange(lanes * k_n + 1))
@@ -308,6 +319,13 @@ def accumulate_coco(
             precision[:, :, ks, a, m] = q[a][:, ks, :].transpose(0, 2, 1)
             scores[:, :, ks, a, m] = ss[a][:, ks, :].transpose(0, 2, 1)
             recall[:, ks, a, m] = rc[a][:, ks]
+
+    for m, max_det in enumerate(max_dets):
+        keep = dt_rank[order] < max_det
+        if weight_all is not None:
+            keep &= weight_all[order] > 0
+        one_pass(m, keep)
+
     return CocoArrays(precision=precision, recall=recall, scores=scores)
 
 

@@ -132,8 +132,30 @@ def write_whole(path: str, text: str) -> None:
         raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
 
 
+def tune_allocator() -> None:
+    """Let glibc keep and reuse freed memory instead of returning it to the OS.
+
+    A COCO-sized run allocates and frees hundreds of megabytes of numpy
+    temporaries; by default each large one is a fresh mmap whose pages fault
+    in again (about a tenth of the run's time here).  A process-wide choice,
+    so the command line makes it, not the library; a no-op off glibc.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3  # from <malloc.h>
+        libc.mallopt(m_mmap_threshold, 256 << 20)
+        libc.mallopt(m_trim_threshold, 512 << 20)
+    except (OSError, AttributeError):  # not glibc: keep the defaults
+        pass
+
+
 def run_guarded(fn, *args: Any, **kwargs: Any) -> Any:
     """Run ``fn``; turn iou-eval's errors into a message and an exit code."""
+    tune_allocator()
     try:
         return fn(*args, **kwargs)
     except IouEvalError as exc:

@@ -85,17 +85,13 @@ def _group_starts(sorted_groups: np.ndarray, n_groups: int) -> np.ndarray:
     return np.searchsorted(sorted_groups, np.arange(n_groups + 1), side="left")
 
 
-def candidate_pairs(
-    dt_group: np.ndarray,
-    gt_group: np.ndarray,
-    gt_starts: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+def candidate_pairs(dt_group: np.ndarray, gt_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (prediction, ground truth) pair that shares a group.
 
     Args:
         dt_group: ``[D]`` group of each prediction.
-        gt_group: ``[G]`` group of each ground truth, sorted.
-        gt_starts: ``[n_groups + 1]`` offsets of each group in ``gt_group``.
+        gt_starts: ``[n_groups + 1]`` offsets of each group among the
+            ground truths sorted by group.
 
     Returns:
         ``(dt_pos[P], gt_pos[P])``: positions into the two arrays, grouped by
@@ -108,6 +104,63 @@ def candidate_pairs(
     shift = gt_starts[dt_group] - (np.cumsum(counts) - counts)
     gt_pos = np.repeat(shift, counts) + np.arange(total)
     return dt_pos, gt_pos
+
+
+_PAIR_CHUNK = 1 << 16
+
+
+def usable_pairs(
+    d_groups: np.ndarray,
+    gt_sorted: np.ndarray,
+    g_starts: np.ndarray,
+    dt_xyxy: np.ndarray,
+    dt_area: np.ndarray,
+    gt_xyxy: np.ndarray,
+    gt_area: np.ndarray,
+    gt_crowd: np.ndarray,
+    floor: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (prediction, ground truth) pairs of a group whose overlap reaches ``floor``.
+
+    Args:
+        d_groups: ``[D]`` group of each prediction (sorted).
+        gt_sorted: ``[G]`` ground-truth rows by group; g_starts: ``[groups + 1]``.
+        dt_xyxy, dt_area: ``[D, 4]``, ``[D]`` of the predictions, aligned with d_groups.
+        gt_xyxy, gt_area, gt_crowd: ``[G, 4]``, ``[G]``, ``[G]`` by ground-truth row.
+        floor: the lowest matching threshold; pairs below it never match.
+
+    Returns:
+        ``(dt_pos[P], gt_row[P], iou[P])`` ordered by prediction, then ground
+        truth.  Predictions are taken a chunk at a time so that the all-pairs
+        arrays stay small.
+    """
+    # Column-wise gathers: much faster than gathering rows of [N, 4] arrays.
+    dt_cols = np.vstack([dt_xyxy.T, dt_area])
+    gt_cols = np.vstack([gt_xyxy.T, gt_area])
+    parts_d, parts_g, parts_iou = [], [], []
+    for lo in range(0, len(d_groups), _PAIR_CHUNK):
+        pd, pg = candidate_pairs(d_groups[lo : lo + _PAIR_CHUNK], g_starts)
+        pd += lo
+        pg = gt_sorted[pg]
+        # Most pairs of a group do not even overlap horizontally: drop them
+        # before gathering the rest (their IoU is 0, below any usable floor).
+        if floor > 0:
+            iw = np.minimum(dt_cols[2, pd], gt_cols[2, pg]) - np.maximum(
+                dt_cols[0, pd], gt_cols[0, pg]
+            )
+            near = iw > 0
+            pd, pg = pd[near], pg[near]
+        dt_p = dt_cols[:, pd]
+        gt_p = gt_cols[:, pg]
+        iou = pair_iou_columns(dt_p[:4], dt_p[4], gt_p[:4], gt_p[4], gt_crowd[pg])
+        keep = iou >= floor
+        parts_d.append(pd[keep])
+        parts_g.append(pg[keep])
+        parts_iou.append(iou[keep])
+    if not parts_d:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy(), np.zeros(0, dtype=np.float64)
+    return np.concatenate(parts_d), np.concatenate(parts_g), np.concatenate(parts_iou)
 
 
 def match_coco(
@@ -184,23 +237,11 @@ def match_coco(
     # Candidate pairs, and their overlaps.  pycocotools' effective threshold
     # is min(t, 1 - 1e-10); pairs below the lowest can never match.
     eff_thr = np.minimum(np.asarray(iou_thresholds, dtype=np.float64), 1 - 1e-10)
-    pd, pg = candidate_pairs(d_groups, gt_group[gt_sorted], g_starts)
-    pg = gt_sorted[pg]
-    # Column-wise gathers: much faster than gathering rows of [N, 4] arrays.
-    dt_cols = np.vstack([dt_xyxy[dt_rows].T, dt_bbox_area[dt_rows]])
-    gt_cols = np.vstack([gt_xyxy.T, gt_bbox_area])
-    # Most pairs of a group do not even overlap horizontally: drop them
-    # before gathering the rest (their IoU is 0, below any usable threshold).
-    iw = np.minimum(dt_cols[2, pd], gt_cols[2, pg]) - np.maximum(dt_cols[0, pd], gt_cols[0, pg])
-    if n_thr and eff_thr.min() > 0:
-        near = iw > 0
-        pd, pg = pd[near], pg[near]
-    dt_p = dt_cols[:, pd]
-    gt_p = gt_cols[:, pg]
-    iou = pair_iou_columns(dt_p[:4], dt_p[4], gt_p[:4], gt_p[4], gt_crowd[pg])
-    if n_thr:
-        usable = iou >= eff_thr.min()
-        pd, pg, iou = pd[usable], pg[usable], iou[usable]
+    floor = float(eff_thr.min()) if n_thr else 0.0
+    pd, pg, iou = usable_pairs(
+        d_groups, gt_sorted, g_starts, dt_xyxy[dt_rows], dt_bbox_area[dt_rows],
+        gt_xyxy, gt_bbox_area, gt_crowd, floor,
+    )  # fmt: skip
 
     d_area = dt_bbox_area[dt_rows]
     # Unmatched predictions outside an area range are ignored in it: [A, D].
@@ -261,9 +302,10 @@ def match_coco(
     def cat(parts: list[np.ndarray], dtype) -> np.ndarray:
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
-    m_lane = cat(rec_lane, np.int64)
-    m_dt = cat(rec_dt, np.int64)
-    m_gt = cat(rec_gt, np.int64)
+    # int32 records: a few million of them in a COCO-sized run.
+    m_lane = cat(rec_lane, np.int32)
+    m_dt = cat(rec_dt, np.int32)
+    m_gt = cat(rec_gt, np.int32)
     m_iou = cat(rec_iou, np.float64)
     m_area = m_lane // max(n_thr, 1)
     on_ignored = gt_ignore[m_area, m_gt]

@@ -138,7 +138,7 @@ def match_voc(
     groups = dt_group[order]
     gt_sorted = np.argsort(gt_group, kind="stable")
     g_starts = np.searchsorted(gt_group[gt_sorted], np.arange(n_groups + 1))
-    pd, pg = candidate_pairs(groups, gt_group[gt_sorted], g_starts)
+    pd, pg = candidate_pairs(groups, g_starts)
     pg = gt_sorted[pg]
     dxy = dt_xyxy[order[pd]]
     if plus_one:

@@ -7,6 +7,7 @@ evaluation does not read (segmentations above all), then turned into columns.
 from __future__ import annotations
 
 import gc
+import re
 from itertools import chain
 from operator import attrgetter
 from typing import Annotated
@@ -109,43 +110,11 @@ def _decode(path: str, data: bytes):
             gc.enable()
 
 
-def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
-    """Read a COCO ground-truth dataset or a COCO results file.
+def annotation_columns(anns: list, path: str, label: str, role: str, offset: int = 0) -> dict:
+    """Columns of decoded annotations ``[N]``: boxes, scores, ids (and ground-truth fields).
 
-    ``role`` is ``"gt"`` or ``"pred"``.  Ground truth must be a dict with
-    ``images``, ``annotations`` and ``categories``; predictions may be a
-    results list or such a dict whose annotations carry a ``score``.
-    Image and category ids may be integers or numeric strings.
+    ``offset`` is the index of ``anns[0]`` in the file, for error places.
     """
-    data = read_bytes(path)
-    doc = _decode(path, data)
-    del data
-
-    warnings: list[str] = []
-    if isinstance(doc, list):
-        if role == "gt":
-            raise InputError(
-                path,
-                "ground truth must be a COCO dataset (an object with images, annotations, "
-                "categories), found a results list",
-                hint="did you swap the ground-truth and prediction files?",
-            )
-        anns = doc
-        images_in = None
-        categories_in = None
-        label = "[{}]"
-    else:
-        if doc.annotations is None:
-            raise InputError(path, "expected an 'annotations' list, found none", where="$")
-        anns = doc.annotations
-        images_in = doc.images
-        categories_in = doc.categories
-        if role == "gt" and images_in is None:
-            raise InputError(path, "expected an 'images' list in the ground truth, found none")
-        if role == "gt" and categories_in is None:
-            raise InputError(path, "expected a 'categories' list in the ground truth, found none")
-        label = "annotations[{}]"
-
     n = len(anns)
     try:
         boxes = np.fromiter(
@@ -156,26 +125,157 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         raise InputError(
             path,
             "annotation has no 'bbox'",
-            where=label.format(first),
+            where=label.format(offset + first),
             hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h]",
         ) from None
-
-    score = None
+    cols: dict = {
+        "boxes": boxes,
+        "score": None,
+        "image_id": _ids(list(map(attrgetter("image_id"), anns)), path, label + ".image_id"),
+        "category_id": _ids(
+            list(map(attrgetter("category_id"), anns)), path, label + ".category_id"
+        ),
+    }
     if role == "pred":
         # A missing score reads as NaN (JSON itself cannot hold NaN).
-        score = np.fromiter((a.score for a in anns), dtype=np.float64, count=n)
+        score = np.fromiter(map(attrgetter("score"), anns), dtype=np.float64, count=n)
         missing = np.flatnonzero(np.isnan(score))
         if len(missing):
             raise InputError(
                 path,
                 "prediction has no 'score'",
-                where=label.format(int(missing[0])),
+                where=label.format(offset + int(missing[0])),
                 hint="predictions need a confidence score; is this the ground-truth file?",
             )
+        cols["score"] = score
+    else:
+        cols["area"] = np.array(
+            [np.nan if a.area is None else a.area for a in anns], dtype=np.float64
+        )
+        cols["iscrowd"] = np.array([bool(a.iscrowd) for a in anns], dtype=bool)
+        cols["ignore"] = np.array([bool(a.ignore) for a in anns], dtype=bool)
+        raw_ids = [a.id for a in anns]
+        if any(v is None for v in raw_ids):
+            # pycocotools cannot index annotations without ids; number them.
+            cols["id"] = np.arange(1, n + 1, dtype=np.int64)
+        else:
+            ids = _ids(raw_ids, path, label + ".id")
+            if not isinstance(ids, np.ndarray):
+                # Non-numeric annotation ids: only their being 0 matters.
+                ids = np.array(
+                    [v if isinstance(v, int) else i + 1 for i, v in enumerate(ids)], dtype=np.int64
+                )
+            cols["id"] = ids
+    return cols
+
+
+# Where one results-list element ends and the next begins: "}" "," "{".
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_CHUNK_BYTES = 4 << 20
+
+
+def chunked_results(path: str, data: bytes) -> dict | None:
+    """Columns of a large results list decoded a chunk at a time, or None.
+
+    Decoding 400k predictions at once holds 400k small records in memory;
+    chunks keep a few megabytes of them alive at a time, and the memory is
+    reused from chunk to chunk.  Cuts are placed at element boundaries and
+    proven by decoding: with no backslash in the file no string can hold a
+    quote, so a cut inside a string or a nested value leaves a chunk that
+    is not valid JSON.  On any failure (a bad file included) this returns
+    None and the caller decodes the whole file, which also locates errors.
+    """
+    if len(data) < 2 * _CHUNK_BYTES or data.lstrip()[:1] != b"[" or b"\\" in data:
+        return None
+    start = data.index(b"[") + 1
+    parts: list[dict] = []
+    done = 0
+    while True:
+        m = _BOUNDARY.search(data, start + _CHUNK_BYTES)
+        if m is None:
+            end = data.rindex(b"]")
+            chunk = b"[" + data[start:end] + b"]"
+        else:
+            chunk = b"[" + data[start : m.start() + 1] + b"]"
+        try:
+            anns = _quiet_decode(chunk)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+        if not isinstance(anns, list):
+            return None
+        try:
+            parts.append(annotation_columns(anns, path, "[{}]", "pred", offset=done))
+        except InputError:
+            return None
+        done += len(anns)
+        del anns
+        if m is None:
+            break
+        start = m.end() - 1
+    if not all(isinstance(p[k], np.ndarray) for p in parts for k in ("image_id", "category_id")):
+        return None
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _quiet_decode(data: bytes):
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _DECODER.decode(data)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
+    """Read a COCO ground-truth dataset or a COCO results file.
+
+    ``role`` is ``"gt"`` or ``"pred"``.  Ground truth must be a dict with
+    ``images``, ``annotations`` and ``categories``; predictions may be a
+    results list or such a dict whose annotations carry a ``score``.
+    Image and category ids may be integers or numeric strings.
+    """
+    data = read_bytes(path)
+    cols = chunked_results(path, data) if role == "pred" else None
+    doc: _Document | list[_Annotation] | None = None
+    if cols is None:
+        doc = _decode(path, data)
+    del data
+
+    warnings: list[str] = []
+    images_in: list[_Image] | None = None
+    categories_in: list[_Category] | None = None
+    label = "[{}]"
+    if isinstance(doc, list):
+        if role == "gt":
+            raise InputError(
+                path,
+                "ground truth must be a COCO dataset (an object with images, annotations, "
+                "categories), found a results list",
+                hint="did you swap the ground-truth and prediction files?",
+            )
+        cols = annotation_columns(doc, path, label, role)
+    elif doc is not None:
+        if doc.annotations is None:
+            raise InputError(path, "expected an 'annotations' list, found none", where="$")
+        images_in = doc.images
+        categories_in = doc.categories
+        if role == "gt" and images_in is None:
+            raise InputError(path, "expected an 'images' list in the ground truth, found none")
+        if role == "gt" and categories_in is None:
+            raise InputError(path, "expected a 'categories' list in the ground truth, found none")
+        label = "annotations[{}]"
+        cols = annotation_columns(doc.annotations, path, label, role)
+    if cols is None:  # pragma: no cover - every branch above fills it
+        raise RuntimeError("no annotations decoded")
+    doc = None  # the decoded records are no longer needed: free them now
+    n = len(cols["boxes"])
+    boxes = cols["boxes"]
+    score = cols["score"]
+    img_keys = cols["image_id"]
+    cat_keys = cols["category_id"]
 
     # Images.
-    img_keys = _ids([a.image_id for a in anns], path, label + ".image_id")
-    cat_keys = _ids([a.category_id for a in anns], path, label + ".category_id")
     if images_in is not None:
         ids = []
         for i, im in enumerate(images_in):
@@ -261,27 +361,16 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     ignore = None
     ann_id = None
     if role == "gt":
-        area = np.array([np.nan if a.area is None else a.area for a in anns], dtype=np.float64)
+        area = cols["area"]
         no_area = int(np.isnan(area).sum())
         if no_area:
             warnings.append(
                 f"{path}: {no_area} annotation(s) have no 'area'; using the box's w*h "
                 "for the area ranges"
             )
-        is_crowd = np.array([bool(a.iscrowd) for a in anns], dtype=bool)
-        ignore = np.array([bool(a.ignore) for a in anns], dtype=bool)
-        raw_ids = [a.id for a in anns]
-        if any(v is None for v in raw_ids):
-            # pycocotools cannot index annotations without ids; number them.
-            ann_id = np.arange(1, n + 1, dtype=np.int64)
-        else:
-            col = _ids(raw_ids, path, label + ".id")
-            if not isinstance(col, np.ndarray):
-                # Non-numeric annotation ids: only their being 0 matters.
-                col = np.array(
-                    [v if isinstance(v, int) else i + 1 for i, v in enumerate(col)], dtype=np.int64
-                )
-            ann_id = col
+        is_crowd = cols["iscrowd"]
+        ignore = cols["ignore"]
+        ann_id = cols["id"]
 
     rows = np.flatnonzero(keep)
     ds = assemble(
