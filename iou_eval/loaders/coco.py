@@ -269,7 +269,6 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     if cols is None:  # pragma: no cover - every branch above fills it
         raise RuntimeError("no annotations decoded")
     doc = None  # the decoded records are no longer needed: free them now
-    n = len(cols["boxes"])
     boxes = cols["boxes"]
     score = cols["score"]
     img_keys = cols["image_id"]
