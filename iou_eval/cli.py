@@ -169,6 +169,53 @@ def run_guarded(fn, *args: Any, **kwargs: Any) -> Any:
         sys.exit(EXIT_INPUT)
 
 
+def output_options(fn):
+    """--format, --output and --quiet, shared by every command."""
+    fn = click.option("--quiet", "-q", is_flag=True, help="Do not print warnings or progress.")(fn)
+    fn = click.option(
+        "--output",
+        "-o",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="Write the report to FILE (whole or not at all) instead of stdout.",
+    )(fn)
+    return click.option(
+        "--format",
+        "-f",
+        "out_format",
+        type=click.Choice(OUTPUT_FORMATS),
+        default="table",
+        show_default=True,
+        help="Report format.",
+    )(fn)
+
+
+def bootstrap_options(default: int, help: str):
+    """--bootstrap, --seed and --confidence."""
+
+    def apply(fn):
+        fn = click.option(
+            "--confidence",
+            type=click.FloatRange(0.5, 0.999),
+            default=0.95,
+            show_default=True,
+            help="Coverage of the --bootstrap intervals.",
+        )(fn)
+        fn = click.option(
+            "--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap."
+        )(fn)
+        return click.option(
+            "--bootstrap",
+            type=click.IntRange(min=0),
+            default=default,
+            show_default=bool(default),
+            metavar="N",
+            help=help,
+        )(fn)
+
+    return apply
+
+
 @click.group(
     cls=DefaultGroup,
     epilog=EPILOG,
@@ -284,22 +331,7 @@ def main() -> None:
     metavar="N",
     help="Show only the N worst images (in --sort order).",
 )
-@click.option(
-    "--format",
-    "-f",
-    "out_format",
-    type=click.Choice(OUTPUT_FORMATS),
-    default="table",
-    show_default=True,
-    help="Report format.",
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Write the report to FILE (whole or not at all) instead of stdout.",
-)
+@output_options
 @click.option(
     "--fail-under",
     multiple=True,
@@ -320,20 +352,8 @@ def main() -> None:
     metavar="AMOUNT",
     help="Allowed drop against --baseline: absolute (0.01) or relative (2%).",
 )
-@click.option(
-    "--bootstrap",
-    type=click.IntRange(min=0),
-    default=0,
-    metavar="N",
-    help="Resample images N times for confidence intervals of the summary metrics.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap.")
-@click.option(
-    "--confidence",
-    type=click.FloatRange(0.5, 0.999),
-    default=0.95,
-    show_default=True,
-    help="Coverage of the --bootstrap intervals.",
+@bootstrap_options(
+    default=0, help="Resample images N times for confidence intervals of the summary metrics."
 )
 @click.option(
     "--fail-if-significant",
@@ -345,7 +365,6 @@ def main() -> None:
     type=click.Choice(["github"]),
     help="Also print failed checks as GitHub Actions ::error:: annotations.",
 )
-@click.option("--quiet", "-q", is_flag=True, help="Do not print warnings or progress.")
 def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
     """Evaluate PREDICTIONS against GROUND_TRUTH.
 
@@ -511,39 +530,10 @@ Example:
     show_default=True,
     help="IoU threshold of the counts (VOC: of the AP).",
 )
-@click.option(
-    "--bootstrap",
-    type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    metavar="N",
-    help="Paired resamples of the images for the deltas' intervals (0: none).",
+@bootstrap_options(
+    default=1000, help="Paired resamples of the images for the deltas' intervals (0: none)."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap.")
-@click.option(
-    "--confidence",
-    type=click.FloatRange(0.5, 0.999),
-    default=0.95,
-    show_default=True,
-    help="Coverage of the intervals.",
-)
-@click.option(
-    "--format",
-    "-f",
-    "out_format",
-    type=click.Choice(OUTPUT_FORMATS),
-    default="table",
-    show_default=True,
-    help="Report format.",
-)
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False),
-    metavar="FILE",
-    help="Write the report to FILE (whole or not at all).",
-)
-@click.option("--quiet", "-q", is_flag=True, help="Do not print warnings.")
+@output_options
 def compare_command(gt: str, a: str, b: str, **o: Any) -> None:
     """Per-metric and per-class deltas (B - A) between two models, largest changes first.
 
