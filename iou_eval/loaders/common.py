@@ -115,3 +115,29 @@ def fill_sizes(images: ImageTable, reference: ImageTable | None) -> ImageTable:
         if j >= 0:
             width[i], height[i] = reference.width[j], reference.height[j]
     return ImageTable(images.ids, images.file_names, width, height)
+
+
+def folder_files(path: str, ext: str, what: str) -> list[str]:
+    """The sorted ``*ext`` files of a folder (hidden ones skipped), or ``[path]`` for a file.
+
+    ``what`` names the expected files in the error for a folder with none.
+    """
+    if not os.path.exists(path):
+        raise InputError(path, "no such file or folder")
+    if not os.path.isdir(path):
+        return [path]
+    entries = sorted(os.listdir(path))
+    files = [
+        os.path.join(path, e)
+        for e in entries
+        if e.lower().endswith(ext)
+        and not e.startswith(".")
+        and os.path.isfile(os.path.join(path, e))
+    ]
+    if not files:
+        raise InputError(
+            path,
+            f"expected {what} in this folder, found none",
+            hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
+        )
+    return files

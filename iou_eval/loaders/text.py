@@ -65,7 +65,7 @@ from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id
 from ..errors import InputError
 from ..reconcile import ImageMatcher
-from .common import LoadOptions
+from .common import LoadOptions, folder_files
 
 _FIELDS = {
     BoxFormat.XYWH: ("x", "y", "w", "h"),
@@ -98,25 +98,7 @@ def results_class(stem: str) -> str:
 
 def _txt_files(path: str, what: str) -> list[str]:
     """The sorted ``*.txt`` files of a folder, or ``[path]`` for a file."""
-    if not os.path.exists(path):
-        raise InputError(path, "no such file or folder")
-    if not os.path.isdir(path):
-        return [path]
-    entries = sorted(os.listdir(path))
-    files = [
-        os.path.join(path, e)
-        for e in entries
-        if e.lower().endswith(".txt")
-        and not e.startswith(".")
-        and os.path.isfile(os.path.join(path, e))
-    ]
-    if not files:
-        raise InputError(
-            path,
-            f"expected {what} in this folder, found none",
-            hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
-        )
-    return files
+    return folder_files(path, ".txt", what)
 
 
 def _lines(file: str) -> Iterator[tuple[int, list[str]]]:

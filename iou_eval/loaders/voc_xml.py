@@ -44,7 +44,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from .common import LoadOptions, fill_sizes, read_bytes
+from .common import LoadOptions, fill_sizes, folder_files, read_bytes
 
 _COORDS = ("xmin", "ymin", "xmax", "ymax")
 _TRUE = {"1", "true", "yes"}
@@ -53,23 +53,7 @@ _FALSE = {"", "0", "false", "no"}
 
 def _xml_files(path: str) -> list[str]:
     """The files to read: the sorted ``*.xml`` files of a folder, or ``[path]``."""
-    if not os.path.isdir(path):
-        return [path]
-    entries = sorted(os.listdir(path))
-    files = [
-        os.path.join(path, e)
-        for e in entries
-        if e.lower().endswith(".xml")
-        and not e.startswith(".")
-        and os.path.isfile(os.path.join(path, e))
-    ]
-    if not files:
-        raise InputError(
-            path,
-            "expected Pascal VOC .xml files in this folder, found none",
-            hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
-        )
-    return files
+    return folder_files(path, ".xml", "Pascal VOC .xml files")
 
 
 def _parse(file: str) -> ET.Element:
