@@ -82,30 +82,29 @@ def category_score_order(score: np.ndarray, category: np.ndarray, n_categories: 
 
 @dataclass(frozen=True)
 class _Running:
-    """Scored predictions per lane up to a position: dense per area + sparse corrections.
+    """Scored predictions per threshold up to a position: dense base + sparse corrections.
 
     Attributes:
-        base_cum: ``[A, n]`` running count of predictions inside each area range.
-        r_lane, r_key, corr: ``[P]`` match records sorted by ``r_key = lane *
-            stride + position``, and the running sum of their corrections
-            within their lane.
+        base_cum: ``[n]`` running count of predictions inside the area range.
+        r_thr, r_key, corr: ``[P]`` match records sorted by ``r_key = threshold
+            * stride + position``, and the running sum of their corrections
+            within their threshold.
     """
 
     base_cum: np.ndarray
-    r_lane: np.ndarray
+    r_thr: np.ndarray
     r_key: np.ndarray
     corr: np.ndarray
-    n_thr: int
     stride: int
 
-    def upto(self, q_lane: np.ndarray, q_pos: np.ndarray) -> np.ndarray:
-        """Scored predictions of ``q_lane`` at positions ``<= q_pos`` (``q_pos >= 0``)."""
-        total = self.base_cum[q_lane // self.n_thr, q_pos]
+    def upto(self, q_thr: np.ndarray, q_pos: np.ndarray) -> np.ndarray:
+        """Scored predictions at threshold ``q_thr`` and positions ``<= q_pos`` (``>= 0``)."""
+        total = self.base_cum[q_pos]
         if not len(self.corr):
             return total
-        i = np.searchsorted(self.r_key, q_lane * self.stride + q_pos, side="right") - 1
+        i = np.searchsorted(self.r_key, q_thr * self.stride + q_pos, side="right") - 1
         valid = i >= 0
-        valid[valid] = self.r_lane[i[valid]] == q_lane[valid]
+        valid[valid] = self.r_thr[i[valid]] == q_thr[valid]
         return total + np.where(valid, self.corr[np.maximum(i, 0)], 0)
 
 
@@ -178,7 +177,6 @@ def accumulate_coco(
     n_thr = n_thresholds
     rec_thr = np.asarray(recall_thresholds, dtype=np.float64)
     n_rec, n_max, k_n = len(rec_thr), len(max_dets), n_categories
-    lanes = n_area * n_thr
     precision = -np.ones((n_thr, n_rec, k_n, n_area, n_max))
     recall = -np.ones((n_thr, k_n, n_area, n_max))
     scores = -np.ones((n_thr, n_rec, k_n, n_area, n_max))
@@ -194,9 +192,6 @@ def accumulate_coco(
             np.bincount(gt_category[counted], weights=w, minlength=k_n)[:k_n]
         ).astype(np.int64)
     need = first_counts(npig, rec_thr)  # [K, A, R]
-    lane_area = np.repeat(np.arange(n_area), n_thr)
-    need_l = need[:, lane_area, :].transpose(1, 0, 2).reshape(lanes * k_n, n_rec)
-    group_cat = np.arange(lanes * k_n) % k_n
 
     # Records of the accumulated thresholds, renumbered to lanes of T.
     # Lanes widen to int64: they are multiplied into sort keys below.
@@ -224,69 +219,73 @@ def accumulate_coco(
     r_lane_all, rp_full = r_lane_all[o], rp_full[o]
     r_tp_all, r_cnt_all = r_tp_all[o], r_cnt_all[o]
 
-    def one_pass(m: int, keep: np.ndarray) -> None:
-        """Fill the arrays' slice ``m`` from the predictions ``keep`` selects (in ``order``).
+    # Records of one area range are a contiguous slice (sorted by lane).
+    area_first = np.searchsorted(r_lane_all, np.arange(n_area + 1) * n_thr)
+    groups = n_thr * k_n  # (threshold, category) groups of one area range
+    group_cat = np.arange(groups) % k_n
 
-        A function of its own so that each pass's temporaries are freed
-        before the next pass allocates its own.
+    def area_pass(m: int, a: int, keep: np.ndarray, sel: np.ndarray, cat: np.ndarray,
+                  starts: np.ndarray, w: np.ndarray | None) -> None:  # fmt: skip
+        """Fill ``[:, :, :, a, m]`` from the predictions ``keep`` selects (in ``order``).
+
+        A function of its own so that its temporaries (record-sized) are freed
+        before the next area range's are allocated.
         """
-        sel = order[keep]
         n = len(sel)
-        new_pos = np.cumsum(keep) - 1  # full position -> position among the kept
-        cat = dt_category[sel]
-        starts = np.searchsorted(cat, np.arange(k_n + 1))
         size = np.diff(starts)
-        w = None if weight_all is None else weight_all[sel]
+        new_pos = np.cumsum(keep) - 1  # full position -> position among the kept
+        lo, hi = area_first[a], area_first[a + 1]
+        ok = keep[rp_full[lo:hi]]
+        r_thr = r_lane_all[lo:hi][ok] - a * n_thr
+        r_pos = new_pos[rp_full[lo:hi][ok]]
+        r_tp, r_cnt = r_tp_all[lo:hi][ok], r_cnt_all[lo:hi][ok]
+        del new_pos, ok
 
-        # Scored predictions so far, per lane = base (per area range) + corrections.
-        base = ~outside[:, sel]
-        base_cum = np.cumsum(base if w is None else base * w, axis=1, dtype=np.int32)
-        ok = keep[rp_full]
-        r_lane, r_pos = r_lane_all[ok], new_pos[rp_full[ok]]
-        r_tp, r_cnt = r_tp_all[ok], r_cnt_all[ok]
+        # Scored predictions so far, per threshold = base (inside the area
+        # range) + corrections from the matched predictions.
+        base = ~outside[a, sel]
+        base_cum = np.cumsum(base if w is None else base * w, dtype=np.int64)
         r_w = None if w is None else w[r_pos]
-        delta = r_cnt.astype(np.int64) - base[r_lane // n_thr, r_pos]
+        delta = r_cnt.astype(np.int64) - base[r_pos]
         if r_w is not None:
             delta *= r_w
         corr = np.cumsum(delta)
-        lane_first = np.searchsorted(r_lane, np.arange(lanes + 1))
-        corr_before_lane = np.concatenate(([0], corr))[lane_first[:-1]]
-        corr_in_lane = corr - corr_before_lane[r_lane]
-        r_key = r_lane * (n + 1) + r_pos
+        del delta, base
+        thr_first = np.searchsorted(r_thr, np.arange(n_thr + 1))
+        corr -= np.concatenate(([0], corr))[thr_first[:-1]][r_thr]
+        running = _Running(base_cum, r_thr, r_thr * (n + 1) + r_pos, corr, n + 1)
 
-        running = _Running(base_cum, r_lane, r_key, corr_in_lane, n_thr, n + 1)
-
-        # Scored predictions before each category's first position: [L * K].
-        g_lane = np.arange(lanes * k_n) // k_n
+        # Scored predictions before each category's first position: [T * K].
+        g_thr = np.arange(groups) // k_n
         g_start = starts[group_cat]
-        before = np.zeros(lanes * k_n, dtype=np.int64)
+        before = np.zeros(groups, dtype=np.int64)
         has_before = g_start > 0
-        before[has_before] = running.upto(g_lane[has_before], g_start[has_before] - 1)
+        before[has_before] = running.upto(g_thr[has_before], g_start[has_before] - 1)
 
-        lane, pos = r_lane[r_tp], r_pos[r_tp]
+        t_idx, pos = r_thr[r_tp], r_pos[r_tp]
         w_tp = np.ones(len(pos), dtype=np.int64) if r_w is None else r_w[r_tp]
-        group = lane * k_n + cat[pos]
+        group = t_idx * k_n + cat[pos]
         run = np.cumsum(w_tp)
-        g_first = np.searchsorted(group, np.arange(lanes * k_n + 1))
+        g_first = np.searchsorted(group, np.arange(groups + 1))
         tp_cum = run - np.concatenate(([0], run))[g_first[:-1]][group]
-        # A true positive is itself a record: its lane's running correction
-        # is at hand, no search needed.
-        scored = base_cum[lane // n_thr, pos] + corr_in_lane[r_tp]
-        fp_cum = scored - before[group] - tp_cum
+        # A true positive is itself a record: its running correction is at
+        # hand, no search needed.
+        fp_cum = base_cum[pos] + corr[r_tp] - before[group] - tp_cum
         tp_f = tp_cum.astype(np.float64)
         fp_f = fp_cum.astype(np.float64)
         pr = tp_f / (fp_f + tp_f + _EPS)
         env = suffix_max(pr, group)
         n_tp = np.diff(g_first)
         has = n_tp > 0
-        total_tp = np.zeros(lanes * k_n, dtype=np.int64)
+        total_tp = np.zeros(groups, dtype=np.int64)
         total_tp[has] = tp_cum[g_first[1:][has] - 1]
 
-        # For each (lane, category, recall point): the true positive that
+        # For each (threshold, category, recall point): the true positive that
         # reaches it, found among integer keys (group, cumulative count).
+        need_a = np.tile(need[:, a, :], (n_thr, 1))  # [T * K, R]
         span = int(run[-1]) + 2 if len(run) else 2
         key = group.astype(np.int64) * span + tp_cum
-        query = np.arange(lanes * k_n, dtype=np.int64)[:, None] * span + np.maximum(need_l, 1)
+        query = np.arange(groups, dtype=np.int64)[:, None] * span + np.maximum(need_a, 1)
         hit = np.searchsorted(key, query.ravel(), side="left").reshape(query.shape)
         found = hit < g_first[1:, None]
         safe = np.minimum(hit, max(len(env) - 1, 0))
@@ -298,33 +297,35 @@ def accumulate_coco(
             ss = np.zeros(query.shape)
         # Recall point 0 (c = 0) is position 0 of the category, TP or not:
         # its precision is the envelope's maximum, its score the top score.
-        first_env = np.zeros(lanes * k_n)
+        first_env = np.zeros(groups)
         first_env[has] = env[g_first[:-1][has]]
-        first_score = np.zeros(lanes * k_n)
+        first_score = np.zeros(groups)
         occupied = size[group_cat] > 0
         first_score[occupied] = dt_score[sel[starts[group_cat[occupied]]]]
-        zero = need_l == 0
-        q = np.where(zero, first_env[:, None], q)
-        ss = np.where(zero, first_score[:, None], ss)
+        zero = need_a == 0
+        q = np.where(zero, first_env[:, None], q).reshape(n_thr, k_n, n_rec)
+        ss = np.where(zero, first_score[:, None], ss).reshape(n_thr, k_n, n_rec)
 
-        # Back to pycocotools' layout [T, R, K, A, M]; slices without ground truth stay -1.
-        q = q.reshape(n_area, n_thr, k_n, n_rec)
-        ss = ss.reshape(n_area, n_thr, k_n, n_rec)
+        # Back to pycocotools' layout [T, R, K, A, M]; categories without
+        # ground truth in this range stay -1.
         with np.errstate(invalid="ignore", divide="ignore"):
-            rc = total_tp.reshape(n_area, n_thr, k_n) / npig.T[:, None, :]
-        rc = np.where(size[None, None, :] > 0, rc, 0.0)
-        live = npig.T > 0  # [A, K]
-        for a in range(n_area):
-            ks = np.flatnonzero(live[a])
-            precision[:, :, ks, a, m] = q[a][:, ks, :].transpose(0, 2, 1)
-            scores[:, :, ks, a, m] = ss[a][:, ks, :].transpose(0, 2, 1)
-            recall[:, ks, a, m] = rc[a][:, ks]
+            rc = total_tp.reshape(n_thr, k_n) / npig[:, a][None, :]
+        rc = np.where(size[None, :] > 0, rc, 0.0)
+        ks = np.flatnonzero(npig[:, a] > 0)
+        precision[:, :, ks, a, m] = q[:, ks, :].transpose(0, 2, 1)
+        scores[:, :, ks, a, m] = ss[:, ks, :].transpose(0, 2, 1)
+        recall[:, ks, a, m] = rc[:, ks]
 
     for m, max_det in enumerate(max_dets):
         keep = dt_rank[order] < max_det
         if weight_all is not None:
             keep &= weight_all[order] > 0
-        one_pass(m, keep)
+        sel = order[keep]
+        cat = dt_category[sel]
+        starts = np.searchsorted(cat, np.arange(k_n + 1))
+        w = None if weight_all is None else weight_all[sel]
+        for a in range(n_area):
+            area_pass(m, a, keep, sel, cat, starts, w)
 
     return CocoArrays(precision=precision, recall=recall, scores=scores)
 

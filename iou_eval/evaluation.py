@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .accumulate import CocoArrays, accumulate_coco, summarize_coco
+from .boxes import pair_iou
 from .matching import Matches, match_coco
 from .protocols import Protocol
 from .reconcile import Alignment
@@ -165,7 +166,14 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
         protocol.max_dets,
     )
     t = thresholds.index(iou_thr)
-    tp, fp, match_gt, match_iou = m.at(0, t)
+    tp, fp, match_gt = m.at(0, t)
+    # The overlaps of the operating point's matches (the records keep none).
+    hit = np.flatnonzero(match_gt >= 0)
+    rows, g = m.dt_rows[hit], match_gt[hit]
+    match_iou = np.zeros(len(match_gt), dtype=np.float64)
+    match_iou[hit] = pair_iou(
+        pred_eval.xyxy[rows], pred_eval.bbox_area[rows], gt.xyxy[g], gt.bbox_area[g], gt.is_crowd[g]
+    )
     point = OperatingPoint(
         iou_thr=iou_thr,
         dt_rows=scored_rows[m.dt_rows],

@@ -42,9 +42,8 @@ class Matches:
         dt_rank: ``[D]`` rank of each prediction inside its group (0 = best score).
         n_thresholds: ``T``.
         outside: ``[A, D]`` bool, the prediction's area is outside the range.
-        lane, dt, gt, iou: ``[P]`` one record per (lane, matched prediction):
-            the prediction's position in ``dt_rows``, the ground-truth row,
-            the overlap.
+        lane, dt, gt: ``[P]`` one record per (lane, matched prediction): the
+            prediction's position in ``dt_rows`` and the ground-truth row.
         tp: ``[P]`` bool, the match counts as a true positive.
         counted: ``[P]`` bool, the prediction is scored (true or false
             positive) rather than ignored.
@@ -59,13 +58,12 @@ class Matches:
     lane: np.ndarray
     dt: np.ndarray
     gt: np.ndarray
-    iou: np.ndarray
     tp: np.ndarray
     counted: np.ndarray
     gt_ignore: np.ndarray
 
-    def at(self, area: int, thr: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Dense outcome of one lane: ``tp[D]``, ``fp[D]``, ``match_gt[D]``, ``match_iou[D]``."""
+    def at(self, area: int, thr: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Dense outcome of one lane: ``tp[D]``, ``fp[D]``, ``match_gt[D]`` (-1: none)."""
         n = len(self.dt_rows)
         mine = self.lane == area * self.n_thresholds + thr
         d = self.dt[mine]
@@ -75,9 +73,7 @@ class Matches:
         tp[d] = self.tp[mine]
         match_gt = np.full(n, -1, dtype=np.int64)
         match_gt[d] = self.gt[mine]
-        match_iou = np.zeros(n, dtype=np.float64)
-        match_iou[d] = self.iou[mine]
-        return tp, counted & ~tp, match_gt, match_iou
+        return tp, counted & ~tp, match_gt
 
 
 def _group_starts(sorted_groups: np.ndarray, n_groups: int) -> np.ndarray:
@@ -249,7 +245,6 @@ def match_coco(
     rec_lane: list[np.ndarray] = []
     rec_dt: list[np.ndarray] = []
     rec_gt: list[np.ndarray] = []
-    rec_iou: list[np.ndarray] = []
     if len(pd):
         # The winner of a prediction is the lexicographic maximum of
         # (regular before ignored, IoU, later in file order).  One integer key
@@ -295,7 +290,6 @@ def match_coco(
             rec_lane.append(lane)
             rec_dt.append(sd[col])
             rec_gt.append(won)
-            rec_iou.append(siou[col])
             reusable = gt_crowd[won]
             taken[lane[~reusable], won[~reusable]] = True
 
@@ -306,7 +300,6 @@ def match_coco(
     m_lane = cat(rec_lane, np.int32)
     m_dt = cat(rec_dt, np.int32)
     m_gt = cat(rec_gt, np.int32)
-    m_iou = cat(rec_iou, np.float64)
     m_area = m_lane // max(n_thr, 1)
     on_ignored = gt_ignore[m_area, m_gt]
     # pycocotools records the ground truth's id as the match, so id 0 reads
@@ -323,7 +316,6 @@ def match_coco(
         lane=m_lane,
         dt=m_dt,
         gt=m_gt,
-        iou=m_iou,
         tp=m_tp,
         counted=m_counted,
         gt_ignore=gt_ignore,
