@@ -7,6 +7,7 @@ evaluation does not read (segmentations above all), then turned into columns.
 from __future__ import annotations
 
 import gc
+import os
 import re
 from itertools import chain
 from operator import attrgetter
@@ -174,44 +175,59 @@ _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _CHUNK_BYTES = 4 << 20
 
 
-def chunked_results(path: str, data: bytes) -> dict | None:
-    """Columns of a large results list decoded a chunk at a time, or None.
+def chunked_results(path: str) -> dict | None:
+    """Columns of a large results list, read and decoded a chunk at a time, or None.
 
-    Decoding 400k predictions at once holds 400k small records in memory;
-    chunks keep a few megabytes of them alive at a time, and the memory is
-    reused from chunk to chunk.  Cuts are placed at element boundaries and
-    proven by decoding: with no backslash in the file no string can hold a
-    quote, so a cut inside a string or a nested value leaves a chunk that
-    is not valid JSON.  On any failure (a bad file included) this returns
-    None and the caller decodes the whole file, which also locates errors.
+    Decoding 400k predictions at once holds 400k small records and the whole
+    file in memory; reading and decoding a few megabytes at a time holds
+    little of either, and the memory is reused from chunk to chunk.  Cuts
+    are placed at element boundaries and proven by decoding: with no
+    backslash in the file no string can hold a quote, so a cut inside a
+    string or a nested value leaves a chunk that is not valid JSON.  On any
+    failure (a bad file included) this returns None and the caller decodes
+    the whole file, which also locates errors.
     """
-    if len(data) < 2 * _CHUNK_BYTES or data.lstrip()[:1] != b"[" or b"\\" in data:
+    try:
+        if os.path.getsize(path) < 2 * _CHUNK_BYTES:
+            return None
+        fh = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError:
         return None
-    start = data.index(b"[") + 1
     parts: list[dict] = []
     done = 0
-    while True:
-        m = _BOUNDARY.search(data, start + _CHUNK_BYTES)
-        if m is None:
-            end = data.rindex(b"]")
-            chunk = b"[" + data[start:end] + b"]"
-        else:
-            chunk = b"[" + data[start : m.start() + 1] + b"]"
-        try:
-            anns = _quiet_decode(chunk)
-        except (msgspec.ValidationError, msgspec.DecodeError):
+    with fh:
+        buf = fh.read(2 * _CHUNK_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
+        if buf[:1] != b"[" or b"\\" in buf:
             return None
-        if not isinstance(anns, list):
-            return None
-        try:
-            parts.append(annotation_columns(anns, path, "[{}]", "pred", offset=done))
-        except InputError:
-            return None
-        done += len(anns)
-        del anns
-        if m is None:
-            break
-        start = m.end() - 1
+        buf = buf[1:]
+        eof = False
+        while True:
+            m = _BOUNDARY.search(buf, _CHUNK_BYTES) if len(buf) > _CHUNK_BYTES else None
+            if m is None and not eof:
+                more = fh.read(_CHUNK_BYTES)
+                if b"\\" in more:
+                    return None
+                eof = not more
+                buf += more
+                continue
+            if m is None:  # the last chunk: up to the closing bracket
+                end = buf.rfind(b"]")
+                if end < 0 or buf[end + 1 :].strip():
+                    return None
+                chunk, buf = b"[" + buf[:end] + b"]", b""
+            else:
+                chunk, buf = b"[" + buf[: m.start() + 1] + b"]", buf[m.end() - 1 :]
+            try:
+                anns = _quiet_decode(chunk)
+                if not isinstance(anns, list):
+                    return None
+                parts.append(annotation_columns(anns, path, "[{}]", "pred", offset=done))
+            except (msgspec.ValidationError, msgspec.DecodeError, InputError):
+                return None
+            done += len(anns)
+            del anns, chunk
+            if m is None:
+                break
     if not all(isinstance(p[k], np.ndarray) for p in parts for k in ("image_id", "category_id")):
         return None
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
@@ -235,12 +251,12 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     results list or such a dict whose annotations carry a ``score``.
     Image and category ids may be integers or numeric strings.
     """
-    data = read_bytes(path)
-    cols = chunked_results(path, data) if role == "pred" else None
+    cols = chunked_results(path) if role == "pred" else None
     doc: _Document | list[_Annotation] | None = None
     if cols is None:
+        data = read_bytes(path)
         doc = _decode(path, data)
-    del data
+        del data
 
     warnings: list[str] = []
     images_in: list[_Image] | None = None

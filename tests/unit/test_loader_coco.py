@@ -1,0 +1,83 @@
+"""COCO loader: the chunked reading of large results lists agrees with a whole-file decode."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import iou_eval.loaders.coco as coco
+from iou_eval.loaders import LoadOptions
+
+from ..parity.synth import make_scene
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of 300 bytes, so that test-sized files take the chunked path."""
+    monkeypatch.setattr(coco, "_CHUNK_BYTES", 300)
+
+
+def whole(path: str):
+    return coco._decode(path, open(path, "rb").read())
+
+
+def test_chunked_columns_equal_whole_decode(small_chunks, write_json):
+    _, preds = make_scene(4)
+    path = write_json("p.json", preds)
+    cols = coco.chunked_results(path)
+    assert cols is not None
+    ref = whole(path)
+    assert np.array_equal(cols["boxes"], np.array([a.bbox for a in ref]))
+    assert np.array_equal(cols["score"], np.array([a.score for a in ref]))
+    assert np.array_equal(cols["image_id"], np.array([a.image_id for a in ref]))
+
+
+def test_chunked_load_gives_the_same_dataset(small_chunks, write_json, monkeypatch):
+    _, preds = make_scene(5)
+    path = write_json("p.json", preds)
+    chunked = coco.load_coco(path, "pred", LoadOptions())
+    monkeypatch.setattr(coco, "chunked_results", lambda p: None)
+    plain = coco.load_coco(path, "pred", LoadOptions())
+    for name in ("xyxy", "score", "image_idx", "category_idx", "origin"):
+        assert np.array_equal(getattr(chunked, name), getattr(plain, name)), name
+
+
+def test_boundary_text_inside_a_string_falls_back(small_chunks, tmp_path):
+    """A string holding '}, {' can mislead the cut: decoding proves it wrong, the file still reads."""
+    preds = [
+        {
+            "image_id": i,
+            "category_id": 1,
+            "bbox": [1, 2, 3, 4],
+            "score": 0.5,
+            "note": "x" * 280 + '}, {"image_id": 99',
+        }  # fmt: skip
+        for i in range(20)
+    ]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preds))
+    ds = coco.load_coco(str(path), "pred", LoadOptions())
+    assert len(ds) == 20 and set(ds.images.ids) == set(range(20))
+
+
+def test_backslash_files_are_decoded_whole(small_chunks, tmp_path):
+    preds = [{"image_id": i, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5,
+              "note": "a\\\\b" * 100} for i in range(20)]  # fmt: skip
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preds))
+    assert coco.chunked_results(str(path)) is None
+    assert len(coco.load_coco(str(path), "pred", LoadOptions())) == 20
+
+
+def test_errors_in_a_chunked_file_are_located_as_in_a_whole_one(small_chunks, tmp_path):
+    preds = [
+        {"image_id": i, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5} for i in range(40)
+    ]
+    preds[33]["bbox"] = [1, 2, 3]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preds))
+    with pytest.raises(coco.InputError) as err:
+        coco.load_coco(str(path), "pred", LoadOptions())
+    assert "[33].bbox" in str(err.value)
