@@ -88,8 +88,8 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
     k = alignment.n_categories
     # pycocotools drops predictions whose category the ground truth lacks.
     in_vocab = pred.category_idx < k
-    pred_eval = pred.take(np.flatnonzero(in_vocab))
     scored_rows = np.flatnonzero(in_vocab)
+    pred_eval = pred if len(scored_rows) == len(pred) else pred.take(scored_rows)
     sub = Alignment(
         gt=gt,
         pred=pred_eval,

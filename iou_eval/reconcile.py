@@ -186,13 +186,16 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
             f"only in the predictions ({', '.join(map(str, extra_names[:5]))}); "
             "their boxes count as false positives in the per-class and per-image tables"
         )
-    rows = np.flatnonzero(known)
+    # Every column is copied only when some rows go (a COCO-sized table is
+    # hundreds of megabytes).
+    kept = pred if unknown_rows == 0 else pred.take(np.flatnonzero(known))
+    kept_image = pred_image if unknown_rows == 0 else pred_image[known]
     pred2 = replace(
-        pred.take(rows),
+        kept,
         images=gt.images,
         categories=categories,
-        image_idx=pred_image[rows],
-        category_idx=cat_map[pred.category_idx[rows]] if len(rows) else np.zeros(0, np.int64),
+        image_idx=kept_image,
+        category_idx=cat_map[kept.category_idx] if len(kept) else np.zeros(0, np.int64),
         warnings=(),
     )
     gt2 = replace(gt, categories=categories, warnings=())

@@ -230,7 +230,11 @@ def chunked_results(path: str) -> dict | None:
                 break
     if not all(isinstance(p[k], np.ndarray) for p in parts for k in ("image_id", "category_id")):
         return None
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    # One column at a time, dropping the chunks' pieces as they are joined.
+    out = {}
+    for k in list(parts[0]):
+        out[k] = np.concatenate([p.pop(k) for p in parts])
+    return out
 
 
 def _quiet_decode(data: bytes):
@@ -387,7 +391,9 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         ignore = cols["ignore"]
         ann_id = cols["id"]
 
-    rows = np.flatnonzero(keep)
+    # Views, not copies, when every row stays (the usual case).
+    origin = np.flatnonzero(keep)
+    rows: slice | np.ndarray = slice(None) if len(origin) == len(keep) else origin
     ds = assemble(
         source=path,
         fmt="coco",
@@ -403,9 +409,9 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         is_crowd=None if is_crowd is None else is_crowd[rows],
         ignore=None if ignore is None else ignore[rows],
         ann_id=None if ann_id is None else ann_id[rows],
-        origin=rows.astype(np.int64),
+        origin=origin,
         files=(path,),
-        origin_label="" if isinstance(doc, list) else "annotations",
+        origin_label="annotations" if label.startswith("annotations") else "",
         warnings=warnings,
     )
     return ds

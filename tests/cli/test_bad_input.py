@@ -151,3 +151,9 @@ def test_warnings_can_be_silenced(write_json):
     preds = PRED + [{**PRED[0], "image_id": 99}]
     r = run(write_json("gt.json", GT), write_json("p.json", preds), "-q")
     assert r.err == ""
+
+
+def test_results_list_rows_are_cited_by_list_index(write_json):
+    bad = [PRED[0], {**PRED[0], "bbox": [10, 10, -5, 20]}]
+    fail(write_json("gt.json", GT), write_json("p.json", bad),
+         needles=["p.json:[1]:", "negative width or height"])  # fmt: skip
