@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .ordering import group_score_order, radix_argsort
+
 # pycocotools divides by (fp + tp + eps) so an empty prefix gives 0, not NaN.
 _EPS = np.spacing(1)
 
@@ -44,40 +46,6 @@ def suffix_max(values: np.ndarray, group: np.ndarray) -> np.ndarray:
         env[:-shift] = np.where(same, np.maximum(env[:-shift], env[shift:]), env[:-shift])
         shift *= 2
     return env
-
-
-def radix_argsort(key: np.ndarray) -> np.ndarray:
-    """Stable argsort of non-negative integers ``[N]``, 16 bits per pass.
-
-    numpy sorts 16-bit integers with a radix sort; a few such passes beat a
-    comparison sort of 64-bit keys.
-    """
-    order = np.arange(len(key))
-    top = int(key.max()) if len(key) else 0
-    shift = 0
-    while True:
-        digit = ((key[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digit, kind="stable")]
-        shift += 16
-        if top >> shift == 0:
-            return order
-
-
-def category_score_order(score: np.ndarray, category: np.ndarray, n_categories: int) -> np.ndarray:
-    """Stable order by (category, descending score) ``[N]``.
-
-    Within a category the predictions arrive as runs already sorted by score
-    (one run per image), which the stable sort merges cheaply.
-    """
-    by_cat = radix_argsort(category)
-    starts = np.searchsorted(category[by_cat], np.arange(n_categories + 1))
-    neg = -score[by_cat]
-    parts = [
-        by_cat[lo:hi][np.argsort(neg[lo:hi], kind="stable")]
-        for lo, hi in zip(starts[:-1], starts[1:], strict=True)
-        if hi > lo
-    ]
-    return np.concatenate(parts) if parts else by_cat
 
 
 @dataclass(frozen=True)
@@ -208,7 +176,7 @@ def accumulate_coco(
     # Predictions arrive in the matcher's order (by image, then rank inside
     # the image's group), so a stable sort by (category, score) leaves ties
     # ordered by image and rank, as pycocotools orders them.
-    order = category_score_order(dt_score, dt_category, k_n)
+    order = group_score_order(dt_category, dt_score)
     weight_all = None if image_weight is None else image_weight[dt_image]
     # Records sorted once by (lane, position in accumulation order); each
     # maxDets keeps a subset of positions, which keeps them sorted.

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .boxes import pair_iou_columns
+from .ordering import group_score_order
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def match_coco(
     # Predictions: by group, best score first, ties in the given order.
     if np.all(dt_order_key[1:] >= dt_order_key[:-1]):
         # Already in tie order (file order): a stable two-key sort suffices.
-        dt_sorted = np.lexsort((-dt_score, dt_group))
+        dt_sorted = group_score_order(dt_group, dt_score)
     else:
         dt_sorted = np.lexsort((dt_order_key, -dt_score, dt_group))
     d_groups = dt_group[dt_sorted]
