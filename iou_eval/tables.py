@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .ordering import group_score_order
+
 
 @dataclass(frozen=True)
 class PointCounts:
@@ -52,9 +54,17 @@ def best_f1(score: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tup
     if len(score) == 0:
         return 0.0, float("nan")
     order = np.argsort(-score, kind="stable")
-    s = score[order]
-    ctp = np.cumsum(tp[order])
-    cfp = np.cumsum(fp[order])
+    return best_f1_sorted(score[order], tp[order], fp[order], n_gt)
+
+
+def best_f1_sorted(s: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tuple[float, float]:
+    """:func:`best_f1` for predictions already in descending score order."""
+    if n_gt == 0:
+        return float("nan"), float("nan")
+    if len(s) == 0:
+        return 0.0, float("nan")
+    ctp = np.cumsum(tp)
+    cfp = np.cumsum(fp)
     last_of_tie = np.r_[s[1:] != s[:-1], True]
     ctp, cfp, s = ctp[last_of_tie], cfp[last_of_tie], s[last_of_tie]
     f1 = 2 * ctp / (2 * ctp + cfp + (n_gt - ctp))
@@ -119,13 +129,14 @@ def count_point(
 
     best = np.full(n_classes, np.nan)
     best_s = np.full(n_classes, np.nan)
-    order = np.argsort(dt_class[used], kind="stable")
+    # By class, then descending score: each class's slice is ready for the sweep.
+    order = group_score_order(dt_class[used], dt_score[used])
     cls = dt_class[used][order]
     sc, t, f = dt_score[used][order], dt_tp[used][order], dt_fp[used][order]
     starts = np.searchsorted(cls, np.arange(n_classes + 1))
     for c in range(n_classes):
         lo, hi = starts[c], starts[c + 1]
-        best[c], best_s[c] = best_f1(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
+        best[c], best_s[c] = best_f1_sorted(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
     return PointCounts(
         class_gt=class_gt,
         class_pred=class_pred,
