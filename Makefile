@@ -9,7 +9,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 .PHONY: help demo test soak check format bench bench-data clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,4 +67,4 @@ bench: $(VENV)/.runtime $(BENCH_VENV)/.peers ## time iou-eval against pycocotool
 	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 
 clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

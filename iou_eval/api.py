@@ -119,6 +119,13 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
 
 
 def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[str, object]:
+    """What was read and how the two files were joined, for reports."""
+    k = alignment.n_categories
+    names = alignment.gt.categories.names
+    predicted = np.zeros(len(names), dtype=bool)
+    predicted[np.unique(alignment.pred.category_idx)] = True
+    annotated = np.zeros(len(names), dtype=bool)
+    annotated[np.unique(alignment.gt.category_idx)] = True
     return {
         "ground_truth": {
             "path": gt.source,
@@ -138,6 +145,10 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
         },
         "image_match": alignment.image_match,
         "category_match": alignment.category_match,
+        "categories_only_in_predictions": [names[i] for i in range(k, len(names))],
+        "categories_without_predictions": [
+            names[i] for i in range(k) if annotated[i] and not predicted[i]
+        ],
     }
 
 

@@ -136,6 +136,14 @@ def _header(result: EvaluationResult) -> list[str]:
         f"matched       images by {result.inputs['image_match']}, categories by "
         f"{result.inputs['category_match']}"
     )
+    for key, what in (
+        ("categories_only_in_predictions", "only in predictions"),
+        ("categories_without_predictions", "never predicted"),
+    ):
+        names = result.inputs.get(key) or []
+        if names:
+            shown = ", ".join(map(str, names[:8])) + (", ..." if len(names) > 8 else "")
+            lines.append(f"categories    {len(names)} {what}: {shown}")
     return lines
 
 

@@ -182,3 +182,19 @@ def test_usage_errors_exit_2(scene, args, needle):
     r = run(*scene, *args, expect=2)
     assert needle in r.err
     assert "Traceback" not in r.err
+
+
+def test_voc_folders_with_both_voc_protocols():
+    """The VOC "done when": annotation and prediction folders, voc07 and voc12 side by side."""
+    root = Path(__file__).resolve().parents[2] / "sample_data" / "voc"
+    doc = json.loads(
+        run(root / "annotations", root / "predictions", "-p", "voc07,voc12", "-f", "json").out
+    )
+    assert doc["protocol"] == "voc07" and doc["params"]["ap_method"] == "11-point"
+    assert doc["params"]["pixel_convention"] == "plus-one"
+    other = doc["additional_protocols"][0]
+    assert other["protocol"] == "voc12" and other["params"]["ap_method"] == "all-point"
+    assert 0 < doc["summary"]["mAP"] < 1 and 0 < other["summary"]["mAP"] < 1
+    assert doc["inputs"]["ground_truth"]["format"] == "voc-xml"
+    table = run(root / "annotations", root / "predictions", "-p", "voc07,voc12").out
+    assert "Side by side" in table and "plus-one pixels" in table

@@ -117,6 +117,15 @@ def test_class_only_in_predictions_is_listed_with_false_positives():
     r = evaluate(gt, pred)
     b = r.per_class.set_index("class").loc["b"]
     assert b["FP"] == 1 and np.isnan(b["AP"]) and "no ground truth" in b["note"]
+    assert r.inputs["categories_without_predictions"] == []
+
+
+def test_categories_on_one_side_only_are_reported():
+    """GT has a and b; predictions have only a (b is never predicted)."""
+    gt, pred = scene([[0, 0, 10, 10], [20, 20, 30, 30]], [([0, 0, 10, 10], 0.9)], gt_cls=[0, 1])
+    r = evaluate(gt, pred)
+    assert r.inputs["categories_without_predictions"] == ["b"]
+    assert r.inputs["categories_only_in_predictions"] == []
 
 
 def test_best_f1_score_threshold():
