@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import EXIT_GATE, EXIT_INPUT, EXIT_USAGE, InputError, IouEvalError, UsageError
+from .errors import EXIT_GATE, EXIT_INPUT, InputError, IouEvalError, UsageError
 
 FORMAT_CHOICES = ["auto", "coco", "voc-xml", "csv", "txt", "voc-results"]
 BOX_FORMATS = ["xyxy", "xywh", "cxcywh"]
@@ -581,8 +581,3 @@ def _warn(warnings: Sequence[str], quiet: bool) -> None:
         return
     for w in warnings:
         click.echo(f"iou-eval: warning: {w}", err=True)
-
-
-def usage_exit(message: str) -> None:  # pragma: no cover - helper for subcommands
-    click.echo(f"iou-eval: error: {message}", err=True)
-    sys.exit(EXIT_USAGE)

@@ -221,26 +221,6 @@ class Dataset:
         )
 
 
-def index_keys(keys: Sequence[Any]) -> tuple[list[Key], np.ndarray]:
-    """Dense indices for a column of ids: ``(vocabulary, idx[N])``.
-
-    The vocabulary keeps first-seen order.  Raises ``ValueError`` with the
-    offending position for an id that is not an int or a string.
-    """
-    vocab: dict[Key, int] = {}
-    idx = np.empty(len(keys), dtype=np.int64)
-    for i, k in enumerate(keys):
-        try:
-            nk = normalize_id(k)
-        except ValueError as exc:
-            raise ValueError(f"{i}: {exc}") from None
-        j = vocab.get(nk)
-        if j is None:
-            j = vocab[nk] = len(vocab)
-        idx[i] = j
-    return list(vocab), idx
-
-
 def assemble(
     *,
     source: str,

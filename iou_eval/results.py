@@ -29,8 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 SCHEMA_VERSION = 1
-COCO_SUMMARY_KEYS = ("AP", "AP50", "AP75", "APs", "APm", "APl",
-                     "AR1", "AR10", "AR100", "ARs", "ARm", "ARl")  # fmt: skip
 
 
 @dataclass

@@ -38,27 +38,17 @@ class PointCounts:
     image_iou_sum: np.ndarray
 
 
-def best_f1(score: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tuple[float, float]:
+def best_f1(s: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tuple[float, float]:
     """The highest F1 over score cut-offs, and the cut-off that gives it.
 
     Args:
-        score, tp, fp: ``[D]`` scored predictions of one class (ignored ones
-            removed), any order.
+        s, tp, fp: ``[D]`` scored predictions of one class (ignored ones
+            removed) in descending score order.
         n_gt: ground truths that count.
 
     Cuts fall only between different scores: keeping "score >= s" keeps all
     ties of ``s``.  Returns ``(nan, nan)`` when there is no ground truth.
     """
-    if n_gt == 0:
-        return float("nan"), float("nan")
-    if len(score) == 0:
-        return 0.0, float("nan")
-    order = np.argsort(-score, kind="stable")
-    return best_f1_sorted(score[order], tp[order], fp[order], n_gt)
-
-
-def best_f1_sorted(s: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tuple[float, float]:
-    """:func:`best_f1` for predictions already in descending score order."""
     if n_gt == 0:
         return float("nan"), float("nan")
     if len(s) == 0:
@@ -136,7 +126,7 @@ def count_point(
     starts = np.searchsorted(cls, np.arange(n_classes + 1))
     for c in range(n_classes):
         lo, hi = starts[c], starts[c + 1]
-        best[c], best_s[c] = best_f1_sorted(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
+        best[c], best_s[c] = best_f1(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
     return PointCounts(
         class_gt=class_gt,
         class_pred=class_pred,

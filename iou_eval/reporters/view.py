@@ -8,8 +8,6 @@ import numpy as np
 
 from ..columns import Columns
 
-SORT_KEYS = ("image", "errors", "FP", "FN", "precision", "recall", "F1", "mean_IoU")
-
 
 @dataclass(frozen=True)
 class View:
