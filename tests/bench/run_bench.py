@@ -153,21 +153,24 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
         ("hotcoco", "hotcoco", "hotcoco", "COCO, loadRes, COCOeval"),
         (FASTEST_PEER, "ultrafast_pycocotools", "ultrafast-pycocotools", "COCO, loadRes, COCOeval"),
     )
+    script = PEERS / "peer_bbox.py"
     for name, module, dist, api in peers:
-        script = PEERS / f"{module.split('.')[0]}_bbox.py"
+        peer = module.split(".")[0]
         tools.append(
             Tool(
                 name,
-                lambda gt, pred, out, script=script: [
+                lambda gt, pred, out, peer=peer: [
                     bench_python,
                     str(script),
+                    peer,
                     str(gt),
                     str(pred),
                     str(out),
                 ],
                 _version_probe(bench_python, module, dist),
                 _stats_list,
-                f"`{script.relative_to(ROOT)}`: {api} (bbox), evaluate, accumulate, summarize",
+                f"`{script.relative_to(ROOT)} {peer}`: {api} (bbox), evaluate, accumulate, "
+                "summarize",
             )
         )
     floors = (
