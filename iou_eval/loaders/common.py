@@ -10,7 +10,7 @@ import msgspec
 import numpy as np
 
 from ..boxes import BoxFormat
-from ..dataset import ImageTable
+from ..dataset import CategoryTable, ImageTable, Key, normalize_id
 from ..errors import InputError
 
 
@@ -141,3 +141,55 @@ def folder_files(path: str, ext: str, what: str) -> list[str]:
             hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
         )
     return files
+
+
+class ClassVocabulary:
+    """A file's categories: classes in first-seen order, or the given names in order.
+
+    With names, an integer class is an index into them (0-based) and a word
+    must be one of them; without, integer classes are normalized ids.
+    """
+
+    def __init__(self, names: tuple[str, ...] | None) -> None:
+        self.names = names
+        self.vocab: dict[Key, int] = {n: i for i, n in enumerate(dict.fromkeys(names or ()))}
+        self.cache: dict[str, int] = {}
+
+    def lookup(self, token: str, file: str, line: int | str | None, source: str = "") -> int:
+        """The category index of class ``token``; ``source`` says where it came from."""
+        j = self.cache.get(token)
+        if j is None:
+            j = self.cache[token] = self._resolve(token, file, line, source)
+        return j
+
+    def _known(self) -> str:
+        names = self.names or ()
+        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+        return f"known: {shown}"
+
+    def _resolve(self, token: str, file: str, line: int | str | None, source: str) -> int:
+        key = normalize_id(token)  # never raises for a non-empty string
+        if self.names is None:
+            return self.vocab.setdefault(key, len(self.vocab))
+        if isinstance(key, int):
+            if not 0 <= key < len(self.names):
+                raise InputError(
+                    file,
+                    f"class index {key}{source} is out of range: {len(self.names)} names "
+                    f"were given (0..{len(self.names) - 1})",
+                    where=line,
+                    hint=self._known(),
+                )
+            return self.vocab[self.names[key]]
+        j = self.vocab.get(token)
+        if j is None:
+            raise InputError(
+                file,
+                f"class {token!r}{source} is not among the given names ({self._known()})",
+                where=line,
+            )
+        return j
+
+    def table(self) -> CategoryTable:
+        ids = tuple(self.vocab)
+        return CategoryTable(ids, tuple(str(k) for k in ids))

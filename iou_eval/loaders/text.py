@@ -62,10 +62,10 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from ..boxes import BoxFormat
-from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id
+from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
 from ..reconcile import ImageMatcher
-from .common import LoadOptions, folder_files
+from .common import ClassVocabulary, LoadOptions, folder_files
 
 _FIELDS = {
     BoxFormat.XYWH: ("x", "y", "w", "h"),
@@ -154,55 +154,6 @@ def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarra
             where=line,
         )
     return values
-
-
-class _Classes:
-    """The category vocabulary: first-seen classes, or ``options.names`` in order."""
-
-    def __init__(self, names: tuple[str, ...] | None) -> None:
-        self.names = names
-        self.vocab: dict[Key, int] = {n: i for i, n in enumerate(dict.fromkeys(names or ()))}
-        self.cache: dict[str, int] = {}
-
-    def lookup(self, token: str, file: str, line: int | None, source: str = "") -> int:
-        """The category index of class ``token``; ``source`` says where it came from."""
-        j = self.cache.get(token)
-        if j is None:
-            j = self.cache[token] = self._resolve(token, file, line, source)
-        return j
-
-    def _known(self) -> str:
-        names = self.names or ()
-        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
-        return f"{len(names)} names: {shown}"
-
-    def _resolve(self, token: str, file: str, line: int | None, source: str) -> int:
-        key = normalize_id(token)  # never raises for a non-empty string
-        if self.names is None:
-            return self.vocab.setdefault(key, len(self.vocab))
-        if isinstance(key, int):
-            if not 0 <= key < len(self.names):
-                raise InputError(
-                    file,
-                    f"class index {key}{source} is outside the names list "
-                    f"(0..{len(self.names) - 1}), got {token!r}",
-                    where=line,
-                    hint=self._known(),
-                )
-            return self.vocab[self.names[key]]
-        j = self.vocab.get(token)
-        if j is None:
-            raise InputError(
-                file,
-                f"class {token!r}{source} is not among the given names",
-                where=line,
-                hint=self._known(),
-            )
-        return j
-
-    def table(self) -> CategoryTable:
-        ids = tuple(self.vocab)
-        return CategoryTable(ids, tuple(str(k) for k in ids))
 
 
 def _image_sizes(ids: Sequence[Key], options: LoadOptions) -> tuple[np.ndarray, np.ndarray]:
@@ -309,7 +260,7 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
             f"expected 'class {' '.join(box_fields)}' or "
             f"'class {' '.join(box_fields)} difficult' (5 or 6 fields)"
         )
-    classes = _Classes(options.names)
+    classes = ClassVocabulary(options.names)
 
     image_ids: list[str] = []
     seen: dict[str, str] = {}
@@ -422,7 +373,7 @@ def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
     box_fields = _FIELDS[box_format]
     fields = ("score", *box_fields)
     expected = f"expected 'image_id score {' '.join(box_fields)}' (6 fields)"
-    classes = _Classes(options.names)
+    classes = ClassVocabulary(options.names)
 
     file_of_class: dict[int, str] = {}
     image_vocab: dict[str, int] = {}

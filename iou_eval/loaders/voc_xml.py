@@ -42,9 +42,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..boxes import BoxFormat
-from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble
+from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from .common import LoadOptions, fill_sizes, folder_files, read_bytes
+from .common import ClassVocabulary, LoadOptions, fill_sizes, folder_files, read_bytes
 
 _COORDS = ("xmin", "ymin", "xmax", "ymax")
 _TRUE = {"1", "true", "yes"}
@@ -107,43 +107,6 @@ def _size(root: ET.Element, file: str) -> tuple[float, float]:
     return out[0], out[1]
 
 
-class _Categories:
-    """The category vocabulary: first-seen ``<name>`` texts, or ``options.names``."""
-
-    def __init__(self, names: tuple[str, ...] | None) -> None:
-        self.names = names
-        self.index: dict[Key, int] = {n: i for i, n in enumerate(dict.fromkeys(names or ()))}
-
-    def lookup(self, text: str, file: str, where: str) -> int:
-        if self.names is None:
-            j = self.index.get(text)
-            if j is None:
-                j = self.index[text] = len(self.index)
-            return j
-        if text.isdigit():
-            k = int(text)
-            if k >= len(self.names):
-                raise InputError(
-                    file,
-                    f"class index {k} is out of range: {len(self.names)} names were given",
-                    where=where,
-                    hint=f"names: {', '.join(self.names)}",
-                )
-            return self.index[self.names[k]]
-        j = self.index.get(text)
-        if j is None:
-            raise InputError(
-                file,
-                f"class {text!r} is not among the given names (known: {', '.join(self.names)})",
-                where=where,
-            )
-        return j
-
-    def table(self) -> CategoryTable:
-        ids = tuple(self.index)
-        return CategoryTable(ids, tuple(str(k) for k in ids))
-
-
 def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
     """Read Pascal VOC annotation XML as ground truth or predictions.
 
@@ -162,7 +125,7 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
         ``file.xml:object[3]: ...``.
     """
     files = _xml_files(path)
-    categories = _Categories(options.names)
+    categories = ClassVocabulary(options.names)
 
     image_ids: list[Key] = []
     file_names: list[str | None] = []

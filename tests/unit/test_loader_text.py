@@ -306,7 +306,7 @@ def test_class_index_outside_the_names(tmp_path):
     d = tmp_path / "gt"
     p = _write(d, "a.txt", "0 1 2 3 4\n5 1 2 3 4\n")
     err = _error(load_txt, d, "gt", LoadOptions(names=("cat", "dog")))
-    _cites(err, p, 2, "class index 5 is outside the names list (0..1)", "'5'", "cat, dog")
+    _cites(err, p, 2, "class index 5 is out of range: 2 names were given (0..1)", "cat, dog")
 
 
 def test_class_name_not_among_the_names(tmp_path):
