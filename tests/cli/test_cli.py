@@ -13,22 +13,8 @@ import pandas as pd
 import pytest
 
 from ..parity.synth import make_scene
+from ..parity.test_coco_parity import SUMMARY_KEYS
 from .helpers import run
-
-SUMMARY_KEYS = [
-    "AP",
-    "AP50",
-    "AP75",
-    "APs",
-    "APm",
-    "APl",
-    "AR1",
-    "AR10",
-    "AR100",
-    "ARs",
-    "ARm",
-    "ARl",
-]
 
 
 @pytest.fixture
