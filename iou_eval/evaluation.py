@@ -13,6 +13,7 @@ import numpy as np
 
 from .accumulate import CocoArrays, accumulate_coco, summarize_coco
 from .boxes import pair_iou
+from .dataset import Dataset
 from .matching import Matches, match_coco
 from .protocols import Protocol
 from .reconcile import Alignment
@@ -66,17 +67,15 @@ class CocoEvaluation:
         return out
 
 
-def _groups(alignment: Alignment, class_agnostic: bool):
-    gt, pred, k = alignment.gt, alignment.pred, alignment.n_categories
+def _groups(gt: Dataset, pred: Dataset, k: int, class_agnostic: bool):
+    """Group ids ``[G]``, ``[D]``, in-group order keys, and the number of groups."""
     n_img = len(gt.images)
     if class_agnostic:
-        gt_group = gt.image_idx.copy()
-        dt_group = pred.image_idx.copy()
         # pycocotools' useCats=0 lists boxes category by category (sorted
         # ids), then in file order: that is their order inside an image.
         gt_order = gt.category_idx * max(len(gt), 1) + np.arange(len(gt))
         dt_order = pred.category_idx * max(len(pred), 1) + np.arange(len(pred))
-        return gt_group, dt_group, gt_order, dt_order, n_img
+        return gt.image_idx, pred.image_idx, gt_order, dt_order, n_img
     gt_group = gt.image_idx * k + gt.category_idx
     dt_group = pred.image_idx * k + pred.category_idx
     return gt_group, dt_group, np.arange(len(gt)), np.arange(len(pred)), n_img * k
@@ -90,20 +89,12 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
     in_vocab = pred.category_idx < k
     scored_rows = np.flatnonzero(in_vocab)
     pred_eval = pred if len(scored_rows) == len(pred) else pred.take(scored_rows)
-    sub = Alignment(
-        gt=gt,
-        pred=pred_eval,
-        n_categories=k,
-        image_match=alignment.image_match,
-        category_match=alignment.category_match,
-        unknown_image_rows=0,
-        unknown_image_keys=(),
+    gt_group, dt_group, gt_order, dt_order, n_groups = _groups(
+        gt, pred_eval, k, protocol.class_agnostic
     )
-    gt_group, dt_group, gt_order, dt_order, n_groups = _groups(sub, protocol.class_agnostic)
 
     thresholds = list(protocol.iou_thresholds)
-    extra = iou_thr not in thresholds
-    if extra:
+    if iou_thr not in thresholds:
         thresholds.append(iou_thr)
     ignore_flag = gt.is_crowd | gt.ignore if protocol.honour_ignore else gt.is_crowd.copy()
     zero_id = (gt.ann_id == 0) if protocol.zero_id_quirk else np.zeros(len(gt), dtype=bool)

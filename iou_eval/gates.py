@@ -220,9 +220,9 @@ def compare_baseline(
     blocks = _blocks(baseline)
     amount, relative = max_drop
     checks: list[Check] = []
-    current = result.to_dict()
-    for r, block in zip(result.results, _blocks(current).values(), strict=True):
+    for r in result.results:
         name = r.protocol.name
+        params = r.params(result.settings)
         if name not in blocks:
             raise InputError(
                 baseline_path,
@@ -232,7 +232,7 @@ def compare_baseline(
         base = blocks[name]
         diffs = [
             f"{k}: baseline {base['params'].get(k)!r}, now {v!r}"
-            for k, v in block["params"].items()
+            for k, v in params.items()
             if base["params"].get(k) != v
         ]
         if diffs:
@@ -262,7 +262,7 @@ def compare_baseline(
                     deltas = boot.replicates[k] - float(base["summary"][k])
             pairs.append((prefix + k, base["summary"].get(k), v, deltas))
         base_classes = {str(c["class"]): c for c in base.get("per_class", [])}
-        for row in block["per_class"]:
+        for row in r.classes.records():
             b = base_classes.get(str(row["class"]))
             if b is not None:
                 pairs.append((f"{prefix}AP[{row['class']}]", b.get("AP"), row.get("AP"), None))

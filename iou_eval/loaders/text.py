@@ -230,6 +230,29 @@ def _check_scale(boxes: np.ndarray, normalized: bool, where: Where, source: str)
     ]
 
 
+def _images(
+    image_ids: Sequence[Key],
+    file_names: Sequence[str | None] | None,
+    image_idx: list[int],
+    boxes: np.ndarray,
+    options: LoadOptions,
+    where: Where,
+    source: str,
+) -> tuple[ImageTable, np.ndarray, list[str]]:
+    """The image table ``[I]``, the rows' image column ``[N]`` and scale warnings.
+
+    Checks that normalized boxes can find their image's size, and warns
+    when the numbers do not look like the convention asked for.
+    """
+    warnings = _check_scale(boxes, options.normalized, where, source)
+    width, height = _image_sizes(image_ids, options)
+    images = ImageTable.build(image_ids, file_names, width, height)
+    image_col = np.asarray(image_idx, dtype=np.int64)
+    if options.normalized:
+        _check_sizes(images, image_col, options, where)
+    return images, image_col, warnings
+
+
 def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     """Read per-image text files (format ``txt``) as ground truth or predictions.
 
@@ -319,14 +342,11 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
 
     values = _numbers(cells, fields, where)
     boxes = values[:, 1:] if pred else values
-    warnings = _check_scale(boxes, options.normalized, where, path)
-    width, height = _image_sizes(image_ids, options)
     # The text file's name is the image's file identity: reconciliation
     # joins it by stem before trying the stem as a numeric id.
-    images = ImageTable.build(image_ids, [os.path.basename(f) for f in files], width, height)
-    image_col = np.asarray(image_idx, dtype=np.int64)
-    if options.normalized:
-        _check_sizes(images, image_col, options, where)
+    images, image_col, warnings = _images(
+        image_ids, [os.path.basename(f) for f in files], image_idx, boxes, options, where, path
+    )
     return assemble(
         source=path,
         fmt="txt",
@@ -417,13 +437,9 @@ def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
 
     values = _numbers(cells, fields, where)
     boxes = values[:, 1:]
-    warnings = _check_scale(boxes, options.normalized, where, path)
-    image_ids = list(image_vocab)
-    width, height = _image_sizes(image_ids, options)
-    images = ImageTable.build(image_ids, None, width, height)
-    image_col = np.asarray(image_idx, dtype=np.int64)
-    if options.normalized:
-        _check_sizes(images, image_col, options, where)
+    images, image_col, warnings = _images(
+        list(image_vocab), None, image_idx, boxes, options, where, path
+    )
     return assemble(
         source=path,
         fmt="voc-results",
