@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -15,16 +16,20 @@ import numpy as np
 from .bootstrap import run_bootstrap
 from .boxes import BoxFormat
 from .dataset import Dataset
-from .errors import UsageError
+from .errors import IouEvalError, UsageError
 from .evaluation import run_coco
 from .loaders import LoadOptions, detect_format
 from .loaders import load as _load
+from .parallel import resolve_workers, start
 from .protocols import BY_NAME, AreaRange, Protocol
 from .reconcile import Alignment, align
 from .results import EvaluationResult, ProtocolResult, coco_result, voc_result
 from .voc import run_voc
 
 TEXT_FORMATS = ("csv", "txt", "voc-results")
+
+# Reading the ground truth in a child pays off only beside a large predictions file.
+PARALLEL_MIN_BYTES = 4 << 20
 
 
 def load(
@@ -36,13 +41,15 @@ def load(
     names: Sequence[str] | None = None,
     reference: Dataset | None = None,
     image_size: tuple[float, float] | None = None,
+    workers: int = 1,
 ) -> Dataset:
     """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder.
 
     ``normalized`` and ``box_format`` concern the text formats (CSV, per-image
     text, devkit results); COCO JSON and VOC XML always hold absolute pixels
     in their own layout, so a VOC ground truth pairs with YOLO-style
-    predictions under one ``--normalized`` flag.
+    predictions under one ``--normalized`` flag.  ``workers`` processes may
+    share the decoding of a large COCO results file (0: one per core).
     """
     fmt = fmt or detect_format(path)
     textual = fmt in TEXT_FORMATS
@@ -52,6 +59,7 @@ def load(
         names=tuple(names) if names else None,
         reference_images=reference.images if reference is not None else None,
         image_size=image_size,
+        workers=resolve_workers(workers),
     )
     return _load(path, role, fmt, options)
 
@@ -152,6 +160,64 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
     }
 
 
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _load_pair(
+    gt: str | Dataset,
+    preds: str | Dataset,
+    gt_format: str | None,
+    pred_format: str | None,
+    box_format: str | None,
+    normalized: bool,
+    names: Sequence[str] | None,
+    image_size: tuple[float, float] | None,
+    workers: int,
+) -> tuple[Dataset, Dataset]:
+    """Both datasets; with workers, the ground truth is read in a child meanwhile.
+
+    Text predictions need the ground truth first (its image sizes), so they
+    are read after it.  A ground-truth error is reported before a
+    predictions error, as when the files are read one after the other.
+    """
+
+    def load_gt() -> Dataset:
+        if isinstance(gt, Dataset):
+            return gt
+        return load(gt, "gt", gt_format, box_format, normalized, names, image_size=image_size)
+
+    if isinstance(preds, Dataset):
+        return load_gt(), preds
+    pred_fmt = pred_format
+    concurrent = workers > 1 and not isinstance(gt, Dataset) and _size(preds) >= PARALLEL_MIN_BYTES
+    if concurrent and pred_fmt is None:
+        try:
+            pred_fmt = detect_format(preds)
+        except IouEvalError:
+            pred_fmt = None  # reported when the predictions are read, after the ground truth
+    if not concurrent or pred_fmt in (None, *TEXT_FORMATS):
+        gt_ds = load_gt()
+        return gt_ds, load(
+            preds, "pred", pred_format, box_format, normalized, names, gt_ds, image_size, workers
+        )
+    job = start(load_gt)
+    try:
+        try:
+            pred_ds = load(
+                preds, "pred", pred_fmt, box_format, normalized, names, None, image_size, workers
+            )
+        except IouEvalError:
+            job.result()  # the ground truth's own error comes first
+            raise
+        return job.result(), pred_ds
+    finally:
+        job.cancel()
+
+
 def evaluate(
     gt: str | Dataset,
     preds: str | Dataset,
@@ -176,6 +242,7 @@ def evaluate(
     seed: int = 0,
     confidence: float = 0.95,
     progress: Callable[[int], None] | None = None,
+    workers: int = 1,
 ) -> EvaluationResult:
     """Score predictions against ground truth.
 
@@ -188,6 +255,10 @@ def evaluate(
         bootstrap, seed, confidence: resample images ``bootstrap`` times
             (seeded) for ``confidence`` intervals of the summary metrics.
         progress: called with 1 after each bootstrap replicate.
+        workers: processes to use (forked, Linux only; 0: one per core).
+            The ground truth is read while the predictions are, a large
+            results file is decoded in parts, and the COCO protocol matches
+            and accumulates categories in parts.  Results are identical.
         others: as the command-line options of the same names.
 
     Returns:
@@ -210,15 +281,9 @@ def evaluate(
         )
         for n in names_list
     ]
-    gt_ds = (
-        gt
-        if isinstance(gt, Dataset)
-        else load(gt, "gt", gt_format, box_format, normalized, names, image_size=image_size)
-    )
-    pred_ds = (
-        preds
-        if isinstance(preds, Dataset)
-        else load(preds, "pred", pred_format, box_format, normalized, names, gt_ds, image_size)
+    n_workers = resolve_workers(workers)
+    gt_ds, pred_ds = _load_pair(
+        gt, preds, gt_format, pred_format, box_format, normalized, names, image_size, n_workers
     )
     alignment = align(gt_ds, pred_ds)
     warnings = list(alignment.warnings)
@@ -228,7 +293,8 @@ def evaluate(
         if p.is_voc:
             results.append(voc_result(alignment, run_voc(alignment, p, iou_thr), score_thr))
         else:
-            results.append(coco_result(alignment, run_coco(alignment, p, iou_thr), score_thr))
+            evaluation = run_coco(alignment, p, iou_thr, workers=n_workers)
+            results.append(coco_result(alignment, evaluation, score_thr))
         if bootstrap > 0:
             r = results[-1]
             r.bootstrap = run_bootstrap(

@@ -190,6 +190,20 @@ def output_options(fn):
     )(fn)
 
 
+def workers_option(fn):
+    """--workers, shared by the commands that evaluate."""
+    return click.option(
+        "--workers",
+        "-j",
+        type=click.IntRange(min=0),
+        default=0,
+        envvar="IOU_EVAL_WORKERS",
+        show_default="0: one per core",
+        metavar="N",
+        help="Processes to use (Linux; elsewhere one). Results do not depend on it.",
+    )(fn)
+
+
 def bootstrap_options(default: int, help: str):
     """--bootstrap, --seed and --confidence."""
 
@@ -365,6 +379,7 @@ def main() -> None:
     type=click.Choice(["github"]),
     help="Also print failed checks as GitHub Actions ::error:: annotations.",
 )
+@workers_option
 def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
     """Evaluate PREDICTIONS against GROUND_TRUTH.
 
@@ -412,6 +427,7 @@ def _eval_options(o: dict[str, Any]) -> dict[str, Any]:
         bootstrap=o["bootstrap"],
         seed=o["seed"],
         confidence=o["confidence"],
+        workers=o["workers"],
     )
     return kwargs
 
@@ -534,6 +550,7 @@ Example:
     default=1000, help="Paired resamples of the images for the deltas' intervals (0: none)."
 )
 @output_options
+@workers_option
 def compare_command(gt: str, a: str, b: str, **o: Any) -> None:
     """Per-metric and per-class deltas (B - A) between two models, largest changes first.
 
@@ -554,7 +571,7 @@ def _compare(gt: str, a: str, b: str, **o: Any) -> int:
         raise UsageError("compare takes one protocol")
     gt_ds = load(gt, "gt")
     kw = dict(protocol=o["protocol"], iou_thr=o["iou_thr"], bootstrap=o["bootstrap"],
-              seed=o["seed"], confidence=o["confidence"])  # fmt: skip
+              seed=o["seed"], confidence=o["confidence"], workers=o["workers"])  # fmt: skip
     ra = evaluate(gt_ds, a, **kw)
     rb = evaluate(gt_ds, b, **kw)
     _warn(list(dict.fromkeys(ra.warnings + rb.warnings)), o["quiet"])

@@ -31,6 +31,18 @@ class IouEvalError(Exception):
     def __str__(self) -> str:
         return self.format()
 
+    def __reduce__(self):
+        # Errors cross from worker processes pickled; subclasses take other
+        # arguments, so rebuild from the attributes.
+        return (_restore, (type(self), self.args, self.__dict__))
+
+
+def _restore(cls: type[IouEvalError], args: tuple, state: dict) -> IouEvalError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
 
 class InputError(IouEvalError):
     """A file the user gave is missing, malformed or inconsistent.

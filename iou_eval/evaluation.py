@@ -14,7 +14,8 @@ import numpy as np
 from .accumulate import CocoArrays, accumulate_coco, summarize_coco
 from .boxes import pair_iou
 from .dataset import Dataset
-from .matching import Matches, match_coco
+from .matching import Matches, ignored_per_range, match_coco
+from .parallel import run_parts
 from .protocols import Protocol
 from .reconcile import Alignment
 
@@ -81,8 +82,80 @@ def _groups(gt: Dataset, pred: Dataset, k: int, class_agnostic: bool):
     return gt_group, dt_group, np.arange(len(gt)), np.arange(len(pred)), n_img * k
 
 
-def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> CocoEvaluation:
-    """Evaluate under COCO rules; ``iou_thr`` picks the operating point of the count tables."""
+# Below this many predictions one process is quicker than forking.
+PARALLEL_MIN_PREDICTIONS = 200_000
+
+
+def category_parts(dt_category: np.ndarray, n_categories: int, n_parts: int) -> list[np.ndarray]:
+    """Categories dealt into at most ``n_parts`` sets of about equal prediction counts.
+
+    Largest first, each to the lightest set so far (the cost of matching and
+    accumulating a category grows with its predictions).  Empty sets are
+    dropped; each set is sorted.
+    """
+    weight = np.bincount(dt_category, minlength=n_categories)[:n_categories]
+    load = np.zeros(max(1, n_parts), dtype=np.int64)
+    owner = np.zeros(n_categories, dtype=np.int64)
+    for c in np.argsort(-weight, kind="stable").tolist():
+        j = int(np.argmin(load))
+        owner[c] = j
+        load[j] += weight[c] + 1
+    parts = [np.flatnonzero(owner == j) for j in range(len(load))]
+    return [p for p in parts if len(p)]
+
+
+def _merge_parts(
+    parts: list[tuple[Matches, CocoArrays]],
+    owned: list[np.ndarray],
+    dt_group: np.ndarray,
+    max_det: int,
+) -> tuple[Matches, CocoArrays]:
+    """One :class:`Matches` and one set of arrays from category-disjoint parts.
+
+    Predictions are put back in the order one process gives (by group
+    ``dt_group[row]``, then rank) so that every later step sums in the same
+    order and gives the same bits; records follow their predictions.  Each
+    category's arrays come from the part that owns it.
+    """
+    ms = [m for m, _ in parts]
+    rows = np.concatenate([m.dt_rows for m in ms])
+    ranks = np.concatenate([m.dt_rank for m in ms])
+    # Each part is sorted by this key already: the stable sort merges runs.
+    order = np.argsort(dt_group[rows] * max_det + ranks, kind="stable")
+    new_pos = np.empty(len(order), dtype=np.int64)
+    new_pos[order] = np.arange(len(order))
+    offsets = np.cumsum([0] + [len(m.dt_rows) for m in ms])
+    merged = Matches(
+        dt_rows=rows[order],
+        dt_rank=ranks[order],
+        n_thresholds=ms[0].n_thresholds,
+        outside=np.concatenate([m.outside for m in ms], axis=1)[:, order],
+        lane=np.concatenate([m.lane for m in ms]),
+        dt=np.concatenate(
+            [new_pos[m.dt.astype(np.int64) + off] for m, off in zip(ms, offsets, strict=False)]
+        ).astype(np.int32),
+        gt=np.concatenate([m.gt for m in ms]),
+        tp=np.concatenate([m.tp for m in ms]),
+        counted=np.concatenate([m.counted for m in ms]),
+        gt_ignore=ms[0].gt_ignore,
+    )
+    first = parts[0][1]
+    precision, recall, scores = first.precision.copy(), first.recall.copy(), first.scores.copy()
+    for (_, arrays), cats in zip(parts[1:], owned[1:], strict=True):
+        precision[:, :, cats] = arrays.precision[:, :, cats]
+        recall[:, cats] = arrays.recall[:, cats]
+        scores[:, :, cats] = arrays.scores[:, :, cats]
+    return merged, CocoArrays(precision=precision, recall=recall, scores=scores)
+
+
+def run_coco(
+    alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5, workers: int = 1
+) -> CocoEvaluation:
+    """Evaluate under COCO rules; ``iou_thr`` picks the operating point of the count tables.
+
+    With ``workers > 1`` (and enough predictions) categories are matched and
+    accumulated in that many processes; the results are identical.
+    """
     gt, pred = alignment.gt, alignment.pred
     k = alignment.n_categories
     # pycocotools drops predictions whose category the ground truth lacks.
@@ -100,56 +173,83 @@ def run_coco(alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5) -> 
     zero_id = (gt.ann_id == 0) if protocol.zero_id_quirk else np.zeros(len(gt), dtype=bool)
     area_bounds = np.array([[a.lo, a.hi] for a in protocol.area_ranges], dtype=np.float64)
     max_det = max(protocol.max_dets)
-
-    m: Matches = match_coco(
-        gt_xyxy=gt.xyxy,
-        gt_bbox_area=gt.bbox_area,
-        gt_area=gt.area,
-        gt_crowd=gt.is_crowd,
-        gt_ignore_flag=ignore_flag,
-        gt_zero_id=zero_id,
-        gt_group=gt_group,
-        gt_order_key=gt_order,
-        dt_xyxy=pred_eval.xyxy,
-        dt_bbox_area=pred_eval.bbox_area,
-        dt_score=pred_eval.scores,
-        dt_group=dt_group,
-        dt_order_key=dt_order,
-        n_groups=n_groups,
-        iou_thresholds=np.asarray(thresholds, dtype=np.float64),
-        area_ranges=area_bounds,
-        max_det=max_det,
-    )
-
     n_t = len(protocol.iou_thresholds)
-    if protocol.class_agnostic:
-        dt_cat = np.zeros(len(m.dt_rows), dtype=np.int64)
-        gt_cat = np.zeros(len(gt), dtype=np.int64)
-        n_k = 1
+
+    def accumulate_inputs(m: Matches) -> dict:
+        if protocol.class_agnostic:
+            dt_cat = np.zeros(len(m.dt_rows), dtype=np.int64)
+            gt_cat = np.zeros(len(gt), dtype=np.int64)
+            n_k = 1
+        else:
+            dt_cat = pred_eval.category_idx[m.dt_rows]
+            gt_cat = gt.category_idx
+            n_k = k
+        return dict(
+            outside=m.outside,
+            rec_lane=m.lane,
+            rec_dt=m.dt,
+            rec_tp=m.tp,
+            rec_counted=m.counted,
+            lane_thresholds=len(thresholds),
+            n_thresholds=n_t,
+            dt_score=pred_eval.scores[m.dt_rows],
+            dt_category=dt_cat,
+            dt_image=pred_eval.image_idx[m.dt_rows],
+            dt_rank=m.dt_rank,
+            gt_category=gt_cat,
+            gt_ignore=m.gt_ignore,
+            n_categories=n_k,
+            max_dets=protocol.max_dets,
+            recall_thresholds=np.asarray(protocol.recall_thresholds, dtype=np.float64),
+            gt_image=gt.image_idx,
+        )
+
+    def match_and_accumulate(cats: np.ndarray | None) -> tuple[Matches, CocoArrays]:
+        """Match and accumulate the categories ``cats`` (all when None).
+
+        Matches come back in the rows of ``gt`` and ``pred_eval``.
+        """
+        g_rows: slice | np.ndarray = slice(None)
+        d_rows: slice | np.ndarray = slice(None)
+        if cats is not None:
+            g_rows = np.flatnonzero(np.isin(gt.category_idx, cats))
+            d_rows = np.flatnonzero(np.isin(pred_eval.category_idx, cats))
+        m = match_coco(
+            gt_xyxy=gt.xyxy[g_rows],
+            gt_bbox_area=gt.bbox_area[g_rows],
+            gt_area=gt.area[g_rows],
+            gt_crowd=gt.is_crowd[g_rows],
+            gt_ignore_flag=ignore_flag[g_rows],
+            gt_zero_id=zero_id[g_rows],
+            gt_group=gt_group[g_rows],
+            gt_order_key=gt_order[g_rows],
+            dt_xyxy=pred_eval.xyxy[d_rows],
+            dt_bbox_area=pred_eval.bbox_area[d_rows],
+            dt_score=pred_eval.scores[d_rows],
+            dt_group=dt_group[d_rows],
+            dt_order_key=dt_order[d_rows],
+            n_groups=n_groups,
+            iou_thresholds=np.asarray(thresholds, dtype=np.float64),
+            area_ranges=area_bounds,
+            max_det=max_det,
+        )
+        if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
+            m = m.in_rows(g_rows, d_rows, ignored_per_range(ignore_flag, gt.area, area_bounds))
+        return m, accumulate_coco(**accumulate_inputs(m))
+
+    parts = None
+    if workers > 1 and not protocol.class_agnostic and len(pred_eval) >= PARALLEL_MIN_PREDICTIONS:
+        parts = category_parts(pred_eval.category_idx, k, workers)
+    if parts is not None and len(parts) > 1:
+        m, arrays = _merge_parts(
+            run_parts(match_and_accumulate, parts),
+            parts,
+            dt_group,
+            max_det,
+        )
     else:
-        dt_cat = pred_eval.category_idx[m.dt_rows]
-        gt_cat = gt.category_idx
-        n_k = k
-    acc_inputs = dict(
-        outside=m.outside,
-        rec_lane=m.lane,
-        rec_dt=m.dt,
-        rec_tp=m.tp,
-        rec_counted=m.counted,
-        lane_thresholds=len(thresholds),
-        n_thresholds=n_t,
-        dt_score=pred_eval.scores[m.dt_rows],
-        dt_category=dt_cat,
-        dt_image=pred_eval.image_idx[m.dt_rows],
-        dt_rank=m.dt_rank,
-        gt_category=gt_cat,
-        gt_ignore=m.gt_ignore,
-        n_categories=n_k,
-        max_dets=protocol.max_dets,
-        recall_thresholds=np.asarray(protocol.recall_thresholds, dtype=np.float64),
-        gt_image=gt.image_idx,
-    )
-    arrays = accumulate_coco(**acc_inputs)
+        m, arrays = match_and_accumulate(None)
+    acc_inputs = accumulate_inputs(m)
     summary = summarize_coco(
         arrays,
         protocol.iou_thresholds,

@@ -21,7 +21,7 @@ The rules mirror pycocotools' ``COCOeval.evaluateImg``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -75,6 +75,28 @@ class Matches:
         match_gt = np.full(n, -1, dtype=np.int64)
         match_gt[d] = self.gt[mine]
         return tp, counted & ~tp, match_gt
+
+    def in_rows(self, gt_rows: np.ndarray, dt_rows: np.ndarray, gt_ignore: np.ndarray) -> Matches:
+        """These matches of a subset renumbered to the full datasets' rows.
+
+        ``gt_rows[G']`` and ``dt_rows[D']`` are the subset's rows in the full
+        datasets; ``gt_ignore[A, G]`` is the full ground truth's.
+        """
+        return replace(
+            self,
+            dt_rows=dt_rows[self.dt_rows],
+            gt=gt_rows[self.gt].astype(np.int32),
+            gt_ignore=gt_ignore,
+        )
+
+
+def ignored_per_range(
+    ignore_flag: np.ndarray, area: np.ndarray, area_ranges: np.ndarray
+) -> np.ndarray:
+    """``[A, G]`` ground truths ignored per area range: flagged, or ``area`` outside it."""
+    lo = area_ranges[:, 0:1]
+    hi = area_ranges[:, 1:2]
+    return ignore_flag[None, :] | (area[None, :] < lo) | (area[None, :] > hi)
 
 
 def _group_starts(sorted_groups: np.ndarray, n_groups: int) -> np.ndarray:
@@ -227,9 +249,9 @@ def match_coco(
     gt_pos_in_group[gt_sorted] = np.arange(n_gt) - g_starts[gt_group[gt_sorted]]
 
     # Ignored per area range: crowd/flagged, or the area field outside the bounds.
+    gt_ignore = ignored_per_range(gt_ignore_flag, gt_area, area_ranges)
     lo = area_ranges[:, 0:1]
     hi = area_ranges[:, 1:2]
-    gt_ignore = gt_ignore_flag[None, :] | (gt_area[None, :] < lo) | (gt_area[None, :] > hi)
 
     # Candidate pairs, and their overlaps.  pycocotools' effective threshold
     # is min(t, 1 - 1e-10); pairs below the lowest can never match.

@@ -7,9 +7,10 @@ evaluation does not read (segmentations above all), then turned into columns.
 from __future__ import annotations
 
 import gc
+import mmap
 import os
 import re
-from itertools import chain
+from itertools import chain, pairwise
 from operator import attrgetter
 from typing import Annotated
 
@@ -19,6 +20,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id, sort_key
 from ..errors import InputError
+from ..parallel import run_parts
 from .common import LoadOptions, json_error, read_bytes
 
 Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
@@ -97,18 +99,23 @@ def _vocab(keys: np.ndarray | list[Key]) -> tuple[Key, ...]:
     return tuple(sorted(dict.fromkeys(keys), key=sort_key))
 
 
-def _decode(path: str, data: bytes):
+def _quiet_decode(data):
     # Millions of small records: the cyclic GC would rescan them again and
     # again while they are built (none of them can form a cycle).
     enabled = gc.isenabled()
     gc.disable()
     try:
         return _DECODER.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise json_error(path, data, exc) from None
     finally:
         if enabled:
             gc.enable()
+
+
+def _decode(path: str, data: bytes):
+    try:
+        return _quiet_decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise json_error(path, data, exc) from None
 
 
 def annotation_columns(anns: list, path: str, label: str, role: str, offset: int = 0) -> dict:
@@ -175,76 +182,103 @@ _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _CHUNK_BYTES = 4 << 20
 
 
-def chunked_results(path: str) -> dict | None:
-    """Columns of a large results list, read and decoded a chunk at a time, or None.
+def _plan_chunks(data) -> list[tuple[int, int]] | None:
+    """Byte spans ``(start, end)`` of a results list's elements, about 4 MB each, or None.
 
-    Decoding 400k predictions at once holds 400k small records and the whole
-    file in memory; reading and decoding a few megabytes at a time holds
-    little of either, and the memory is reused from chunk to chunk.  Cuts
-    are placed at element boundaries and proven by decoding: with no
-    backslash in the file no string can hold a quote, so a cut inside a
-    string or a nested value leaves a chunk that is not valid JSON.  On any
-    failure (a bad file included) this returns None and the caller decodes
-    the whole file, which also locates errors.
+    ``data`` is the file's bytes (a mapping of it).  None when the file is
+    small, is not a list, or holds a backslash: with no backslash no string
+    can hold a quote, so a cut inside a string or a nested value leaves a
+    chunk that is not valid JSON, and decoding proves every cut.
     """
-    try:
-        if os.path.getsize(path) < 2 * _CHUNK_BYTES:
-            return None
-        fh = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError:
+    n = len(data)
+    if n < 2 * _CHUNK_BYTES or data.find(b"\\") >= 0:
         return None
+    head = bytes(data[:64])
+    skip = len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n"))
+    tail = bytes(data[max(0, n - 64) :])
+    end = n - (len(tail) - len(tail.rstrip(b" \t\r\n")))
+    if data[skip : skip + 1] != b"[" or data[end - 1 : end] != b"]":
+        return None
+    spans = []
+    pos, end = skip + 1, end - 1
+    while True:
+        m = _BOUNDARY.search(data, pos + _CHUNK_BYTES, end) if end - pos > _CHUNK_BYTES else None
+        if m is None:
+            spans.append((pos, end))
+            return spans
+        spans.append((pos, m.start() + 1))
+        pos = m.end() - 1
+
+
+def _decode_spans(data, spans: list[tuple[int, int]], path: str) -> dict | None:
+    """The columns of the elements in ``spans`` (each wrapped as a list), or None.
+
+    Chunk after chunk, so that only one chunk's records exist at a time and
+    their memory is reused.  None on anything unexpected: the caller then
+    decodes the whole file, which also locates errors.
+    """
     parts: list[dict] = []
-    done = 0
-    with fh:
-        buf = fh.read(2 * _CHUNK_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
-        if buf[:1] != b"[" or b"\\" in buf:
-            return None
-        buf = buf[1:]
-        eof = False
-        while True:
-            m = _BOUNDARY.search(buf, _CHUNK_BYTES) if len(buf) > _CHUNK_BYTES else None
-            if m is None and not eof:
-                more = fh.read(_CHUNK_BYTES)
-                if b"\\" in more:
-                    return None
-                eof = not more
-                buf += more
-                continue
-            if m is None:  # the last chunk: up to the closing bracket
-                end = buf.rfind(b"]")
-                if end < 0 or buf[end + 1 :].strip():
-                    return None
-                chunk, buf = b"[" + buf[:end] + b"]", b""
-            else:
-                chunk, buf = b"[" + buf[: m.start() + 1] + b"]", buf[m.end() - 1 :]
-            try:
-                anns = _quiet_decode(chunk)
-                if not isinstance(anns, list):
-                    return None
-                parts.append(annotation_columns(anns, path, "[{}]", "pred", offset=done))
-            except (msgspec.ValidationError, msgspec.DecodeError, InputError):
+    for a, b in spans:
+        chunk = bytearray(b - a + 2)
+        chunk[0], chunk[-1] = ord("["), ord("]")
+        with memoryview(data) as view:
+            chunk[1:-1] = view[a:b]
+        try:
+            anns = _quiet_decode(chunk)
+            if not isinstance(anns, list):
                 return None
-            done += len(anns)
-            del anns, chunk
-            if m is None:
-                break
-    if not all(isinstance(p[k], np.ndarray) for p in parts for k in ("image_id", "category_id")):
-        return None
-    # One column at a time, dropping the chunks' pieces as they are joined.
+            cols = annotation_columns(anns, path, "[{}]", "pred")
+        except (msgspec.ValidationError, msgspec.DecodeError, InputError):
+            return None
+        if not all(isinstance(cols[k], np.ndarray) for k in ("image_id", "category_id")):
+            return None
+        parts.append(cols)
+        del anns, chunk
+    return _join(parts)
+
+
+def _join(parts: list[dict]) -> dict:
+    """Columns of consecutive pieces joined; each piece's arrays are dropped as they go."""
     out = {}
     for k in list(parts[0]):
         out[k] = np.concatenate([p.pop(k) for p in parts])
     return out
 
 
-def _quiet_decode(data: bytes):
-    enabled = gc.isenabled()
-    gc.disable()
+def chunked_results(path: str, workers: int = 1) -> dict | None:
+    """Columns of a large results list, decoded a chunk at a time, or None.
+
+    Decoding 400k predictions at once holds 400k small records and the whole
+    file in memory; a few megabytes at a time holds little of either.  With
+    ``workers > 1`` the chunks are shared out, in file order, among that many
+    processes.  On any failure (a bad file included) this returns None and
+    the caller decodes the whole file, which also locates errors.
+    """
     try:
-        return _DECODER.decode(data)
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size < 2 * _CHUNK_BYTES:
+                return None
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        spans = _plan_chunks(data)
+        if spans is None:
+            return None
+        groups = [spans]
+        n = min(max(1, workers), len(spans))
+        if n > 1:
+            # Contiguous runs of chunks of about equal bytes, in file order.
+            ends = np.cumsum([b - a for a, b in spans])
+            cut = np.searchsorted(ends, ends[-1] * np.arange(1, n) / n, side="right")
+            bounds = [0, *cut.tolist(), len(spans)]
+            groups = [spans[a:b] for a, b in pairwise(bounds) if b > a]
+        parts = run_parts(lambda g: _decode_spans(data, g, path), groups)
     finally:
-        if enabled:
-            gc.enable()
+        data.close()
+    if any(p is None for p in parts):
+        return None
+    return _join(parts)
 
 
 def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -255,7 +289,7 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     results list or such a dict whose annotations carry a ``score``.
     Image and category ids may be integers or numeric strings.
     """
-    cols = chunked_results(path) if role == "pred" else None
+    cols = chunked_results(path, options.workers) if role == "pred" else None
     doc: _Document | list[_Annotation] | None = None
     if cols is None:
         data = read_bytes(path)

@@ -26,6 +26,7 @@ class LoadOptions:
             predictions look up image sizes.
         image_size: ``(width, height)`` for images whose size no file gives
             (normalized text files without a ground truth that knows sizes).
+        workers: processes a large file's decoding may be shared among.
     """
 
     box_format: BoxFormat | None = None
@@ -33,6 +34,7 @@ class LoadOptions:
     names: tuple[str, ...] | None = None
     reference_images: ImageTable | None = None
     image_size: tuple[float, float] | None = None
+    workers: int = 1
 
 
 def read_bytes(path: str) -> bytes:

@@ -157,3 +157,27 @@ def test_results_list_rows_are_cited_by_list_index(write_json):
     bad = [PRED[0], {**PRED[0], "bbox": [10, 10, -5, 20]}]
     fail(write_json("gt.json", GT), write_json("p.json", bad),
          needles=["p.json:[1]:", "negative width or height"])  # fmt: skip
+
+
+@pytest.fixture
+def parallel_reads(monkeypatch):
+    """The ground truth read in a child beside the predictions, whatever the sizes."""
+    import iou_eval.api
+
+    monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
+
+
+def test_a_bad_ground_truth_is_reported_first_when_both_files_are_bad(write_json, parallel_reads):
+    gt = json.loads(json.dumps(GT))
+    gt["annotations"][0]["bbox"] = [10, 10, 20]
+    pred = [dict(PRED[0], bbox=[1, 2])]
+    for workers in ("1", "2"):
+        r = fail(write_json("gt.json", gt), write_json("p.json", pred), "--workers", workers,
+                 needles=["gt.json:annotations[0].bbox"])  # fmt: skip
+        assert "p.json" not in r.err
+
+
+def test_bad_predictions_beside_a_good_ground_truth_read_in_a_child(write_json, parallel_reads):
+    pred = [dict(PRED[0], bbox=[1, 2])]
+    fail(write_json("gt.json", GT), write_json("p.json", pred), "--workers", "2",
+         needles=["p.json:[0].bbox", "4"])  # fmt: skip

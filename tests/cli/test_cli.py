@@ -184,3 +184,14 @@ def test_voc_folders_with_both_voc_protocols():
     assert doc["inputs"]["ground_truth"]["format"] == "voc-xml"
     table = run(root / "annotations", root / "predictions", "-p", "voc07,voc12").out
     assert "Side by side" in table and "plus-one pixels" in table
+
+
+def test_workers_do_not_change_the_report(scene, monkeypatch):
+    import iou_eval.api
+    import iou_eval.evaluation
+
+    monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(iou_eval.evaluation, "PARALLEL_MIN_PREDICTIONS", 0)
+    out = {w: run(*scene, "-f", "json", "--workers", w).out for w in ("1", "2", "0")}
+    assert out["1"] == out["2"] == out["0"]
+    assert json.loads(out["1"])["summary"]["AP"] > 0

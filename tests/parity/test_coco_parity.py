@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_eval import evaluate
+from iou_eval import evaluate, parallel
 from iou_eval.protocols import AreaRange
 
 from .synth import make_scene, run_pycocotools
@@ -157,3 +157,56 @@ def test_iou_exactly_at_every_threshold(write_json):
     ]
     ours = evaluate(*_files(write_json, gt, preds))
     assert_same(ours, run_pycocotools(gt, preds), "exact thresholds")
+
+
+@pytest.fixture
+def parallel_everywhere(monkeypatch):
+    """Every parallel path taken even on test-sized inputs."""
+    import iou_eval.api
+    import iou_eval.evaluation
+    import iou_eval.loaders.coco
+
+    monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(iou_eval.evaluation, "PARALLEL_MIN_PREDICTIONS", 0)
+    monkeypatch.setattr(iou_eval.loaders.coco, "_CHUNK_BYTES", 2000)
+    started: list[str] = []
+    init = parallel.Job.__init__
+
+    def counting(self, fn, args):
+        started.append(getattr(fn, "__qualname__", ""))
+        init(self, fn, args)
+
+    monkeypatch.setattr(parallel.Job, "__init__", counting)
+    return started
+
+
+@pytest.mark.skipif(not parallel.can_fork(), reason="no fork on this platform")
+@pytest.mark.parametrize(("seed", "workers"), [(700, 2), (701, 3), (702, 2), (703, 4)])
+def test_workers_give_pycocotools_arrays_and_the_one_process_result(
+    seed, workers, write_json, parallel_everywhere
+):
+    gt, preds = make_scene(seed, n_images=120, n_categories=9, crowd_rate=0.1)
+    files = _files(write_json, gt, preds)
+    ours = evaluate(*files, workers=workers)
+    # The ground truth read beside the predictions, their decoding and the
+    # matching split: every part but the first runs in a child.
+    jobs = parallel_everywhere
+    assert sum("load_gt" in j for j in jobs) == 1
+    assert sum("chunked_results" in j for j in jobs) == workers - 1
+    assert sum("match_and_accumulate" in j for j in jobs) == workers - 1
+    assert_same(ours, run_pycocotools(gt, preds), f"seed {seed}, {workers} workers")
+    one = evaluate(*files, workers=1)
+    assert ours.to_dict() == one.to_dict()
+    a, b = ours.primary.evaluation, one.primary.evaluation
+    for name in ("dt_rows", "tp", "fp", "match_gt", "match_iou", "gt_counts"):
+        assert np.array_equal(getattr(a.point, name), getattr(b.point, name)), name
+    for name, value in b.accumulate_inputs.items():
+        if not name.startswith("rec_"):  # records: the same set, another order
+            assert np.array_equal(a.accumulate_inputs[name], value), name
+    records = [
+        np.lexsort((e.accumulate_inputs["rec_dt"], e.accumulate_inputs["rec_lane"])) for e in (a, b)
+    ]
+    for name in ("rec_lane", "rec_dt", "rec_tp", "rec_counted"):
+        x = a.accumulate_inputs[name][records[0]]
+        y = b.accumulate_inputs[name][records[1]]
+        assert np.array_equal(x, y), name

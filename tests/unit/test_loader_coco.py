@@ -38,7 +38,7 @@ def test_chunked_load_gives_the_same_dataset(small_chunks, write_json, monkeypat
     _, preds = make_scene(5)
     path = write_json("p.json", preds)
     chunked = coco.load_coco(path, "pred", LoadOptions())
-    monkeypatch.setattr(coco, "chunked_results", lambda p: None)
+    monkeypatch.setattr(coco, "chunked_results", lambda p, workers=1: None)
     plain = coco.load_coco(path, "pred", LoadOptions())
     for name in ("xyxy", "score", "image_idx", "category_idx", "origin"):
         assert np.array_equal(getattr(chunked, name), getattr(plain, name)), name
@@ -81,3 +81,29 @@ def test_errors_in_a_chunked_file_are_located_as_in_a_whole_one(small_chunks, tm
     with pytest.raises(coco.InputError) as err:
         coco.load_coco(str(path), "pred", LoadOptions())
     assert "[33].bbox" in str(err.value)
+
+
+@pytest.mark.parametrize("workers", [2, 3, 5])
+def test_chunks_shared_among_workers_give_the_same_columns(small_chunks, write_json, workers):
+    _, preds = make_scene(9)
+    path = write_json("p.json", preds)
+    one = coco.chunked_results(path, workers=1)
+    many = coco.chunked_results(path, workers=workers)
+    assert one is not None and many is not None
+    assert one.keys() == many.keys()
+    for k in one:
+        assert np.array_equal(one[k], many[k]), k
+    assert len(one["score"]) == len(preds)
+
+
+def test_an_error_in_a_workers_chunk_is_located_as_in_a_whole_file(small_chunks, tmp_path):
+    preds = [
+        {"image_id": i, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5} for i in range(60)
+    ]
+    del preds[57]["score"]  # in the last chunks: a child's share with two workers
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preds))
+    assert coco.chunked_results(str(path), workers=2) is None
+    with pytest.raises(coco.InputError) as err:
+        coco.load_coco(str(path), "pred", LoadOptions(workers=2))
+    assert "[57]" in str(err.value) and "score" in str(err.value)
