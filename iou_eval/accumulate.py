@@ -111,6 +111,7 @@ def accumulate_coco(
     recall_thresholds: np.ndarray,
     gt_image: np.ndarray | None = None,
     image_weight: np.ndarray | None = None,
+    order: np.ndarray | None = None,
 ) -> CocoArrays:
     """Accumulate per-category precision/recall curves from sparse matches.
 
@@ -131,6 +132,9 @@ def accumulate_coco(
         gt_image, image_weight: ``[G]`` image of each ground truth and ``[I]``
             integer multiplicity of each image, for bootstrap replicates: an
             image drawn twice counts twice.  None for the plain evaluation.
+        order: ``[D]`` the predictions by category, then descending score,
+            ties in input order (:func:`~iou_eval.ordering.group_score_order`
+            of ``dt_category`` and ``dt_score``); computed when None.
 
     The ordering reproduces pycocotools: within a category, predictions are
     ranked by score, ties by image (sorted ids) then by rank in the image —
@@ -176,7 +180,8 @@ def accumulate_coco(
     # Predictions arrive in the matcher's order (by image, then rank inside
     # the image's group), so a stable sort by (category, score) leaves ties
     # ordered by image and rank, as pycocotools orders them.
-    order = group_score_order(dt_category, dt_score)
+    if order is None:
+        order = group_score_order(dt_category, dt_score)
     weight_all = None if image_weight is None else image_weight[dt_image]
     # Records sorted once by (lane, position in accumulation order); each
     # maxDets keeps a subset of positions, which keeps them sorted.

@@ -15,6 +15,7 @@ from .accumulate import CocoArrays, accumulate_coco, summarize_coco
 from .boxes import pair_iou
 from .dataset import Dataset
 from .matching import Matches, ignored_per_range, match_coco
+from .ordering import group_score_order, radix_argsort
 from .parallel import run_parts
 from .protocols import Protocol
 from .reconcile import Alignment
@@ -31,6 +32,8 @@ class OperatingPoint:
         match_gt: ``[D]`` matched ground-truth row or -1.
         match_iou: ``[D]`` overlap of the match (0 when none).
         gt_counts: ``[G]`` bool, ground truths that count (not crowd, not ignored).
+        order: ``[D]`` positions by category, then descending score (ties in
+            ``dt_rows`` order), when the evaluation has it at hand; else None.
     """
 
     iou_thr: float
@@ -40,6 +43,7 @@ class OperatingPoint:
     match_gt: np.ndarray
     match_iou: np.ndarray
     gt_counts: np.ndarray
+    order: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -105,26 +109,29 @@ def category_parts(dt_category: np.ndarray, n_categories: int, n_parts: int) -> 
 
 
 def _merge_parts(
-    parts: list[tuple[Matches, CocoArrays]],
+    parts: list[tuple[Matches, CocoArrays, np.ndarray]],
     owned: list[np.ndarray],
     dt_group: np.ndarray,
+    dt_category: np.ndarray,
     max_det: int,
-) -> tuple[Matches, CocoArrays]:
-    """One :class:`Matches` and one set of arrays from category-disjoint parts.
+) -> tuple[Matches, CocoArrays, np.ndarray]:
+    """One :class:`Matches`, one set of arrays and one score order from category-disjoint parts.
 
     Predictions are put back in the order one process gives (by group
     ``dt_group[row]``, then rank) so that every later step sums in the same
     order and gives the same bits; records follow their predictions.  Each
-    category's arrays come from the part that owns it.
+    category's arrays come from the part that owns it.  Each part's order
+    (by category, then descending score) is renumbered and the parts'
+    categories interleaved, which gives the order of the whole.
     """
-    ms = [m for m, _ in parts]
+    ms = [m for m, _, _ in parts]
     rows = np.concatenate([m.dt_rows for m in ms])
     ranks = np.concatenate([m.dt_rank for m in ms])
     # Each part is sorted by this key already: the stable sort merges runs.
     order = np.argsort(dt_group[rows] * max_det + ranks, kind="stable")
     new_pos = np.empty(len(order), dtype=np.int64)
     new_pos[order] = np.arange(len(order))
-    offsets = np.cumsum([0] + [len(m.dt_rows) for m in ms])
+    offsets = np.cumsum([0] + [len(m.dt_rows) for m in ms]).tolist()
     merged = Matches(
         dt_rows=rows[order],
         dt_rank=ranks[order],
@@ -139,13 +146,17 @@ def _merge_parts(
         counted=np.concatenate([m.counted for m in ms]),
         gt_ignore=ms[0].gt_ignore,
     )
+    by_score = np.concatenate(
+        [new_pos[o + off] for (_, _, o), off in zip(parts, offsets, strict=False)]
+    )
+    by_score = by_score[radix_argsort(dt_category[merged.dt_rows][by_score])]
     first = parts[0][1]
     precision, recall, scores = first.precision.copy(), first.recall.copy(), first.scores.copy()
-    for (_, arrays), cats in zip(parts[1:], owned[1:], strict=True):
+    for (_, arrays, _), cats in zip(parts[1:], owned[1:], strict=True):
         precision[:, :, cats] = arrays.precision[:, :, cats]
         recall[:, cats] = arrays.recall[:, cats]
         scores[:, :, cats] = arrays.scores[:, :, cats]
-    return merged, CocoArrays(precision=precision, recall=recall, scores=scores)
+    return merged, CocoArrays(precision=precision, recall=recall, scores=scores), by_score
 
 
 def run_coco(
@@ -175,7 +186,8 @@ def run_coco(
     max_det = max(protocol.max_dets)
     n_t = len(protocol.iou_thresholds)
 
-    def accumulate_inputs(m: Matches) -> dict:
+    def accumulate_inputs(m: Matches, order: np.ndarray | None = None) -> dict:
+        """The arguments of :func:`accumulate_coco`; ``order`` computed when None."""
         if protocol.class_agnostic:
             dt_cat = np.zeros(len(m.dt_rows), dtype=np.int64)
             gt_cat = np.zeros(len(gt), dtype=np.int64)
@@ -184,6 +196,7 @@ def run_coco(
             dt_cat = pred_eval.category_idx[m.dt_rows]
             gt_cat = gt.category_idx
             n_k = k
+        dt_score = pred_eval.scores[m.dt_rows]
         return dict(
             outside=m.outside,
             rec_lane=m.lane,
@@ -192,7 +205,7 @@ def run_coco(
             rec_counted=m.counted,
             lane_thresholds=len(thresholds),
             n_thresholds=n_t,
-            dt_score=pred_eval.scores[m.dt_rows],
+            dt_score=dt_score,
             dt_category=dt_cat,
             dt_image=pred_eval.image_idx[m.dt_rows],
             dt_rank=m.dt_rank,
@@ -202,12 +215,15 @@ def run_coco(
             max_dets=protocol.max_dets,
             recall_thresholds=np.asarray(protocol.recall_thresholds, dtype=np.float64),
             gt_image=gt.image_idx,
+            # Kept for bootstrap replicates, which then need not sort again.
+            order=group_score_order(dt_cat, dt_score) if order is None else order,
         )
 
-    def match_and_accumulate(cats: np.ndarray | None) -> tuple[Matches, CocoArrays]:
+    def match_and_accumulate(cats: np.ndarray | None) -> tuple[Matches, CocoArrays, np.ndarray]:
         """Match and accumulate the categories ``cats`` (all when None).
 
-        Matches come back in the rows of ``gt`` and ``pred_eval``.
+        Matches come back in the rows of ``gt`` and ``pred_eval``, with the
+        accumulation's order of their predictions.
         """
         g_rows: slice | np.ndarray = slice(None)
         d_rows: slice | np.ndarray = slice(None)
@@ -235,21 +251,23 @@ def run_coco(
         )
         if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
             m = m.in_rows(g_rows, d_rows, ignored_per_range(ignore_flag, gt.area, area_bounds))
-        return m, accumulate_coco(**accumulate_inputs(m))
+        inputs = accumulate_inputs(m)
+        return m, accumulate_coco(**inputs), inputs["order"]
 
     parts = None
     if workers > 1 and not protocol.class_agnostic and len(pred_eval) >= PARALLEL_MIN_PREDICTIONS:
         parts = category_parts(pred_eval.category_idx, k, workers)
     if parts is not None and len(parts) > 1:
-        m, arrays = _merge_parts(
+        m, arrays, order = _merge_parts(
             run_parts(match_and_accumulate, parts),
             parts,
             dt_group,
+            pred_eval.category_idx,
             max_det,
         )
     else:
-        m, arrays = match_and_accumulate(None)
-    acc_inputs = accumulate_inputs(m)
+        m, arrays, order = match_and_accumulate(None)
+    acc_inputs = accumulate_inputs(m, order)
     summary = summarize_coco(
         arrays,
         protocol.iou_thresholds,
@@ -273,6 +291,8 @@ def run_coco(
         match_gt=match_gt,
         match_iou=match_iou,
         gt_counts=~m.gt_ignore[0],
+        # The count tables' classes are the categories unless class-agnostic.
+        order=None if protocol.class_agnostic else order,
     )
     return CocoEvaluation(
         protocol=protocol,

@@ -35,3 +35,22 @@ def group_score_order(group: np.ndarray, score: np.ndarray) -> np.ndarray:
     levels, rank = np.unique(-score, return_inverse=True)
     key = group.astype(np.int64) * len(levels) + rank
     return radix_argsort(key)
+
+
+def dense_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values ``[U]`` of integers ``keys[N]``, and each key's index among them.
+
+    Equal to ``np.unique(keys, return_inverse=True)``, without its sort when
+    the values span a range not much wider than their count, as ids usually
+    do: a presence table and its running count give both in two passes.
+    """
+    if not len(keys):
+        return np.unique(keys, return_inverse=True)
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo + 1 > 4 * len(keys) + (1 << 16):
+        return np.unique(keys, return_inverse=True)
+    offset = keys - lo
+    seen = np.zeros(hi - lo + 1, dtype=bool)
+    seen[offset] = True
+    code = np.cumsum(seen, dtype=np.int64) - 1
+    return (np.flatnonzero(seen) + lo).astype(keys.dtype), code[offset]

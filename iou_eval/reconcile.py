@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -32,15 +33,28 @@ class ImageMatcher:
     """Find a ground-truth image for a key: by id, then file name, then file stem."""
 
     def __init__(self, images: ImageTable) -> None:
+        self.images = images
         self.by_id = {_norm(k): i for i, k in enumerate(images.ids)}
-        self.by_name: dict[str, int] = {}
+
+    @cached_property
+    def _names(self) -> tuple[dict[str, int], dict[str, int]]:
+        # Built on first need: predictions that name images by id never need them.
+        by_name: dict[str, int] = {}
         stems: dict[str, int] = {}
-        for i, name in enumerate(images.file_names):
-            for nm in filter(None, (name, str(images.ids[i]))):
-                self.by_name.setdefault(os.path.basename(nm), i)
+        for i, name in enumerate(self.images.file_names):
+            for nm in filter(None, (name, str(self.images.ids[i]))):
+                by_name.setdefault(os.path.basename(nm), i)
                 s = _stem(nm)
                 stems[s] = i if stems.get(s, i) == i else -1  # -1: ambiguous
-        self.by_stem = {s: i for s, i in stems.items() if i >= 0}
+        return by_name, {s: i for s, i in stems.items() if i >= 0}
+
+    @property
+    def by_name(self) -> dict[str, int]:
+        return self._names[0]
+
+    @property
+    def by_stem(self) -> dict[str, int]:
+        return self._names[1]
 
     def find(self, key: Key, file_name: str | None = None) -> tuple[int, str]:
         """``(index, how)``; index -1 when nothing matches.

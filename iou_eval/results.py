@@ -19,7 +19,7 @@ from . import __version__
 from .accumulate import CocoArrays
 from .bootstrap import Bootstrap
 from .columns import Columns, clean
-from .evaluation import CocoEvaluation
+from .evaluation import CocoEvaluation, OperatingPoint
 from .protocols import Protocol
 from .reconcile import Alignment
 from .tables import PointCounts, count_point
@@ -84,8 +84,9 @@ def _mean_valid(a: np.ndarray) -> float:
     return float(np.mean(v)) if v.size else float("nan")
 
 
-def point_counts(alignment: Alignment, point_rows, tp, fp, match_iou, gt_counts, score_thr):
+def point_counts(alignment: Alignment, point: OperatingPoint, score_thr: float) -> PointCounts:
     """:class:`PointCounts` for scored rows plus the unscored prediction-only ones."""
+    point_rows = point.dt_rows
     gt, pred = alignment.gt, alignment.pred
     extra = np.flatnonzero(pred.category_idx >= alignment.n_categories)
     return count_point(
@@ -93,17 +94,18 @@ def point_counts(alignment: Alignment, point_rows, tp, fp, match_iou, gt_counts,
         n_classes=len(gt.categories),
         gt_image=gt.image_idx,
         gt_class=gt.category_idx,
-        gt_counts=gt_counts,
+        gt_counts=point.gt_counts,
         dt_image=pred.image_idx[point_rows],
         dt_class=pred.category_idx[point_rows],
         dt_score=pred.scores[point_rows],
-        dt_tp=tp,
-        dt_fp=fp,
-        dt_iou=match_iou,
+        dt_tp=point.tp,
+        dt_fp=point.fp,
+        dt_iou=point.match_iou,
         extra_image=pred.image_idx[extra],
         extra_class=pred.category_idx[extra],
         extra_score=pred.scores[extra],
         score_thr=score_thr,
+        dt_order=point.order,
     )
 
 
@@ -161,7 +163,7 @@ def class_counts(alignment: Alignment, c: PointCounts) -> dict[str, np.ndarray]:
 def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> ProtocolResult:
     """Summary, per-class and per-image tables of a COCO evaluation."""
     p = ev.point
-    c = point_counts(alignment, p.dt_rows, p.tp, p.fp, p.match_iou, p.gt_counts, score_thr)
+    c = point_counts(alignment, p, score_thr)
     cats = alignment.gt.categories
     n_all = len(cats)
     k = alignment.n_categories
@@ -206,7 +208,7 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
 def voc_result(alignment: Alignment, ev: VocEvaluation, score_thr: float) -> ProtocolResult:
     """Summary (mAP), per-class and per-image tables of a VOC evaluation."""
     p = ev.point
-    c = point_counts(alignment, p.dt_rows, p.tp, p.fp, p.match_iou, p.gt_counts, score_thr)
+    c = point_counts(alignment, p, score_thr)
     cats = alignment.gt.categories
     ap = np.full(len(cats), np.nan)
     if not ev.protocol.class_agnostic:

@@ -79,6 +79,7 @@ def count_point(
     extra_class: np.ndarray,
     extra_score: np.ndarray,
     score_thr: float,
+    dt_order: np.ndarray | None = None,
 ) -> PointCounts:
     """Aggregate one operating point into per-class and per-image counts.
 
@@ -88,6 +89,8 @@ def count_point(
         extra_*: ``[E]`` predictions that were not matched at all (categories
             the ground truth lacks); each is a false positive.
         score_thr: predictions below it are left out.
+        dt_order: ``[D]`` the predictions by class, then descending score,
+            ties in row order, if the caller has it (else it is computed).
     """
     keep = dt_score >= score_thr
     ex = extra_score >= score_thr
@@ -120,9 +123,12 @@ def count_point(
     best = np.full(n_classes, np.nan)
     best_s = np.full(n_classes, np.nan)
     # By class, then descending score: each class's slice is ready for the sweep.
-    order = group_score_order(dt_class[used], dt_score[used])
-    cls = dt_class[used][order]
-    sc, t, f = dt_score[used][order], dt_tp[used][order], dt_fp[used][order]
+    if dt_order is None:
+        order = np.flatnonzero(used)[group_score_order(dt_class[used], dt_score[used])]
+    else:
+        order = dt_order[used[dt_order]]
+    cls = dt_class[order]
+    sc, t, f = dt_score[order], dt_tp[order], dt_fp[order]
     starts = np.searchsorted(cls, np.arange(n_classes + 1))
     for c in range(n_classes):
         lo, hi = starts[c], starts[c + 1]

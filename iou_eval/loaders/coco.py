@@ -20,6 +20,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id, sort_key
 from ..errors import InputError
+from ..ordering import dense_codes
 from ..parallel import run_parts
 from .common import LoadOptions, json_error, read_bytes
 
@@ -210,8 +211,8 @@ def _plan_chunks(data) -> list[tuple[int, int]] | None:
         pos = m.end() - 1
 
 
-def _decode_spans(data, spans: list[tuple[int, int]], path: str) -> dict | None:
-    """The columns of the elements in ``spans`` (each wrapped as a list), or None.
+def _decode_spans(data, spans: list[tuple[int, int]], path: str) -> list[dict] | None:
+    """The columns of the elements in each of ``spans`` (wrapped as a list), or None.
 
     Chunk after chunk, so that only one chunk's records exist at a time and
     their memory is reused.  None on anything unexpected: the caller then
@@ -234,7 +235,7 @@ def _decode_spans(data, spans: list[tuple[int, int]], path: str) -> dict | None:
             return None
         parts.append(cols)
         del anns, chunk
-    return _join(parts)
+    return parts
 
 
 def _join(parts: list[dict]) -> dict:
@@ -278,7 +279,8 @@ def chunked_results(path: str, workers: int = 1) -> dict | None:
         data.close()
     if any(p is None for p in parts):
         return None
-    return _join(parts)
+    # One copy of each column, from every chunk's piece in file order.
+    return _join([cols for p in parts for cols in p])
 
 
 def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -355,7 +357,7 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         image_idx = _positions(img_keys, images.ids)
     elif isinstance(img_keys, np.ndarray):
         # A results list names its images by id only: sorted ids, one pass.
-        uniq, image_idx = np.unique(img_keys, return_inverse=True)
+        uniq, image_idx = dense_codes(img_keys)
         images = ImageTable.build(uniq.tolist())
     else:
         images = ImageTable.build(_vocab(img_keys))
@@ -384,7 +386,7 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         categories = CategoryTable(tuple(cids), tuple(cnames))
         category_idx = _positions(cat_keys, categories.ids)
     elif isinstance(cat_keys, np.ndarray):
-        uniq_c, category_idx = np.unique(cat_keys, return_inverse=True)
+        uniq_c, category_idx = dense_codes(cat_keys)
         cvocab = tuple(uniq_c.tolist())
         categories = CategoryTable(cvocab, tuple(str(k) for k in cvocab))
     else:

@@ -711,7 +711,8 @@ def _ratio_lines(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[s
         f"- {REFERENCE} time / iou-eval time: " + per_size(time_ratio(REFERENCE, OURS)),
         f"- iou-eval peak memory / {FASTEST_PEER} peak memory: "
         + per_size(rss_ratio(OURS, FASTEST_PEER)),
-        f"- iou-eval peak memory / {REFERENCE} peak memory: " + per_size(rss_ratio(OURS, REFERENCE)),
+        f"- iou-eval peak memory / {REFERENCE} peak memory: "
+        + per_size(rss_ratio(OURS, REFERENCE)),
         "- iou-eval wall time per image: " + per_size(ms_per_image),
     ]
     if len(sizes) >= 2:

@@ -210,3 +210,25 @@ def test_workers_give_pycocotools_arrays_and_the_one_process_result(
         x = a.accumulate_inputs[name][records[0]]
         y = b.accumulate_inputs[name][records[1]]
         assert np.array_equal(x, y), name
+
+
+@pytest.mark.parametrize("seed", [710, 711])
+def test_count_tables_from_the_evaluation_order_equal_a_fresh_sort(seed, write_json):
+    """The per-class sweep reuses the accumulation's score order; sorting anew agrees."""
+    from dataclasses import replace
+
+    from iou_eval import load
+    from iou_eval.evaluation import run_coco
+    from iou_eval.protocols import coco
+    from iou_eval.reconcile import align
+    from iou_eval.results import point_counts
+
+    gt, preds = make_scene(seed, n_images=80, tie_decimals=1)
+    g, p = _files(write_json, gt, preds)
+    alignment = align(load(g, "gt"), load(p, "pred"))
+    ev = run_coco(alignment, coco())
+    assert ev.point.order is not None
+    given = point_counts(alignment, ev.point, 0.0)
+    fresh = point_counts(alignment, replace(ev.point, order=None), 0.0)
+    for name in given.__dataclass_fields__:
+        assert np.array_equal(getattr(given, name), getattr(fresh, name), equal_nan=True), name

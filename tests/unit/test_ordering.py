@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_eval.ordering import group_score_order, radix_argsort
+from iou_eval.ordering import dense_codes, group_score_order, radix_argsort
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -27,3 +27,21 @@ def test_group_score_order_equals_lexsort_with_ties(seed):
 
 def test_empty_input():
     assert len(group_score_order(np.zeros(0, np.int64), np.zeros(0))) == 0
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        np.array([5, 3, 5, 9, 3, 3], dtype=np.int64),  # dense: the table path
+        np.array([-7, 2**40, 0, -7], dtype=np.int64),  # sparse: np.unique's path
+        np.array([-3, -1, -3, -2], dtype=np.int64),  # negative ids
+        np.array([42], dtype=np.int64),
+        np.zeros(0, dtype=np.int64),
+        np.random.default_rng(3).integers(1, 600_000, 20_000),  # COCO-like image ids
+    ],
+)
+def test_dense_codes_equal_np_unique(keys):
+    uniq, code = dense_codes(keys)
+    ref_uniq, ref_code = np.unique(keys, return_inverse=True)
+    assert uniq.dtype == ref_uniq.dtype and np.array_equal(uniq, ref_uniq)
+    assert np.array_equal(code, ref_code) and np.array_equal(uniq[code], keys)
