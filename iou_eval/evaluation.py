@@ -15,7 +15,7 @@ from .accumulate import CocoArrays, accumulate_coco, summarize_coco
 from .boxes import pair_iou
 from .dataset import Dataset
 from .matching import Matches, ignored_per_range, match_coco
-from .ordering import group_score_order, radix_argsort
+from .ordering import group_score_order, radix_argsort, score_rank
 from .parallel import run_parts
 from .protocols import Protocol
 from .reconcile import Alignment
@@ -186,8 +186,13 @@ def run_coco(
     max_det = max(protocol.max_dets)
     n_t = len(protocol.iou_thresholds)
 
-    def accumulate_inputs(m: Matches, order: np.ndarray | None = None) -> dict:
-        """The arguments of :func:`accumulate_coco`; ``order`` computed when None."""
+    def accumulate_inputs(
+        m: Matches, order: np.ndarray | None = None, rank: tuple[np.ndarray, int] | None = None
+    ) -> dict:
+        """The arguments of :func:`accumulate_coco`; ``order`` computed when None.
+
+        ``rank``: the score rank of the predictions ``m.dt_rows``, if known.
+        """
         if protocol.class_agnostic:
             dt_cat = np.zeros(len(m.dt_rows), dtype=np.int64)
             gt_cat = np.zeros(len(gt), dtype=np.int64)
@@ -216,7 +221,7 @@ def run_coco(
             recall_thresholds=np.asarray(protocol.recall_thresholds, dtype=np.float64),
             gt_image=gt.image_idx,
             # Kept for bootstrap replicates, which then need not sort again.
-            order=group_score_order(dt_cat, dt_score) if order is None else order,
+            order=group_score_order(dt_cat, dt_score, rank) if order is None else order,
         )
 
     def match_and_accumulate(cats: np.ndarray | None) -> tuple[Matches, CocoArrays, np.ndarray]:
@@ -230,6 +235,8 @@ def run_coco(
         if cats is not None:
             g_rows = np.flatnonzero(np.isin(gt.category_idx, cats))
             d_rows = np.flatnonzero(np.isin(pred_eval.category_idx, cats))
+        # One score sort serves the matcher's order and the accumulation's.
+        rank, n_levels = score_rank(pred_eval.scores[d_rows])
         m = match_coco(
             gt_xyxy=gt.xyxy[g_rows],
             gt_bbox_area=gt.bbox_area[g_rows],
@@ -248,10 +255,12 @@ def run_coco(
             iou_thresholds=np.asarray(thresholds, dtype=np.float64),
             area_ranges=area_bounds,
             max_det=max_det,
+            dt_score_rank=(rank, n_levels),
         )
+        kept_rank = (rank[m.dt_rows], n_levels)
         if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
             m = m.in_rows(g_rows, d_rows, ignored_per_range(ignore_flag, gt.area, area_bounds))
-        inputs = accumulate_inputs(m)
+        inputs = accumulate_inputs(m, rank=kept_rank)
         return m, accumulate_coco(**inputs), inputs["order"]
 
     parts = None

@@ -201,6 +201,7 @@ def match_coco(
     iou_thresholds: np.ndarray,
     area_ranges: np.ndarray,
     max_det: int,
+    dt_score_rank: tuple[np.ndarray, int] | None = None,
 ) -> Matches:
     """Match predictions to ground truths in every group, threshold and area range.
 
@@ -219,6 +220,8 @@ def match_coco(
         iou_thresholds: ``[T]``.
         area_ranges: ``[A, 2]`` inclusive ``(lo, hi)`` bounds.
         max_det: predictions kept per group, best first.
+        dt_score_rank: :func:`~iou_eval.ordering.score_rank` of ``dt_score``
+            when the caller has it (else computed).
 
     Returns:
         :class:`Matches`; ``match_gt`` holds ground-truth row numbers.
@@ -231,7 +234,7 @@ def match_coco(
     # Predictions: by group, best score first, ties in the given order.
     if np.all(dt_order_key[1:] >= dt_order_key[:-1]):
         # Already in tie order (file order): a stable two-key sort suffices.
-        dt_sorted = group_score_order(dt_group, dt_score)
+        dt_sorted = group_score_order(dt_group, dt_score, dt_score_rank)
     else:
         dt_sorted = np.lexsort((dt_order_key, -dt_score, dt_group))
     d_groups = dt_group[dt_sorted]

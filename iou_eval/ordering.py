@@ -23,17 +23,30 @@ def radix_argsort(key: np.ndarray) -> np.ndarray:
             return order
 
 
-def group_score_order(group: np.ndarray, score: np.ndarray) -> np.ndarray:
+def score_rank(score: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense rank ``[N]`` of scores, highest first (equal scores share a rank), and the rank count.
+
+    Sorting by rank is sorting by descending score; a rank computed once
+    serves every later ordering of these rows or of a subset of them.
+    """
+    levels, rank = np.unique(-score, return_inverse=True)
+    return rank, len(levels)
+
+
+def group_score_order(
+    group: np.ndarray, score: np.ndarray, rank: tuple[np.ndarray, int] | None = None
+) -> np.ndarray:
     """Stable order ``[N]`` by group ascending, then score descending.
 
     Rows equal in both keep their input order, as a stable sort would keep
     them (pycocotools' mergesort does).  Scores are replaced by their dense
-    rank, so one integer key sorts both.
+    rank, so one integer key sorts both; ``rank`` is :func:`score_rank` of
+    ``score`` (or any order-preserving integer coding of it), when known.
     """
     if not len(group):
         return np.zeros(0, dtype=np.int64)
-    levels, rank = np.unique(-score, return_inverse=True)
-    key = group.astype(np.int64) * len(levels) + rank
+    r, n_levels = score_rank(score) if rank is None else rank
+    key = group.astype(np.int64) * n_levels + r
     return radix_argsort(key)
 
 
