@@ -35,16 +35,18 @@ class CocoArrays:
 def suffix_max(values: np.ndarray, group: np.ndarray) -> np.ndarray:
     """Running maximum from the right within runs of equal ``group`` ``[N]``.
 
-    A Hillis-Steele scan: log2(longest run) vectorised passes, exact (only
-    ``max``), no sort.
+    One ``np.maximum.accumulate`` per run, over the reversed array (exact:
+    only ``max``).  Runs are (threshold, category) groups: a few hundred or
+    thousand calls, each over many elements.
     """
-    env = values.copy()
-    n = len(env)
-    shift = 1
-    while shift < n:
-        same = group[shift:] == group[:-shift]
-        env[:-shift] = np.where(same, np.maximum(env[:-shift], env[shift:]), env[:-shift])
-        shift *= 2
+    env = np.empty_like(values)
+    n = len(values)
+    if not n:
+        return env
+    bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True]).tolist()
+    rev, out = values[::-1], env[::-1]
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        np.maximum.accumulate(rev[n - hi : n - lo], out=out[n - hi : n - lo])
     return env
 
 
@@ -197,26 +199,36 @@ def accumulate_coco(
     groups = n_thr * k_n  # (threshold, category) groups of one area range
     group_cat = np.arange(groups) % k_n
 
-    def area_pass(m: int, a: int, keep: np.ndarray, sel: np.ndarray, cat: np.ndarray,
-                  starts: np.ndarray, w: np.ndarray | None) -> None:  # fmt: skip
+    # Inside each area range, in accumulation order: [A, D].
+    inside_all = ~outside[:, order]
+
+    def area_pass(m: int, a: int, keep: np.ndarray | None, new_pos: np.ndarray | None,
+                  sel: np.ndarray, cat: np.ndarray, starts: np.ndarray, base: np.ndarray,
+                  w: np.ndarray | None) -> None:  # fmt: skip
         """Fill ``[:, :, :, a, m]`` from the predictions ``keep`` selects (in ``order``).
 
-        A function of its own so that its temporaries (record-sized) are freed
-        before the next area range's are allocated.
+        ``keep`` is None when every prediction is kept; ``new_pos`` maps a
+        full position to its position among the kept; ``base[n]`` says which
+        kept prediction lies inside the area range.  A function of its own so
+        that its temporaries (record-sized) are freed before the next area
+        range's are allocated.
         """
         n = len(sel)
         size = np.diff(starts)
-        new_pos = np.cumsum(keep) - 1  # full position -> position among the kept
         lo, hi = area_first[a], area_first[a + 1]
-        ok = keep[rp_full[lo:hi]]
-        r_thr = r_lane_all[lo:hi][ok] - a * n_thr
-        r_pos = new_pos[rp_full[lo:hi][ok]]
-        r_tp, r_cnt = r_tp_all[lo:hi][ok], r_cnt_all[lo:hi][ok]
-        del new_pos, ok
+        if keep is None or new_pos is None:
+            r_thr = r_lane_all[lo:hi] - a * n_thr
+            r_pos = rp_full[lo:hi]
+            r_tp, r_cnt = r_tp_all[lo:hi], r_cnt_all[lo:hi]
+        else:
+            ok = keep[rp_full[lo:hi]]
+            r_thr = r_lane_all[lo:hi][ok] - a * n_thr
+            r_pos = new_pos[rp_full[lo:hi][ok]]
+            r_tp, r_cnt = r_tp_all[lo:hi][ok], r_cnt_all[lo:hi][ok]
+            del ok
 
         # Scored predictions so far, per threshold = base (inside the area
         # range) + corrections from the matched predictions.
-        base = ~outside[a, sel]
         base_cum = np.cumsum(base if w is None else base * w, dtype=np.int64)
         r_w = None if w is None else w[r_pos]
         delta = r_cnt.astype(np.int64) - base[r_pos]
@@ -289,16 +301,24 @@ def accumulate_coco(
         scores[:, :, ks, a, m] = ss[:, ks, :].transpose(0, 2, 1)
         recall[:, ks, a, m] = rc[:, ks]
 
+    rank_o = dt_rank[order]
     for m, max_det in enumerate(max_dets):
-        keep = dt_rank[order] < max_det
+        kept = rank_o < max_det
         if weight_all is not None:
-            keep &= weight_all[order] > 0
-        sel = order[keep]
+            kept &= weight_all[order] > 0
+        keep: np.ndarray | None = None
+        new_pos = None
+        if kept.all():
+            sel, inside = order, inside_all
+        else:
+            keep, sel, inside = kept, order[kept], inside_all[:, kept]
+            new_pos = np.cumsum(kept) - 1  # full position -> position among the kept
         cat = dt_category[sel]
         starts = np.searchsorted(cat, np.arange(k_n + 1))
         w = None if weight_all is None else weight_all[sel]
         for a in range(n_area):
-            area_pass(m, a, keep, sel, cat, starts, w)
+            area_pass(m, a, keep, new_pos, sel, cat, starts, inside[a], w)
+        del inside, new_pos, kept, keep
 
     return CocoArrays(precision=precision, recall=recall, scores=scores)
 
