@@ -200,7 +200,7 @@ def accumulate_coco(
     group_cat = np.arange(groups) % k_n
 
     # Inside each area range, in accumulation order: [A, D].
-    inside_all = ~outside[:, order]
+    inside_all = ~np.take(outside, order, axis=1)
 
     def area_pass(m: int, a: int, keep: np.ndarray | None, new_pos: np.ndarray | None,
                   sel: np.ndarray, cat: np.ndarray, starts: np.ndarray, base: np.ndarray,
@@ -311,7 +311,7 @@ def accumulate_coco(
         if kept.all():
             sel, inside = order, inside_all
         else:
-            keep, sel, inside = kept, order[kept], inside_all[:, kept]
+            keep, sel, inside = kept, order[kept], np.compress(kept, inside_all, axis=1)
             new_pos = np.cumsum(kept) - 1  # full position -> position among the kept
         cat = dt_category[sel]
         starts = np.searchsorted(cat, np.arange(k_n + 1))

@@ -209,7 +209,7 @@ class Dataset:
             self,
             image_idx=self.image_idx[rows],
             category_idx=self.category_idx[rows],
-            xyxy=self.xyxy[rows],
+            xyxy=np.take(self.xyxy, rows, axis=0),  # 4x faster than xyxy[rows]
             bbox_area=self.bbox_area[rows],
             area=self.area[rows],
             is_crowd=self.is_crowd[rows],

@@ -136,7 +136,7 @@ def _merge_parts(
         dt_rows=rows[order],
         dt_rank=ranks[order],
         n_thresholds=ms[0].n_thresholds,
-        outside=np.concatenate([m.outside for m in ms], axis=1)[:, order],
+        outside=np.take(np.concatenate([m.outside for m in ms], axis=1), order, axis=1),
         lane=np.concatenate([m.lane for m in ms]),
         dt=np.concatenate(
             [new_pos[m.dt.astype(np.int64) + off] for m, off in zip(ms, offsets, strict=False)]
@@ -238,7 +238,7 @@ def run_coco(
         # One score sort serves the matcher's order and the accumulation's.
         rank, n_levels = score_rank(pred_eval.scores[d_rows])
         m = match_coco(
-            gt_xyxy=gt.xyxy[g_rows],
+            gt_xyxy=gt.xyxy if isinstance(g_rows, slice) else np.take(gt.xyxy, g_rows, axis=0),
             gt_bbox_area=gt.bbox_area[g_rows],
             gt_area=gt.area[g_rows],
             gt_crowd=gt.is_crowd[g_rows],
@@ -246,7 +246,11 @@ def run_coco(
             gt_zero_id=zero_id[g_rows],
             gt_group=gt_group[g_rows],
             gt_order_key=gt_order[g_rows],
-            dt_xyxy=pred_eval.xyxy[d_rows],
+            dt_xyxy=(
+                pred_eval.xyxy
+                if isinstance(d_rows, slice)
+                else np.take(pred_eval.xyxy, d_rows, axis=0)
+            ),
             dt_bbox_area=pred_eval.bbox_area[d_rows],
             dt_score=pred_eval.scores[d_rows],
             dt_group=dt_group[d_rows],
@@ -290,7 +294,11 @@ def run_coco(
     rows, g = m.dt_rows[hit], match_gt[hit]
     match_iou = np.zeros(len(match_gt), dtype=np.float64)
     match_iou[hit] = pair_iou(
-        pred_eval.xyxy[rows], pred_eval.bbox_area[rows], gt.xyxy[g], gt.bbox_area[g], gt.is_crowd[g]
+        np.take(pred_eval.xyxy, rows, axis=0),
+        pred_eval.bbox_area[rows],
+        np.take(gt.xyxy, g, axis=0),
+        gt.bbox_area[g],
+        gt.is_crowd[g],
     )
     point = OperatingPoint(
         iou_thr=iou_thr,

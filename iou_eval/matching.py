@@ -261,7 +261,7 @@ def match_coco(
     eff_thr = np.minimum(np.asarray(iou_thresholds, dtype=np.float64), 1 - 1e-10)
     floor = float(eff_thr.min()) if n_thr else 0.0
     pd, pg, iou = usable_pairs(
-        d_groups, gt_sorted, g_starts, dt_xyxy[dt_rows], dt_bbox_area[dt_rows],
+        d_groups, gt_sorted, g_starts, np.take(dt_xyxy, dt_rows, axis=0), dt_bbox_area[dt_rows],
         gt_xyxy, gt_bbox_area, gt_crowd, floor,
     )  # fmt: skip
 

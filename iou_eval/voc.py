@@ -140,13 +140,14 @@ def match_voc(
     g_starts = np.searchsorted(gt_group[gt_sorted], np.arange(n_groups + 1))
     pd, pg = candidate_pairs(groups, g_starts)
     pg = gt_sorted[pg]
-    dxy = dt_xyxy[order[pd]]
+    dxy = np.take(dt_xyxy, order[pd], axis=0)
     if plus_one:
-        ov = pair_iou_plus_one(dxy, gt_xyxy[pg])
+        ov = pair_iou_plus_one(dxy, np.take(gt_xyxy, pg, axis=0))
     else:
         d_area = (dxy[:, 2] - dxy[:, 0]) * (dxy[:, 3] - dxy[:, 1])
-        g_area = (gt_xyxy[pg, 2] - gt_xyxy[pg, 0]) * (gt_xyxy[pg, 3] - gt_xyxy[pg, 1])
-        ov = pair_iou(dxy, d_area, gt_xyxy[pg], g_area, np.zeros(len(pg), dtype=bool))
+        gxy = np.take(gt_xyxy, pg, axis=0)
+        g_area = (gxy[:, 2] - gxy[:, 0]) * (gxy[:, 3] - gxy[:, 1])
+        ov = pair_iou(dxy, d_area, gxy, g_area, np.zeros(len(pg), dtype=bool))
 
     best_gt = np.full(n_dt, -1, dtype=np.int64)
     best_iou = np.full(n_dt, -np.inf)
@@ -200,7 +201,7 @@ def run_voc(
         gt_xyxy=gt.xyxy,
         gt_difficult=difficult,
         gt_group=gt_group,
-        dt_xyxy=pred.xyxy[scored],
+        dt_xyxy=np.take(pred.xyxy, scored, axis=0),
         dt_score=pred.scores[scored],
         dt_group=dt_group,
         dt_class=dt_class_key,
