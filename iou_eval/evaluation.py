@@ -150,13 +150,26 @@ def _merge_parts(
         [new_pos[o + off] for (_, _, o), off in zip(parts, offsets, strict=False)]
     )
     by_score = by_score[radix_argsort(dt_category[merged.dt_rows][by_score])]
-    first = parts[0][1]
-    precision, recall, scores = first.precision.copy(), first.recall.copy(), first.scores.copy()
-    for (_, arrays, _), cats in zip(parts[1:], owned[1:], strict=True):
-        precision[:, :, cats] = arrays.precision[:, :, cats]
-        recall[:, cats] = arrays.recall[:, cats]
-        scores[:, :, cats] = arrays.scores[:, :, cats]
-    return merged, CocoArrays(precision=precision, recall=recall, scores=scores), by_score
+    arrays = _join_arrays([arrays for _, arrays, _ in parts], owned)
+    return merged, arrays, by_score
+
+
+def _join_arrays(parts: list[CocoArrays], owned: list[np.ndarray]) -> CocoArrays:
+    """Arrays over every category from parts that hold their own categories' slices.
+
+    ``parts[i]`` holds ``[T, R, len(owned[i]), A, M]`` (and the like) for the
+    categories ``owned[i]``.
+    """
+    k = sum(len(c) for c in owned)
+    first = parts[0]
+    precision = np.empty((*first.precision.shape[:2], k, *first.precision.shape[3:]))
+    scores = np.empty_like(precision)
+    recall = np.empty((first.recall.shape[0], k, *first.recall.shape[2:]))
+    for arrays, cats in zip(parts, owned, strict=True):
+        precision[:, :, cats] = arrays.precision
+        scores[:, :, cats] = arrays.scores
+        recall[:, cats] = arrays.recall
+    return CocoArrays(precision=precision, recall=recall, scores=scores)
 
 
 def run_coco(
@@ -265,7 +278,14 @@ def run_coco(
         if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
             m = m.in_rows(g_rows, d_rows, ignored_per_range(ignore_flag, gt.area, area_bounds))
         inputs = accumulate_inputs(m, rank=kept_rank)
-        return m, accumulate_coco(**inputs), inputs["order"]
+        arrays = accumulate_coco(**inputs)
+        if cats is not None:  # only this part's categories travel back
+            arrays = CocoArrays(
+                precision=arrays.precision[:, :, cats],
+                recall=arrays.recall[:, cats],
+                scores=arrays.scores[:, :, cats],
+            )
+        return m, arrays, inputs["order"]
 
     parts = None
     if workers > 1 and not protocol.class_agnostic and len(pred_eval) >= PARALLEL_MIN_PREDICTIONS:

@@ -42,12 +42,17 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
+# "One per core" stops here: the parts of a COCO-sized job get too small to pay
+# for their process beyond a few (explicit --workers may go higher).
+AUTO_MAX_WORKERS = 8
+
+
 def resolve_workers(workers: int | None) -> int:
-    """Processes to use: ``workers``, or one per usable core for 0/None; 1 without fork."""
+    """Processes to use: ``workers``, or one per usable core (at most 8) for 0/None; 1 without fork."""
     if not can_fork():
         return 1
     if not workers:
-        return usable_cores()
+        return min(usable_cores(), AUTO_MAX_WORKERS)
     return max(1, int(workers))
 
 

@@ -100,9 +100,9 @@ def test_without_fork_jobs_run_here_on_demand(monkeypatch):
 
 @needs_fork
 def test_resolve_workers():
-    assert parallel.resolve_workers(0) == parallel.usable_cores()
-    assert parallel.resolve_workers(None) == parallel.usable_cores()
-    assert parallel.resolve_workers(3) == 3
+    auto = min(parallel.usable_cores(), parallel.AUTO_MAX_WORKERS)
+    assert parallel.resolve_workers(0) == auto and parallel.resolve_workers(None) == auto
+    assert parallel.resolve_workers(3) == 3 and parallel.resolve_workers(12) == 12
 
 
 @pytest.mark.parametrize(
