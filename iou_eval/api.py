@@ -243,6 +243,7 @@ def evaluate(
     confidence: float = 0.95,
     progress: Callable[[int], None] | None = None,
     workers: int = 1,
+    on_stage: Callable[[str], None] | None = None,
 ) -> EvaluationResult:
     """Score predictions against ground truth.
 
@@ -255,6 +256,8 @@ def evaluate(
         bootstrap, seed, confidence: resample images ``bootstrap`` times
             (seeded) for ``confidence`` intervals of the summary metrics.
         progress: called with 1 after each bootstrap replicate.
+        on_stage: called with a short description as each stage starts
+            (reading, then each protocol), for progress displays.
         workers: processes to use (forked, Linux only; 0: one per core).
             The ground truth is read while the predictions are, a large
             results file is decoded in parts, and the COCO protocol matches
@@ -281,7 +284,9 @@ def evaluate(
         )
         for n in names_list
     ]
+    stage = on_stage or (lambda _name: None)
     n_workers = resolve_workers(workers)
+    stage("reading")
     gt_ds, pred_ds = _load_pair(
         gt, preds, gt_format, pred_format, box_format, normalized, names, image_size, n_workers
     )
@@ -289,6 +294,7 @@ def evaluate(
     warnings = list(alignment.warnings)
     results: list[ProtocolResult] = []
     for p in protocols:
+        stage(f"evaluating ({p.name})")
         warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
         if p.is_voc:
             results.append(voc_result(alignment, run_voc(alignment, p, iou_thr), score_thr))

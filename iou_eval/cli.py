@@ -432,13 +432,52 @@ def _eval_options(o: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
+def _stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
 def _progress(total: int, desc: str, enabled: bool, unit: str = "file"):
     """A tqdm bar on stderr when it is a terminal, else None."""
-    if not enabled or total < 2 or not sys.stderr.isatty():
+    if not enabled or total < 2 or not _stderr_is_terminal():
         return None
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
+
+
+# Inputs this large take a second or more: show which stage the run is in.
+LONG_RUN_BYTES = 16 << 20
+
+
+class _StageBar:
+    """A tqdm bar over a run's stages (reading, each protocol, the report)."""
+
+    def __init__(self, paths: Sequence[str], n_protocols: int, enabled: bool) -> None:
+        self.bar = None
+        size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+        if enabled and size >= LONG_RUN_BYTES and _stderr_is_terminal():
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=n_protocols + 2,
+                desc="starting",
+                file=sys.stderr,
+                leave=False,
+                bar_format="{desc}: {n_fmt}/{total_fmt} stages |{bar}| {elapsed}",
+            )
+        self.started = False
+
+    def stage(self, name: str) -> None:
+        if self.bar is None:
+            return
+        if self.started:
+            self.bar.update(1)
+        self.started = True
+        self.bar.set_description(name)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
@@ -478,17 +517,20 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     batch = len(files) != 1 or any(is_batch_folder(p) for p in preds)
     if not batch:
         n_protocols = len([p for p in o["protocol"].split(",") if p.strip()])
-        bar = _progress(o["bootstrap"] * n_protocols, "bootstrap", not o["quiet"] and not machine,
-                        unit="resample")  # fmt: skip
+        show = not o["quiet"] and not machine
+        stages = _StageBar((gt, files[0]), n_protocols, show and not o["bootstrap"])
+        bar = _progress(o["bootstrap"] * n_protocols, "bootstrap", show, unit="resample")
         try:
             result = checked(
-                evaluate(gt, files[0], gt_format=gt_format,
+                evaluate(gt, files[0], gt_format=gt_format, on_stage=stages.stage,
                          progress=bar.update if bar is not None else None, **kwargs)
             )  # fmt: skip
+            stages.stage("writing the report")
+            text = renderer(fmt)(result, View(sort=o["sort"], worst=o["worst"]))
         finally:
+            stages.close()
             if bar is not None:
                 bar.close()
-        text = renderer(fmt)(result, View(sort=o["sort"], worst=o["worst"]))
         _warn(result.warnings, o["quiet"])
         _emit(text, o["output"])
         _annotate(

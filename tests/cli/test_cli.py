@@ -195,3 +195,31 @@ def test_workers_do_not_change_the_report(scene, monkeypatch):
     out = {w: run(*scene, "-f", "json", "--workers", w).out for w in ("1", "2", "0")}
     assert out["1"] == out["2"] == out["0"]
     assert json.loads(out["1"])["summary"]["AP"] > 0
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """stderr taken for a terminal, and every run taken for a long one."""
+    import iou_eval.cli
+
+    monkeypatch.setattr(iou_eval.cli, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(iou_eval.cli, "LONG_RUN_BYTES", 0)
+
+
+def test_a_long_run_shows_its_stages_on_a_terminal(scene, terminal):
+    r = run(*scene, "-p", "coco,voc12")
+    for stage in ("reading", "evaluating (coco)", "evaluating (voc12)", "writing the report"):
+        assert stage in r.err, r
+    assert "reading" not in r.out
+
+
+@pytest.mark.parametrize("args", [("-f", "json"), ("-f", "csv"), ("--quiet",)])
+def test_no_stage_bar_with_machine_output_or_quiet(scene, terminal, args):
+    assert "reading" not in run(*scene, *args).err
+
+
+def test_no_stage_bar_when_stderr_is_not_a_terminal(scene, monkeypatch):
+    import iou_eval.cli
+
+    monkeypatch.setattr(iou_eval.cli, "LONG_RUN_BYTES", 0)
+    assert "reading" not in run(*scene).err
