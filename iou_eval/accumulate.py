@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ordering import group_score_order, radix_argsort
+from .ordering import distinct, group_score_order, radix_argsort
 
 # pycocotools divides by (fp + tp + eps) so an empty prefix gives 0, not NaN.
 _EPS = np.spacing(1)
@@ -86,7 +86,7 @@ def first_counts(npig: np.ndarray, rec_thr: np.ndarray) -> np.ndarray:
     on the recall curve finds is the c-th true positive.
     """
     out = np.zeros((*npig.shape, len(rec_thr)), dtype=np.int64)
-    for p in np.unique(npig):
+    for p in distinct(npig).tolist():
         if p > 0:
             c = np.searchsorted(np.arange(p + 1, dtype=np.float64) / p, rec_thr, side="left")
             out[npig == p] = c

@@ -130,10 +130,8 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
     """What was read and how the two files were joined, for reports."""
     k = alignment.n_categories
     names = alignment.gt.categories.names
-    predicted = np.zeros(len(names), dtype=bool)
-    predicted[np.unique(alignment.pred.category_idx)] = True
-    annotated = np.zeros(len(names), dtype=bool)
-    annotated[np.unique(alignment.gt.category_idx)] = True
+    predicted = np.bincount(alignment.pred.category_idx, minlength=len(names)) > 0
+    annotated = np.bincount(alignment.gt.category_idx, minlength=len(names)) > 0
     return {
         "ground_truth": {
             "path": gt.source,

@@ -50,6 +50,16 @@ def group_score_order(
     return radix_argsort(key)
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of ``values[N]``.
+
+    As ``np.unique(values)``, which in numpy 2 imports ``numpy.ma`` (a
+    noticeable part of a short run's start-up) to ask whether its input is masked.
+    """
+    s = np.sort(np.ravel(values))
+    return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
+
+
 def dense_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values ``[U]`` of integers ``keys[N]``, and each key's index among them.
 

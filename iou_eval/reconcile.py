@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from .dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id, sort_key
+from .ordering import distinct
 
 
 def _norm(key: Key) -> Key:
@@ -185,7 +186,7 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
     unknown_rows = int((~known).sum())
     unknown_keys: tuple[Key, ...] = ()
     if unknown_rows:
-        bad = np.unique(pred.image_idx[~known])
+        bad = distinct(pred.image_idx[~known])
         unknown_keys = tuple(pred.images.ids[i] for i in bad[:5])
         warnings.append(
             f"{pred.source}: {unknown_rows} prediction(s) on {len(bad)} image(s) that are not in "

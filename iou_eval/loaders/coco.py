@@ -20,7 +20,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id, sort_key
 from ..errors import InputError
-from ..ordering import dense_codes
+from ..ordering import dense_codes, distinct
 from ..parallel import run_parts
 from .common import LoadOptions, json_error, read_bytes
 
@@ -96,7 +96,7 @@ def _positions(keys: np.ndarray | list[Key], vocab: tuple[Key, ...]) -> np.ndarr
 def _vocab(keys: np.ndarray | list[Key]) -> tuple[Key, ...]:
     """The distinct ids of a column, sorted as pycocotools sorts them."""
     if isinstance(keys, np.ndarray):
-        return tuple(np.unique(keys).tolist())
+        return tuple(distinct(keys).tolist())
     return tuple(sorted(dict.fromkeys(keys), key=sort_key))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_eval.ordering import dense_codes, group_score_order, radix_argsort
+from iou_eval.ordering import dense_codes, distinct, group_score_order, radix_argsort
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -45,3 +45,41 @@ def test_dense_codes_equal_np_unique(keys):
     ref_uniq, ref_code = np.unique(keys, return_inverse=True)
     assert uniq.dtype == ref_uniq.dtype and np.array_equal(uniq, ref_uniq)
     assert np.array_equal(code, ref_code) and np.array_equal(uniq[code], keys)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([3, 1, 3, 2, 1]),
+        np.array([[2, 2], [0, 5]]),
+        np.zeros(0, dtype=np.int64),
+        np.array([0.5, -0.0, 0.0, 0.5]),
+    ],  # fmt: skip
+)
+def test_distinct_equals_np_unique(values):
+    assert np.array_equal(distinct(values), np.unique(values))
+
+
+def test_a_short_run_does_not_import_numpy_ma(tmp_path):
+    """numpy.ma costs start-up time; plain np.unique would import it."""
+    import subprocess
+    import sys
+
+    from ..parity.synth import make_scene
+
+    gt, preds = make_scene(3)
+    import json
+
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "p.json").write_text(json.dumps(preds))
+    code = (
+        "import sys; from iou_eval.cli import main; sys.argv = ['iou-eval', sys.argv[1], "
+        "sys.argv[2], '-f', 'json', '-o', sys.argv[3], '-p', 'coco,voc12']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('numpy.ma' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, tmp_path / "gt.json", tmp_path / "p.json", tmp_path / "o.json"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.strip() == "False", out.stderr
