@@ -7,6 +7,7 @@ per-class and per-image tables are built from.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,7 @@ from .accumulate import CocoArrays, accumulate_coco, summarize_coco
 from .boxes import pair_iou
 from .dataset import Dataset
 from .matching import Matches, ignored_per_range, match_coco
-from .ordering import group_score_order, radix_argsort, score_rank
+from .ordering import group_score_order, score_rank
 from .parallel import run_parts
 from .protocols import Protocol
 from .reconcile import Alignment
@@ -146,10 +147,18 @@ def _merge_parts(
         counted=np.concatenate([m.counted for m in ms]),
         gt_ignore=ms[0].gt_ignore,
     )
-    by_score = np.concatenate(
-        [new_pos[o + off] for (_, _, o), off in zip(parts, offsets, strict=False)]
-    )
-    by_score = by_score[radix_argsort(dt_category[merged.dt_rows][by_score])]
+    # Each part's order runs category by category: deal its blocks out, in
+    # category order, to where the whole order has them.
+    blocks: dict[int, np.ndarray] = {}
+    for (m, _, o), off in zip(parts, offsets, strict=False):
+        if not len(o):
+            continue
+        cats = dt_category[m.dt_rows[o]]
+        bounds = np.flatnonzero(np.r_[True, cats[1:] != cats[:-1], True]).tolist()
+        renumbered = new_pos[o + off]
+        for lo, hi in itertools.pairwise(bounds):
+            blocks[int(cats[lo])] = renumbered[lo:hi]
+    by_score = np.concatenate([blocks[c] for c in sorted(blocks)] or [np.zeros(0, np.int64)])
     arrays = _join_arrays([arrays for _, arrays, _ in parts], owned)
     return merged, arrays, by_score
 
