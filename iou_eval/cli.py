@@ -436,12 +436,19 @@ def _stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 
 
+def _tqdm():
+    from tqdm import tqdm
+
+    # No monitor thread: worker processes are forked while a bar is shown.
+    tqdm.monitor_interval = 0
+    return tqdm
+
+
 def _progress(total: int, desc: str, enabled: bool, unit: str = "file"):
     """A tqdm bar on stderr when it is a terminal, else None."""
     if not enabled or total < 2 or not _stderr_is_terminal():
         return None
-    from tqdm import tqdm
-
+    tqdm = _tqdm()
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
 
 
@@ -456,8 +463,7 @@ class _StageBar:
         self.bar = None
         size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
         if enabled and size >= LONG_RUN_BYTES and _stderr_is_terminal():
-            from tqdm import tqdm
-
+            tqdm = _tqdm()
             self.bar = tqdm(
                 total=n_protocols + 2,
                 desc="starting",

@@ -7,7 +7,6 @@ per-class and per-image tables are built from.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,7 +155,7 @@ def _merge_parts(
         cats = dt_category[m.dt_rows[o]]
         bounds = np.flatnonzero(np.r_[True, cats[1:] != cats[:-1], True]).tolist()
         renumbered = new_pos[o + off]
-        for lo, hi in itertools.pairwise(bounds):
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             blocks[int(cats[lo])] = renumbered[lo:hi]
     by_score = np.concatenate([blocks[c] for c in sorted(blocks)] or [np.zeros(0, np.int64)])
     arrays = _join_arrays([arrays for _, arrays, _ in parts], owned)

@@ -215,6 +215,9 @@ def test_workers_give_pycocotools_arrays_and_the_one_process_result(
         x = a.accumulate_inputs[name][records[0]]
         y = b.accumulate_inputs[name][records[1]]
         assert np.array_equal(x, y), name
+    # Bootstrap replicates reuse the merged records and order.
+    weight = np.random.default_rng(seed).integers(0, 3, len(gt["images"]))
+    assert a.replicate(weight) == b.replicate(weight)
 
 
 @pytest.mark.parametrize("seed", [710, 711])
