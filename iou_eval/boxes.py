@@ -71,11 +71,11 @@ def to_xyxy(
 
 
 def box_sizes(boxes: np.ndarray, fmt: BoxFormat) -> np.ndarray:
-    """Width and height ``[N, 2]`` as the file states them (for validation)."""
+    """Width and height ``[N, 2]`` as the file states them (for validation; may be a view)."""
     b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     if fmt is BoxFormat.XYXY:
         return np.stack([b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]], axis=1)
-    return b[:, 2:4].copy()
+    return b[:, 2:4]
 
 
 def pair_iou_columns(

@@ -307,7 +307,7 @@ def assemble(
             r = int(np.flatnonzero(~np.isfinite(score))[0])
             raise fail(r, f"score must be a finite number, got {float(score[r])}")
     if area is None:
-        area_col = bbox_area.copy()
+        area_col = bbox_area  # one array for both: neither is ever written
     else:
         area_col = np.asarray(area, dtype=np.float64).copy()
         missing = np.isnan(area_col)

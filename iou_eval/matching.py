@@ -132,6 +132,7 @@ def usable_pairs(
     d_groups: np.ndarray,
     gt_sorted: np.ndarray,
     g_starts: np.ndarray,
+    dt_rows: np.ndarray,
     dt_xyxy: np.ndarray,
     dt_area: np.ndarray,
     gt_xyxy: np.ndarray,
@@ -144,7 +145,8 @@ def usable_pairs(
     Args:
         d_groups: ``[D]`` group of each prediction (sorted).
         gt_sorted: ``[G]`` ground-truth rows by group; g_starts: ``[groups + 1]``.
-        dt_xyxy, dt_area: ``[D, 4]``, ``[D]`` of the predictions, aligned with d_groups.
+        dt_rows: ``[D]`` the predictions' rows in ``dt_xyxy`` and ``dt_area``
+            (``[N, 4]``, ``[N]``), aligned with d_groups.
         gt_xyxy, gt_area, gt_crowd: ``[G, 4]``, ``[G]``, ``[G]`` by ground-truth row.
         floor: the lowest matching threshold; pairs below it never match.
 
@@ -154,12 +156,16 @@ def usable_pairs(
         arrays stay small.
     """
     # Column-wise gathers: much faster than gathering rows of [N, 4] arrays.
-    dt_cols = np.vstack([dt_xyxy.T, dt_area])
+    # The predictions' columns are built a chunk at a time (small, reused
+    # memory), the ground truths' once.
     gt_cols = np.vstack([gt_xyxy.T, gt_area])
     parts_d, parts_g, parts_iou = [], [], []
     for lo in range(0, len(d_groups), _PAIR_CHUNK):
+        rows = dt_rows[lo : lo + _PAIR_CHUNK]
+        dt_cols = np.empty((5, len(rows)))
+        dt_cols[:4] = np.take(dt_xyxy, rows, axis=0).T
+        dt_cols[4] = dt_area[rows]
         pd, pg = candidate_pairs(d_groups[lo : lo + _PAIR_CHUNK], g_starts)
-        pd += lo
         pg = gt_sorted[pg]
         # Most pairs of a group do not even overlap horizontally: drop them
         # before gathering the rest (their IoU is 0, below any usable floor).
@@ -173,6 +179,7 @@ def usable_pairs(
         gt_p = gt_cols[:, pg]
         iou = pair_iou_columns(dt_p[:4], dt_p[4], gt_p[:4], gt_p[4], gt_crowd[pg])
         keep = iou >= floor
+        pd += lo
         parts_d.append(pd[keep])
         parts_g.append(pg[keep])
         parts_iou.append(iou[keep])
@@ -261,7 +268,7 @@ def match_coco(
     eff_thr = np.minimum(np.asarray(iou_thresholds, dtype=np.float64), 1 - 1e-10)
     floor = float(eff_thr.min()) if n_thr else 0.0
     pd, pg, iou = usable_pairs(
-        d_groups, gt_sorted, g_starts, np.take(dt_xyxy, dt_rows, axis=0), dt_bbox_area[dt_rows],
+        d_groups, gt_sorted, g_starts, dt_rows, dt_xyxy, dt_bbox_area,
         gt_xyxy, gt_bbox_area, gt_crowd, floor,
     )  # fmt: skip
 
