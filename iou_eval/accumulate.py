@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ordering import distinct, group_score_order, radix_argsort
+from .ordering import distinct, group_score_order, radix_argsort, run_bounds
 
 # pycocotools divides by (fp + tp + eps) so an empty prefix gives 0, not NaN.
 _EPS = np.spacing(1)
@@ -43,7 +43,7 @@ def suffix_max(values: np.ndarray, group: np.ndarray) -> np.ndarray:
     n = len(values)
     if not n:
         return env
-    bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True]).tolist()
+    bounds = run_bounds(group)
     rev, out = values[::-1], env[::-1]
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         np.maximum.accumulate(rev[n - hi : n - lo], out=out[n - hi : n - lo])

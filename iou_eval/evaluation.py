@@ -15,7 +15,7 @@ from .accumulate import CocoArrays, accumulate_coco, summarize_coco
 from .boxes import pair_iou
 from .dataset import Dataset
 from .matching import Matches, ignored_per_range, match_coco
-from .ordering import group_score_order, score_rank
+from .ordering import group_score_order, run_bounds, score_rank
 from .parallel import run_parts
 from .protocols import Protocol
 from .reconcile import Alignment
@@ -131,7 +131,7 @@ def _merge_parts(
     order = np.argsort(dt_group[rows] * max_det + ranks, kind="stable")
     new_pos = np.empty(len(order), dtype=np.int64)
     new_pos[order] = np.arange(len(order))
-    offsets = np.cumsum([0] + [len(m.dt_rows) for m in ms]).tolist()
+    offsets = np.cumsum([0] + [len(m.dt_rows) for m in ms])[:-1].tolist()
     merged = Matches(
         dt_rows=rows[order],
         dt_rank=ranks[order],
@@ -139,7 +139,7 @@ def _merge_parts(
         outside=np.take(np.concatenate([m.outside for m in ms], axis=1), order, axis=1),
         lane=np.concatenate([m.lane for m in ms]),
         dt=np.concatenate(
-            [new_pos[m.dt.astype(np.int64) + off] for m, off in zip(ms, offsets, strict=False)]
+            [new_pos[m.dt.astype(np.int64) + off] for m, off in zip(ms, offsets, strict=True)]
         ).astype(np.int32),
         gt=np.concatenate([m.gt for m in ms]),
         tp=np.concatenate([m.tp for m in ms]),
@@ -149,11 +149,11 @@ def _merge_parts(
     # Each part's order runs category by category: deal its blocks out, in
     # category order, to where the whole order has them.
     blocks: dict[int, np.ndarray] = {}
-    for (m, _, o), off in zip(parts, offsets, strict=False):
+    for (m, _, o), off in zip(parts, offsets, strict=True):
         if not len(o):
             continue
         cats = dt_category[m.dt_rows[o]]
-        bounds = np.flatnonzero(np.r_[True, cats[1:] != cats[:-1], True]).tolist()
+        bounds = run_bounds(cats)
         renumbered = new_pos[o + off]
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             blocks[int(cats[lo])] = renumbered[lo:hi]
@@ -206,6 +206,8 @@ def run_coco(
     area_bounds = np.array([[a.lo, a.hi] for a in protocol.area_ranges], dtype=np.float64)
     max_det = max(protocol.max_dets)
     n_t = len(protocol.iou_thresholds)
+    # Per area range, for the whole ground truth (parts see only theirs).
+    gt_ignore = ignored_per_range(ignore_flag, gt.area, area_bounds)
 
     def accumulate_inputs(
         m: Matches, order: np.ndarray | None = None, rank: tuple[np.ndarray, int] | None = None
@@ -284,7 +286,7 @@ def run_coco(
         )
         kept_rank = (rank[m.dt_rows], n_levels)
         if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
-            m = m.in_rows(g_rows, d_rows, ignored_per_range(ignore_flag, gt.area, area_bounds))
+            m = m.in_rows(g_rows, d_rows, gt_ignore)
         inputs = accumulate_inputs(m, rank=kept_rank)
         arrays = accumulate_coco(**inputs)
         if cats is not None:  # only this part's categories travel back

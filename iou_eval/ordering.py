@@ -23,6 +23,11 @@ def radix_argsort(key: np.ndarray) -> np.ndarray:
             return order
 
 
+def run_bounds(values: np.ndarray) -> list[int]:
+    """Where the runs of equal values of ``values[N]`` start, and ``N`` last (``[0, N]`` if empty)."""
+    return np.flatnonzero(np.r_[True, values[1:] != values[:-1], True]).tolist()
+
+
 def score_rank(score: np.ndarray) -> tuple[np.ndarray, int]:
     """Dense rank ``[N]`` of scores, highest first (equal scores share a rank), and the rank count.
 
