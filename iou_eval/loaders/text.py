@@ -123,6 +123,28 @@ def _lines(file: str) -> Iterator[tuple[int, list[str]]]:
             yield number, tokens
 
 
+def _located_numbers(
+    cells: list[str],
+    fields: Sequence[str],
+    files: Sequence[str],
+    file_of: list[int],
+    line_of: list[int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Where]:
+    """:func:`_numbers` for rows read from ``files``, with the rows' origin columns.
+
+    ``file_of`` and ``line_of`` give each row's file index and line.  Returns
+    ``values[N, F]``, ``origin_file[N]`` int32, ``origin[N]`` int64 and the
+    row locator for later errors.
+    """
+    origin_file = np.asarray(file_of, dtype=np.int32)
+    origin = np.asarray(line_of, dtype=np.int64)
+
+    def where(row: int) -> tuple[str, int]:
+        return files[int(origin_file[row])], int(origin[row])
+
+    return _numbers(cells, fields, where), origin_file, origin, where
+
+
 def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarray:
     """The number tokens ``cells`` (row-major, ``len(fields)`` per row) as ``[N, F]`` float64.
 
@@ -334,13 +356,9 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
             image_idx.append(fi)
             origin.append(line)
 
-    origin_file = np.asarray(image_idx, dtype=np.int32)
-    origin_col = np.asarray(origin, dtype=np.int64)
-
-    def where(row: int) -> tuple[str, int]:
-        return files[int(origin_file[row])], int(origin_col[row])
-
-    values = _numbers(cells, fields, where)
+    values, origin_file, origin_col, where = _located_numbers(
+        cells, fields, files, image_idx, origin
+    )
     boxes = values[:, 1:] if pred else values
     # The text file's name is the image's file identity: reconciliation
     # joins it by stem before trying the stem as a numeric id.
@@ -429,13 +447,9 @@ def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
             origin.append(line)
             origin_file.append(fi)
 
-    origin_file_col = np.asarray(origin_file, dtype=np.int32)
-    origin_col = np.asarray(origin, dtype=np.int64)
-
-    def where(row: int) -> tuple[str, int]:
-        return files[int(origin_file_col[row])], int(origin_col[row])
-
-    values = _numbers(cells, fields, where)
+    values, origin_file_col, origin_col, where = _located_numbers(
+        cells, fields, files, origin_file, origin
+    )
     boxes = values[:, 1:]
     images, image_col, warnings = _images(
         list(image_vocab), None, image_idx, boxes, options, where, path
