@@ -17,7 +17,7 @@ from .bootstrap import run_bootstrap
 from .boxes import BoxFormat
 from .dataset import Dataset
 from .errors import IouEvalError, UsageError
-from .evaluation import run_coco
+from .coco import run_coco
 from .loaders import LoadOptions, detect_format
 from .loaders import load as _load
 from .parallel import resolve_workers, start

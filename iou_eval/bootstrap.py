@@ -24,7 +24,8 @@ class Bootstrap:
         level: the interval's coverage, e.g. 0.95.
         images_digest: a digest of the image ids, so a paired comparison can
             check that both runs resampled the same images.
-        replicates: metric -> ``[n]`` float64 (NaN where undefined).
+        replicates: summary metric -> ``[n]`` float64 (NaN where undefined).
+        class_ap: ``[n, K]`` per-class AP of each replicate (NaN where undefined).
     """
 
     n: int
@@ -32,6 +33,7 @@ class Bootstrap:
     level: float
     images_digest: str
     replicates: dict[str, np.ndarray]
+    class_ap: np.ndarray
 
     def interval(self, metric: str) -> tuple[float, float] | None:
         return percentile_interval(self.replicates[metric], self.level)
@@ -60,20 +62,22 @@ def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]
 
 
 def run_bootstrap(
-    replicate: Callable[[np.ndarray], dict[str, float | None]],
+    replicate: Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]],
     image_ids: Sequence[object],
     n: int,
     seed: int,
     level: float = 0.95,
     progress: Callable[[int], None] | None = None,
 ) -> Bootstrap:
-    """Evaluate ``replicate(image_weight[I])`` on ``n`` resampled image sets."""
+    """Evaluate ``replicate(image_weight[I]) -> (summary, class_ap[K])`` on ``n`` resampled sets."""
     weights = image_weights(len(image_ids), n, seed)
     collected: dict[str, list[float]] = {}
+    per_class: list[np.ndarray] = []
     for i in range(n):
-        stats = replicate(weights[i])
+        stats, ap = replicate(weights[i])
         for k, v in stats.items():
             collected.setdefault(k, []).append(np.nan if v is None else float(v))
+        per_class.append(ap)
         if progress is not None:
             progress(1)
     return Bootstrap(
@@ -82,4 +86,5 @@ def run_bootstrap(
         level=level,
         images_digest=images_digest(image_ids),
         replicates={k: np.asarray(v, dtype=np.float64) for k, v in collected.items()},
+        class_ap=np.asarray(per_class, dtype=np.float64).reshape(n, -1),
     )

@@ -41,16 +41,22 @@ def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
     boot_a, boot_b = ra.bootstrap, rb.bootstrap
     level = boot_a.level if boot_a is not None else 0.95
 
-    def interval(key: str) -> tuple[float, float]:
-        if boot_a is None or boot_b is None or key not in boot_a.replicates:
+    def interval(a_reps: np.ndarray | None, b_reps: np.ndarray | None) -> tuple[float, float]:
+        if a_reps is None or b_reps is None:
             return float("nan"), float("nan")
-        iv = percentile_interval(boot_b.replicates[key] - boot_a.replicates[key], level)
+        iv = percentile_interval(b_reps - a_reps, level)
         return iv if iv is not None else (float("nan"), float("nan"))
+
+    def summary_reps(boot, key: str) -> np.ndarray | None:
+        return None if boot is None else boot.replicates.get(key)
+
+    def class_reps(boot, k: int) -> np.ndarray | None:
+        return None if boot is None or k >= boot.class_ap.shape[1] else boot.class_ap[:, k]
 
     rows = []
     for k, va in ra.summary.items():
         vb = rb.summary.get(k)
-        lo, hi = interval(k)
+        lo, hi = interval(summary_reps(boot_a, k), summary_reps(boot_b, k))
         rows.append(("summary", k, _f(va), _f(vb), _f(vb) - _f(va), lo, hi))
     pa = ra.per_class.reset_index(drop=True)
     pb = rb.per_class.set_index("class")
@@ -60,7 +66,7 @@ def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
         if name not in pb.index:
             continue
         va, vb = _f(row["AP"]), _f(pb.loc[name, "AP"])
-        lo, hi = interval(f"AP[{k}]")
+        lo, hi = interval(class_reps(boot_a, int(k)), class_reps(boot_b, int(k)))
         class_rows.append(("class", str(name), va, vb, vb - va, lo, hi))
     class_rows.sort(key=lambda r: -abs(r[4]) if not math.isnan(r[4]) else 1.0)
     table = pd.DataFrame(

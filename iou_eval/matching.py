@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .boxes import pair_iou_columns
+from .geometry import Geometry
 from .ordering import group_score_order
 
 
@@ -104,103 +104,76 @@ def _group_starts(sorted_groups: np.ndarray, n_groups: int) -> np.ndarray:
     return np.searchsorted(sorted_groups, np.arange(n_groups + 1), side="left")
 
 
-def candidate_pairs(dt_group: np.ndarray, gt_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every (prediction, ground truth) pair that shares a group.
+@dataclass(frozen=True)
+class Ranked:
+    """Predictions kept for matching: by group, best score first, at most ``max_det`` a group.
 
-    Args:
-        dt_group: ``[D]`` group of each prediction.
-        gt_starts: ``[n_groups + 1]`` offsets of each group among the
-            ground truths sorted by group.
-
-    Returns:
-        ``(dt_pos[P], gt_pos[P])``: positions into the two arrays, grouped by
-        prediction in input order and, within one, by ground-truth position.
+    Attributes:
+        rows: ``[D']`` prediction rows; groups: ``[D']`` their groups; rank: ``[D']``
+            their rank inside the group (0 = best).
     """
-    counts = gt_starts[dt_group + 1] - gt_starts[dt_group]
-    total = int(counts.sum())
-    dt_pos = np.repeat(np.arange(len(dt_group)), counts)
-    # gt position = group start + (pair index - index of the prediction's first pair).
-    shift = gt_starts[dt_group] - (np.cumsum(counts) - counts)
-    gt_pos = np.repeat(shift, counts) + np.arange(total)
-    return dt_pos, gt_pos
+
+    rows: np.ndarray
+    groups: np.ndarray
+    rank: np.ndarray
 
 
-_PAIR_CHUNK = 1 << 16
+def rank_predictions(
+    dt_group: np.ndarray,
+    dt_score: np.ndarray,
+    dt_order_key: np.ndarray,
+    n_groups: int,
+    max_det: int,
+    score_rank: tuple[np.ndarray, int] | None = None,
+) -> Ranked:
+    """Predictions by group, best score first (ties in ``dt_order_key`` order), top ``max_det``."""
+    if np.all(dt_order_key[1:] >= dt_order_key[:-1]):
+        # Already in tie order (file order): a stable two-key sort suffices.
+        dt_sorted = group_score_order(dt_group, dt_score, score_rank)
+    else:
+        dt_sorted = np.lexsort((dt_order_key, -dt_score, dt_group))
+    d_groups = dt_group[dt_sorted]
+    d_starts = _group_starts(d_groups, n_groups)
+    rank = np.arange(len(dt_sorted)) - d_starts[d_groups]
+    keep = rank < max_det
+    return Ranked(rows=dt_sorted[keep], groups=d_groups[keep], rank=rank[keep])
 
 
-def usable_pairs(
-    d_groups: np.ndarray,
-    gt_sorted: np.ndarray,
-    g_starts: np.ndarray,
-    dt_rows: np.ndarray,
-    dt_xyxy: np.ndarray,
-    dt_area: np.ndarray,
-    gt_xyxy: np.ndarray,
-    gt_area: np.ndarray,
-    gt_crowd: np.ndarray,
-    floor: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The (prediction, ground truth) pairs of a group whose overlap reaches ``floor``.
+@dataclass(frozen=True)
+class GroundTruthOrder:
+    """Ground truths by group in file order.
 
-    Args:
-        d_groups: ``[D]`` group of each prediction (sorted).
-        gt_sorted: ``[G]`` ground-truth rows by group; g_starts: ``[groups + 1]``.
-        dt_rows: ``[D]`` the predictions' rows in ``dt_xyxy`` and ``dt_area``
-            (``[N, 4]``, ``[N]``), aligned with d_groups.
-        gt_xyxy, gt_area, gt_crowd: ``[G, 4]``, ``[G]``, ``[G]`` by ground-truth row.
-        floor: the lowest matching threshold; pairs below it never match.
-
-    Returns:
-        ``(dt_pos[P], gt_row[P], iou[P])`` ordered by prediction, then ground
-        truth.  Predictions are taken a chunk at a time so that the all-pairs
-        arrays stay small.
+    Attributes:
+        sorted_rows: ``[G]`` rows by group; starts: ``[groups + 1]`` offsets;
+        position: ``[G]`` each row's position inside its group.
     """
-    # Column-wise gathers: much faster than gathering rows of [N, 4] arrays.
-    # The predictions' columns are built a chunk at a time (small, reused
-    # memory), the ground truths' once.
-    gt_cols = np.vstack([gt_xyxy.T, gt_area])
-    parts_d, parts_g, parts_iou = [], [], []
-    for lo in range(0, len(d_groups), _PAIR_CHUNK):
-        rows = dt_rows[lo : lo + _PAIR_CHUNK]
-        dt_cols = np.empty((5, len(rows)))
-        dt_cols[:4] = np.take(dt_xyxy, rows, axis=0).T
-        dt_cols[4] = dt_area[rows]
-        pd, pg = candidate_pairs(d_groups[lo : lo + _PAIR_CHUNK], g_starts)
-        pg = gt_sorted[pg]
-        # Most pairs of a group do not even overlap horizontally: drop them
-        # before gathering the rest (their IoU is 0, below any usable floor).
-        if floor > 0:
-            iw = np.minimum(dt_cols[2, pd], gt_cols[2, pg]) - np.maximum(
-                dt_cols[0, pd], gt_cols[0, pg]
-            )
-            near = iw > 0
-            pd, pg = pd[near], pg[near]
-        dt_p = dt_cols[:, pd]
-        gt_p = gt_cols[:, pg]
-        iou = pair_iou_columns(dt_p[:4], dt_p[4], gt_p[:4], gt_p[4], gt_crowd[pg])
-        keep = iou >= floor
-        pd += lo
-        parts_d.append(pd[keep])
-        parts_g.append(pg[keep])
-        parts_iou.append(iou[keep])
-    if not parts_d:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty.copy(), np.zeros(0, dtype=np.float64)
-    return np.concatenate(parts_d), np.concatenate(parts_g), np.concatenate(parts_iou)
+
+    sorted_rows: np.ndarray
+    starts: np.ndarray
+    position: np.ndarray
+
+
+def order_ground_truths(
+    gt_group: np.ndarray, gt_order_key: np.ndarray, n_groups: int
+) -> GroundTruthOrder:
+    """Ground truths by group, in ``gt_order_key`` order inside one."""
+    n_gt = len(gt_group)
+    gt_sorted = np.lexsort((gt_order_key, gt_group))
+    g_starts = _group_starts(gt_group[gt_sorted], n_groups)
+    position = np.empty(n_gt, dtype=np.int64)
+    position[gt_sorted] = np.arange(n_gt) - g_starts[gt_group[gt_sorted]]
+    return GroundTruthOrder(gt_sorted, g_starts, position)
 
 
 def match_coco(
     *,
-    gt_xyxy: np.ndarray,
-    gt_bbox_area: np.ndarray,
+    geometry: Geometry,
     gt_area: np.ndarray,
     gt_crowd: np.ndarray,
     gt_ignore_flag: np.ndarray,
     gt_zero_id: np.ndarray,
     gt_group: np.ndarray,
     gt_order_key: np.ndarray,
-    dt_xyxy: np.ndarray,
-    dt_bbox_area: np.ndarray,
     dt_score: np.ndarray,
     dt_group: np.ndarray,
     dt_order_key: np.ndarray,
@@ -213,8 +186,9 @@ def match_coco(
     """Match predictions to ground truths in every group, threshold and area range.
 
     Args:
-        gt_xyxy: ``[G, 4]``; gt_bbox_area, gt_area: ``[G]`` (box ``w * h``, and
-            the ``area`` field the area ranges test).
+        geometry: overlaps of the predictions ``[D]`` and ground truths ``[G]``
+            (boxes or masks), and each prediction's area for the area ranges.
+        gt_area: ``[G]`` the ``area`` field the area ranges test.
         gt_crowd: ``[G]`` bool, matched by IoF and reusable.
         gt_ignore_flag: ``[G]`` bool, ignored in every area range.
         gt_zero_id: ``[G]`` bool, a match to it is not counted (pycocotools'
@@ -222,8 +196,7 @@ def match_coco(
         gt_group, dt_group: ``[G]``, ``[D]`` int64 group (image x category) ids
             in ``[0, n_groups)``.
         gt_order_key: ``[G]`` order of ground truths inside a group (file order).
-        dt_xyxy: ``[D, 4]``; dt_bbox_area, dt_score: ``[D]``.
-        dt_order_key: ``[D]`` tie order among equal scores in a group.
+        dt_score: ``[D]``; dt_order_key: ``[D]`` tie order among equal scores in a group.
         iou_thresholds: ``[T]``.
         area_ranges: ``[A, 2]`` inclusive ``(lo, hi)`` bounds.
         max_det: predictions kept per group, best first.
@@ -233,64 +206,62 @@ def match_coco(
     Returns:
         :class:`Matches`; ``match_gt`` holds ground-truth row numbers.
     """
-    n_thr = len(iou_thresholds)
-    n_area = len(area_ranges)
-    n_lanes = n_area * n_thr
-    n_gt = len(gt_group)
-
-    # Predictions: by group, best score first, ties in the given order.
-    if np.all(dt_order_key[1:] >= dt_order_key[:-1]):
-        # Already in tie order (file order): a stable two-key sort suffices.
-        dt_sorted = group_score_order(dt_group, dt_score, dt_score_rank)
-    else:
-        dt_sorted = np.lexsort((dt_order_key, -dt_score, dt_group))
-    d_groups = dt_group[dt_sorted]
-    d_starts = _group_starts(d_groups, n_groups)
-    rank = np.arange(len(dt_sorted)) - d_starts[d_groups]
-    keep = rank < max_det
-    dt_rows = dt_sorted[keep]
-    rank = rank[keep]
-    d_groups = d_groups[keep]
-
-    # Ground truths: by group, in file order.
-    gt_sorted = np.lexsort((gt_order_key, gt_group))
-    g_starts = _group_starts(gt_group[gt_sorted], n_groups)
-    gt_pos_in_group = np.empty(n_gt, dtype=np.int64)
-    gt_pos_in_group[gt_sorted] = np.arange(n_gt) - g_starts[gt_group[gt_sorted]]
-
+    ranked = rank_predictions(dt_group, dt_score, dt_order_key, n_groups, max_det, dt_score_rank)
+    gts = order_ground_truths(gt_group, gt_order_key, n_groups)
     # Ignored per area range: crowd/flagged, or the area field outside the bounds.
     gt_ignore = ignored_per_range(gt_ignore_flag, gt_area, area_ranges)
-    lo = area_ranges[:, 0:1]
-    hi = area_ranges[:, 1:2]
-
-    # Candidate pairs, and their overlaps.  pycocotools' effective threshold
-    # is min(t, 1 - 1e-10); pairs below the lowest can never match.
+    # pycocotools' effective threshold is min(t, 1 - 1e-10); pairs below the
+    # lowest can never match.
     eff_thr = np.minimum(np.asarray(iou_thresholds, dtype=np.float64), 1 - 1e-10)
-    floor = float(eff_thr.min()) if n_thr else 0.0
-    pd, pg, iou = usable_pairs(
-        d_groups, gt_sorted, g_starts, dt_rows, dt_xyxy, dt_bbox_area,
-        gt_xyxy, gt_bbox_area, gt_crowd, floor,
-    )  # fmt: skip
-
-    d_area = dt_bbox_area[dt_rows]
+    floor = float(eff_thr.min()) if len(eff_thr) else 0.0
+    pd, pg, iou = geometry.pairs(ranked.groups, gts.sorted_rows, gts.starts, ranked.rows, floor)
+    d_area = geometry.dt_area[ranked.rows]
     # Unmatched predictions outside an area range are ignored in it: [A, D].
-    outside = (d_area[None, :] < lo) | (d_area[None, :] > hi)
+    outside = (d_area[None, :] < area_ranges[:, 0:1]) | (d_area[None, :] > area_ranges[:, 1:2])
+    lane, dt, gt = greedy_rounds(
+        pd, pg, iou, ranked.rank, gts.position, gt_crowd, gt_ignore, eff_thr
+    )
+    return _records(ranked, len(eff_thr), outside, lane, dt, gt, gt_ignore, gt_zero_id)
+
+
+def greedy_rounds(
+    pd: np.ndarray,
+    pg: np.ndarray,
+    iou: np.ndarray,
+    rank: np.ndarray,
+    gt_position: np.ndarray,
+    gt_crowd: np.ndarray,
+    gt_ignore: np.ndarray,
+    eff_thr: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The greedy assignment, one round per rank inside a group, every lane at once.
+
+    Args:
+        pd, pg, iou: ``[P]`` candidate pairs (prediction position, ground-truth
+            row, overlap), sorted by prediction.
+        rank: ``[D']`` each prediction's rank in its group.
+        gt_position: ``[G]`` each ground truth's position in its group (file order).
+        gt_crowd: ``[G]``; gt_ignore: ``[A, G]``; eff_thr: ``[T]``.
+
+    Returns:
+        ``(lane[P'], dt[P'], gt[P'])`` int32, one record per (lane, matched prediction).
+    """
+    n_thr, n_area, n_gt = len(eff_thr), len(gt_ignore), len(gt_position)
     rec_lane: list[np.ndarray] = []
     rec_dt: list[np.ndarray] = []
     rec_gt: list[np.ndarray] = []
     if len(pd):
         # The winner of a prediction is the lexicographic maximum of
-        # (regular before ignored, IoU, later in file order).  One integer key
-        # orders all three: IoUs replaced by their dense rank keep exact ties.
+        # (regular before ignored, IoU, later in file order): pycocotools keeps
+        # the last candidate that is not worse.  One integer key orders all
+        # three: IoUs replaced by their dense rank keep exact ties.
         iou_levels, iou_rank = np.unique(iou, return_inverse=True)
-        g_span = int(gt_pos_in_group.max()) + 1
-        static_key = iou_rank.astype(np.int64) * g_span + gt_pos_in_group[pg]
+        g_span = int(gt_position.max()) + 1
+        static_key = iou_rank.astype(np.int64) * g_span + gt_position[pg]
         tier_weight = np.int64(len(iou_levels) * g_span)
-        lane_area = np.repeat(np.arange(n_area), n_thr)
         lane_thr = np.tile(eff_thr, n_area)[:, None]
-        regular_all = ~gt_ignore[lane_area]  # [L, G]
-
-        taken = np.zeros((n_lanes, n_gt), dtype=bool)
+        regular_all = ~gt_ignore[np.repeat(np.arange(n_area), n_thr)]  # [L, G]
+        taken = np.zeros((n_area * n_thr, n_gt), dtype=bool)
         pair_rank = rank[pd]
         by_rank = np.argsort(pair_rank, kind="stable")
         r_starts = np.searchsorted(pair_rank[by_rank], np.arange(int(pair_rank.max()) + 2))
@@ -298,41 +269,68 @@ def match_coco(
             sel = by_rank[r_starts[r] : r_starts[r + 1]]
             if len(sel) == 0:
                 continue
-            sd, sg, siou = pd[sel], pg[sel], iou[sel]
-            eligible = (~taken[:, sg] | gt_crowd[sg]) & (siou[None, :] >= lane_thr)
-            # Pairs of one prediction are contiguous (pd is sorted).  A
-            # prediction with one candidate wins it wherever it is eligible;
-            # only the others need the ordering key.
-            first = np.r_[True, sd[1:] != sd[:-1]]
-            last = np.r_[sd[1:] != sd[:-1], True]
-            alone = first & last
-            win = eligible & alone
-            if not alone.all():
-                shared = np.flatnonzero(~alone)
-                ssd = sd[shared]
-                e = eligible[:, shared]
-                key = np.where(
-                    e, static_key[sel[shared]] + regular_all[:, sg[shared]] * tier_weight, -1
-                )
-                seg_start = np.flatnonzero(np.r_[True, ssd[1:] != ssd[:-1]])
-                best = np.maximum.reduceat(key, seg_start, axis=1)
-                seg_len = np.diff(np.r_[seg_start, len(ssd)])
-                win[:, shared] = e & (key == np.repeat(best, seg_len, axis=1))
+            win = _round_winners(
+                pd[sel], pg[sel], iou[sel], static_key[sel], taken, gt_crowd, regular_all,
+                lane_thr, tier_weight,
+            )  # fmt: skip
             lane, col = np.nonzero(win)
-            won = sg[col]
+            won = pg[sel][col]
             rec_lane.append(lane)
-            rec_dt.append(sd[col])
+            rec_dt.append(pd[sel][col])
             rec_gt.append(won)
             reusable = gt_crowd[won]
             taken[lane[~reusable], won[~reusable]] = True
 
-    def cat(parts: list[np.ndarray], dtype) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+    def cat(parts: list[np.ndarray]) -> np.ndarray:
+        # int32 records: a few million of them in a COCO-sized run.
+        return np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, dtype=np.int32)
 
-    # int32 records: a few million of them in a COCO-sized run.
-    m_lane = cat(rec_lane, np.int32)
-    m_dt = cat(rec_dt, np.int32)
-    m_gt = cat(rec_gt, np.int32)
+    return cat(rec_lane), cat(rec_dt), cat(rec_gt)
+
+
+def _round_winners(
+    sd: np.ndarray,
+    sg: np.ndarray,
+    siou: np.ndarray,
+    skey: np.ndarray,
+    taken: np.ndarray,
+    gt_crowd: np.ndarray,
+    regular_all: np.ndarray,
+    lane_thr: np.ndarray,
+    tier_weight: np.int64,
+) -> np.ndarray:
+    """``[L, P_r]`` bool: the pair each prediction of one round takes in each lane."""
+    eligible = (~taken[:, sg] | gt_crowd[sg]) & (siou[None, :] >= lane_thr)
+    # Pairs of one prediction are contiguous (pd is sorted).  A prediction
+    # with one candidate wins it wherever it is eligible; only the others
+    # need the ordering key.
+    first = np.r_[True, sd[1:] != sd[:-1]]
+    last = np.r_[sd[1:] != sd[:-1], True]
+    alone = first & last
+    win = eligible & alone
+    if not alone.all():
+        shared = np.flatnonzero(~alone)
+        ssd = sd[shared]
+        e = eligible[:, shared]
+        key = np.where(e, skey[shared] + regular_all[:, sg[shared]] * tier_weight, -1)
+        seg_start = np.flatnonzero(np.r_[True, ssd[1:] != ssd[:-1]])
+        best = np.maximum.reduceat(key, seg_start, axis=1)
+        seg_len = np.diff(np.r_[seg_start, len(ssd)])
+        win[:, shared] = e & (key == np.repeat(best, seg_len, axis=1))
+    return win
+
+
+def _records(
+    ranked: Ranked,
+    n_thr: int,
+    outside: np.ndarray,
+    m_lane: np.ndarray,
+    m_dt: np.ndarray,
+    m_gt: np.ndarray,
+    gt_ignore: np.ndarray,
+    gt_zero_id: np.ndarray,
+) -> Matches:
+    """:class:`Matches` from the raw records, with what each record counts as."""
     m_area = m_lane // max(n_thr, 1)
     on_ignored = gt_ignore[m_area, m_gt]
     # pycocotools records the ground truth's id as the match, so id 0 reads
@@ -342,8 +340,8 @@ def match_coco(
     m_tp = ~zero & ~on_ignored
     m_counted = m_tp | (zero & ~on_ignored & ~outside[m_area, m_dt])
     return Matches(
-        dt_rows=dt_rows,
-        dt_rank=rank,
+        dt_rows=ranked.rows,
+        dt_rank=ranked.rank,
         n_thresholds=n_thr,
         outside=outside,
         lane=m_lane,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .boxes import PixelConvention, pair_iou, pair_iou_plus_one
-from .evaluation import OperatingPoint
-from .matching import candidate_pairs
+from .coco import OperatingPoint
+from .geometry import candidate_pairs
 from .protocols import Protocol
 from .reconcile import Alignment
 
@@ -40,14 +40,14 @@ class VocEvaluation:
     point: OperatingPoint
     curve_inputs: dict
 
-    def replicate(self, image_weight: np.ndarray) -> dict[str, float | None]:
-        """The summary on a resampled image set (``image_weight[I]`` multiplicities)."""
+    def replicate(self, image_weight: np.ndarray) -> tuple[dict[str, float | None], np.ndarray]:
+        """The summary and ``[K]`` per-class AP (NaN: undefined) on a resampled image set.
+
+        ``image_weight[I]``: each image's multiplicity.
+        """
         ap = class_aps(**self.curve_inputs, image_weight=image_weight)
         defined = ap[~np.isnan(ap)]
-        out: dict[str, float | None] = {"mAP": float(np.mean(defined)) if defined.size else None}
-        for k, v in enumerate(ap):
-            out[f"AP[{k}]"] = None if np.isnan(v) else float(v)
-        return out
+        return {"mAP": float(np.mean(defined)) if defined.size else None}, ap
 
 
 def class_aps(

@@ -188,10 +188,10 @@ def test_voc_folders_with_both_voc_protocols():
 
 def test_workers_do_not_change_the_report(scene, monkeypatch):
     import iou_eval.api
-    import iou_eval.evaluation
+    import iou_eval.partition
 
     monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(iou_eval.evaluation, "PARALLEL_MIN_PREDICTIONS", 0)
+    monkeypatch.setattr(iou_eval.partition, "PARALLEL_MIN_PREDICTIONS", 0)
     out = {w: run(*scene, "-f", "json", "--workers", w).out for w in ("1", "2", "0")}
     assert out["1"] == out["2"] == out["0"]
     assert json.loads(out["1"])["summary"]["AP"] > 0

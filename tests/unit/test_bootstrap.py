@@ -20,7 +20,7 @@ def result(write_json):
 def test_all_ones_weights_reproduce_the_summary_exactly(result):
     n_images = len(result.images)
     for r in result.results:
-        rep = r.evaluation.replicate(np.ones(n_images, dtype=np.int64))
+        rep, _ = r.evaluation.replicate(np.ones(n_images, dtype=np.int64))
         for k, v in r.summary.items():
             assert rep[k] == v, (r.protocol.name, k)
 
@@ -28,7 +28,7 @@ def test_all_ones_weights_reproduce_the_summary_exactly(result):
 def test_doubling_every_image_keeps_ap(result):
     """Each image twice: same curves, same AP up to rounding."""
     n_images = len(result.images)
-    rep = result.primary.evaluation.replicate(np.full(n_images, 2, dtype=np.int64))
+    rep, _ = result.primary.evaluation.replicate(np.full(n_images, 2, dtype=np.int64))
     assert rep["AP"] == pytest.approx(result.summary["AP"], abs=1e-12)
     assert rep["AR100"] == pytest.approx(result.summary["AR100"], abs=1e-12)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from iou_eval.evaluation import run_coco
+from iou_eval.coco import run_coco
 from iou_eval.loaders import load
 from iou_eval.protocols import coco
 from iou_eval.reconcile import align

@@ -1,0 +1,142 @@
+"""Split one evaluation into parts and merge them back bit for bit.
+
+COCO matching and accumulation are independent per category: parts own
+disjoint sets of categories, run anywhere (forked worker processes here),
+and are merged into exactly the arrays and the prediction order one process
+gives, so every later sum runs in the same order and gives the same bits.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from .accumulate import CocoArrays
+from .coco import CocoSetup, match_and_accumulate
+from .matching import Matches
+from .ordering import run_bounds
+from .parallel import run_parts
+
+# Below this many predictions one process is quicker than forking.
+PARALLEL_MIN_PREDICTIONS = 200_000
+
+PartResult = tuple[Matches, CocoArrays, np.ndarray]
+
+
+def category_parts(dt_category: np.ndarray, n_categories: int, n_parts: int) -> list[np.ndarray]:
+    """Categories dealt into at most ``n_parts`` sets of about equal prediction counts.
+
+    Largest first, each to the lightest set so far (the cost of matching and
+    accumulating a category grows with its predictions).  Empty sets are
+    dropped; each set is sorted.
+    """
+    weight = np.bincount(dt_category, minlength=n_categories)[:n_categories]
+    load = np.zeros(max(1, n_parts), dtype=np.int64)
+    owner = np.zeros(n_categories, dtype=np.int64)
+    for c in np.argsort(-weight, kind="stable").tolist():
+        j = int(np.argmin(load))
+        owner[c] = j
+        load[j] += weight[c] + 1
+    parts = [np.flatnonzero(owner == j) for j in range(len(load))]
+    return [p for p in parts if len(p)]
+
+
+def plan_parts(s: CocoSetup, workers: int) -> list[np.ndarray] | None:
+    """The category sets to run apart, or None when one part is best."""
+    if workers <= 1 or s.protocol.class_agnostic or len(s.pred) < PARALLEL_MIN_PREDICTIONS:
+        return None
+    parts = category_parts(s.pred.category_idx, s.n_categories, workers)
+    return parts if len(parts) > 1 else None
+
+
+def match_in_parts(s: CocoSetup, workers: int) -> PartResult:
+    """Matches, arrays and score order of the whole, from parts run in worker processes."""
+    parts = plan_parts(s, workers)
+    if parts is None:
+        return match_and_accumulate(s, None)
+    results = run_parts(partial(match_and_accumulate, s), parts)
+    return merge_parts(results, parts, s.dt_group, s.pred.category_idx, s.max_det)
+
+
+def merge_matches(
+    ms: list[Matches], dt_group: np.ndarray, max_det: int
+) -> tuple[Matches, np.ndarray]:
+    """One :class:`Matches` in the one-process order (by group, then rank).
+
+    Returns the merged matches and ``new_pos``: a part-concatenated position
+    -> its merged position.
+    """
+    rows = np.concatenate([m.dt_rows for m in ms])
+    ranks = np.concatenate([m.dt_rank for m in ms])
+    # Each part is sorted by this key already: the stable sort merges runs.
+    order = np.argsort(dt_group[rows] * max_det + ranks, kind="stable")
+    new_pos = np.empty(len(order), dtype=np.int64)
+    new_pos[order] = np.arange(len(order))
+    offsets = np.cumsum([0] + [len(m.dt_rows) for m in ms])[:-1].tolist()
+    merged = Matches(
+        dt_rows=rows[order],
+        dt_rank=ranks[order],
+        n_thresholds=ms[0].n_thresholds,
+        outside=np.take(np.concatenate([m.outside for m in ms], axis=1), order, axis=1),
+        lane=np.concatenate([m.lane for m in ms]),
+        dt=np.concatenate(
+            [new_pos[m.dt.astype(np.int64) + off] for m, off in zip(ms, offsets, strict=True)]
+        ).astype(np.int32),
+        gt=np.concatenate([m.gt for m in ms]),
+        tp=np.concatenate([m.tp for m in ms]),
+        counted=np.concatenate([m.counted for m in ms]),
+        gt_ignore=ms[0].gt_ignore,
+    )
+    return merged, new_pos
+
+
+def merge_parts(
+    parts: list[PartResult],
+    owned: list[np.ndarray],
+    dt_group: np.ndarray,
+    dt_category: np.ndarray,
+    max_det: int,
+) -> PartResult:
+    """One :class:`Matches`, one set of arrays and one score order from category-disjoint parts.
+
+    Records follow their predictions; each category's arrays come from the
+    part that owns it.  Each part's order (by category, then descending
+    score) is renumbered and the parts' categories interleaved, which gives
+    the order of the whole.
+    """
+    ms = [m for m, _, _ in parts]
+    merged, new_pos = merge_matches(ms, dt_group, max_det)
+    offsets = np.cumsum([0] + [len(m.dt_rows) for m in ms])[:-1].tolist()
+    # Each part's order runs category by category: deal its blocks out, in
+    # category order, to where the whole order has them.
+    blocks: dict[int, np.ndarray] = {}
+    for (m, _, o), off in zip(parts, offsets, strict=True):
+        if not len(o):
+            continue
+        cats = dt_category[m.dt_rows[o]]
+        bounds = run_bounds(cats)
+        renumbered = new_pos[o + off]
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            blocks[int(cats[lo])] = renumbered[lo:hi]
+    by_score = np.concatenate([blocks[c] for c in sorted(blocks)] or [np.zeros(0, np.int64)])
+    arrays = join_arrays([arrays for _, arrays, _ in parts], owned)
+    return merged, arrays, by_score
+
+
+def join_arrays(parts: list[CocoArrays], owned: list[np.ndarray]) -> CocoArrays:
+    """Arrays over every category from parts that hold their own categories' slices.
+
+    ``parts[i]`` holds ``[T, R, len(owned[i]), A, M]`` (and the like) for the
+    categories ``owned[i]``.
+    """
+    k = sum(len(c) for c in owned)
+    first = parts[0]
+    precision = np.empty((*first.precision.shape[:2], k, *first.precision.shape[3:]))
+    scores = np.empty_like(precision)
+    recall = np.empty((first.recall.shape[0], k, *first.recall.shape[2:]))
+    for arrays, cats in zip(parts, owned, strict=True):
+        precision[:, :, cats] = arrays.precision
+        scores[:, :, cats] = arrays.scores
+        recall[:, cats] = arrays.recall
+    return CocoArrays(precision=precision, recall=recall, scores=scores)
