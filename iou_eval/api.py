@@ -15,9 +15,9 @@ import numpy as np
 
 from .bootstrap import run_bootstrap
 from .boxes import BoxFormat
+from .coco import run_coco
 from .dataset import Dataset
 from .errors import IouEvalError, UsageError
-from .coco import run_coco
 from .loaders import LoadOptions, detect_format
 from .loaders import load as _load
 from .parallel import resolve_workers, start

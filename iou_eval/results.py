@@ -18,8 +18,8 @@ import numpy as np
 from . import __version__
 from .accumulate import CocoArrays
 from .bootstrap import Bootstrap
-from .columns import Columns, clean
 from .coco import CocoEvaluation, OperatingPoint
+from .columns import Columns, clean
 from .protocols import Protocol
 from .reconcile import Alignment
 from .tables import PointCounts, count_point

@@ -165,8 +165,8 @@ def test_iou_exactly_at_every_threshold(write_json):
 def parallel_everywhere(monkeypatch):
     """Every parallel path taken even on test-sized inputs."""
     import iou_eval.api
-    import iou_eval.partition
     import iou_eval.loaders.coco
+    import iou_eval.partition
 
     monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(iou_eval.partition, "PARALLEL_MIN_PREDICTIONS", 0)
