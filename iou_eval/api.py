@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable
 
 import numpy as np
 
@@ -17,16 +17,16 @@ from .bootstrap import run_bootstrap
 from .boxes import BoxFormat
 from .coco import run_coco
 from .dataset import Dataset
-from .errors import IouEvalError, UsageError
+from .errors import IouEvalError
 from .loaders import LoadOptions, detect_format
 from .loaders import load as _load
+from .loaders.registry import get as get_format
+from .options import EvalOptions, ReadOptions
 from .parallel import resolve_workers, start
-from .protocols import BY_NAME, AreaRange, Protocol
+from .protocols import Protocol
 from .reconcile import Alignment, align
 from .results import EvaluationResult, ProtocolResult, coco_result, voc_result
 from .voc import run_voc
-
-TEXT_FORMATS = ("csv", "txt", "voc-results")
 
 # Reading the ground truth in a child pays off only beside a large predictions file.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -36,64 +36,39 @@ def load(
     path: str,
     role: str = "gt",
     fmt: str | None = None,
-    box_format: str | BoxFormat | None = None,
-    normalized: bool = False,
-    names: Sequence[str] | None = None,
+    *,
+    read: ReadOptions | None = None,
     reference: Dataset | None = None,
-    image_size: tuple[float, float] | None = None,
     workers: int = 1,
+    **keywords: object,
 ) -> Dataset:
     """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder.
 
-    ``normalized`` and ``box_format`` concern the text formats (CSV, per-image
-    text, devkit results); COCO JSON and VOC XML always hold absolute pixels
-    in their own layout, so a VOC ground truth pairs with YOLO-style
-    predictions under one ``--normalized`` flag.  ``workers`` processes may
+    ``read`` (or its fields as keywords: ``box_format``, ``normalized``,
+    ``names``, ``image_size``) says how; layout and scale apply to the
+    formats that leave them open (CSV, per-image text, devkit results):
+    COCO JSON and VOC XML always hold absolute pixels in their own layout,
+    so a VOC ground truth pairs with YOLO-style predictions under one
+    ``--normalized`` flag.  ``reference``: the ground truth, where
+    normalized predictions look up image sizes.  ``workers`` processes may
     share the decoding of a large COCO results file (0: one per core).
     """
+    r = (
+        dataclasses.replace(read or ReadOptions(), **keywords)
+        if keywords
+        else read or ReadOptions()
+    )
     fmt = fmt or detect_format(path)
-    textual = fmt in TEXT_FORMATS
+    textual = get_format(fmt).textual
     options = LoadOptions(
-        box_format=BoxFormat(box_format) if box_format and textual else None,
-        normalized=normalized and textual,
-        names=tuple(names) if names else None,
+        box_format=BoxFormat(r.box_format) if r.box_format and textual else None,
+        normalized=r.normalized and textual,
+        names=r.names,
         reference_images=reference.images if reference is not None else None,
-        image_size=image_size,
+        image_size=r.image_size,
         workers=resolve_workers(workers),
     )
     return _load(path, role, fmt, options)
-
-
-def make_protocol(
-    name: str,
-    *,
-    iou_thresholds: Sequence[float] | None = None,
-    area_ranges: Sequence[AreaRange] | None = None,
-    max_dets: Sequence[int] | None = None,
-    class_agnostic: bool = False,
-    zero_id_quirk: bool = True,
-    honour_ignore: bool = False,
-    pixel_convention: str | None = None,
-) -> Protocol:
-    """A :class:`Protocol` by name with the command line's overrides applied."""
-    if name not in BY_NAME:
-        raise UsageError(f"unknown protocol {name!r} (known: {', '.join(BY_NAME)})")
-    p = BY_NAME[name]()
-    changes: dict[str, object] = {"class_agnostic": class_agnostic}
-    if not p.is_voc:
-        changes["zero_id_quirk"] = zero_id_quirk
-        changes["honour_ignore"] = honour_ignore
-        if iou_thresholds:
-            changes["iou_thresholds"] = tuple(float(t) for t in iou_thresholds)
-        if area_ranges:
-            changes["area_ranges"] = (p.area_ranges[0], *area_ranges)
-        if max_dets:
-            changes["max_dets"] = tuple(sorted(int(m) for m in max_dets))
-    if pixel_convention:
-        from .boxes import PixelConvention
-
-        changes["pixel_convention"] = PixelConvention(pixel_convention)
-    return replace(p, **changes)  # type: ignore[arg-type]
 
 
 def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
@@ -166,15 +141,7 @@ def _size(path: str) -> int:
 
 
 def _load_pair(
-    gt: str | Dataset,
-    preds: str | Dataset,
-    gt_format: str | None,
-    pred_format: str | None,
-    box_format: str | None,
-    normalized: bool,
-    names: Sequence[str] | None,
-    image_size: tuple[float, float] | None,
-    workers: int,
+    gt: str | Dataset, preds: str | Dataset, read: ReadOptions, workers: int
 ) -> tuple[Dataset, Dataset]:
     """Both datasets; with workers, the ground truth is read in a child meanwhile.
 
@@ -186,28 +153,25 @@ def _load_pair(
     def load_gt() -> Dataset:
         if isinstance(gt, Dataset):
             return gt
-        return load(gt, "gt", gt_format, box_format, normalized, names, image_size=image_size)
+        return load(gt, "gt", read.gt_format, read=read)
 
     if isinstance(preds, Dataset):
         return load_gt(), preds
-    pred_fmt = pred_format
+    pred_fmt = read.pred_format
     concurrent = workers > 1 and not isinstance(gt, Dataset) and _size(preds) >= PARALLEL_MIN_BYTES
     if concurrent and pred_fmt is None:
         try:
             pred_fmt = detect_format(preds)
         except IouEvalError:
             pred_fmt = None  # reported when the predictions are read, after the ground truth
-    if not concurrent or pred_fmt in (None, *TEXT_FORMATS):
+    if not concurrent or pred_fmt is None or get_format(pred_fmt).textual:
         gt_ds = load_gt()
-        return gt_ds, load(
-            preds, "pred", pred_format, box_format, normalized, names, gt_ds, image_size, workers
-        )
+        return gt_ds, load(preds, "pred", read.pred_format, read=read, reference=gt_ds,
+                           workers=workers)  # fmt: skip
     job = start(load_gt)
     try:
         try:
-            pred_ds = load(
-                preds, "pred", pred_fmt, box_format, normalized, names, None, image_size, workers
-            )
+            pred_ds = load(preds, "pred", pred_fmt, read=read, workers=workers)
         except IouEvalError:
             job.result()  # the ground truth's own error comes first
             raise
@@ -216,102 +180,74 @@ def _load_pair(
         job.cancel()
 
 
+def score(
+    alignment: Alignment,
+    protocol: Protocol,
+    options: EvalOptions,
+    workers: int,
+    progress: Callable[[int], None] | None = None,
+) -> ProtocolResult:
+    """One protocol's result on an aligned pair, with bootstrap replicates when asked for."""
+    point, boot = options.point, options.bootstrap
+    if protocol.is_voc:
+        result = voc_result(alignment, run_voc(alignment, protocol, point.iou_thr), point.score_thr)
+    else:
+        evaluation = run_coco(alignment, protocol, point.iou_thr, workers=workers)
+        result = coco_result(alignment, evaluation, point.score_thr)
+    if boot.bootstrap <= 0:
+        return result
+    replicates = run_bootstrap(
+        result.evaluation.replicate,
+        alignment.gt.images.ids,
+        boot.bootstrap,
+        boot.seed,
+        boot.confidence,
+        progress=progress,
+    )
+    return dataclasses.replace(result, bootstrap=replicates)
+
+
 def evaluate(
     gt: str | Dataset,
     preds: str | Dataset,
+    options: EvalOptions | None = None,
     *,
-    protocol: str | Sequence[str] = "coco",
-    iou_thr: float = 0.5,
-    score_thr: float = 0.0,
-    gt_format: str | None = None,
-    pred_format: str | None = None,
-    box_format: str | None = None,
-    normalized: bool = False,
-    names: Sequence[str] | None = None,
-    image_size: tuple[float, float] | None = None,
-    iou_thresholds: Sequence[float] | None = None,
-    area_ranges: Sequence[AreaRange] | None = None,
-    max_dets: Sequence[int] | None = None,
-    class_agnostic: bool = False,
-    zero_id_quirk: bool = True,
-    honour_ignore: bool = False,
-    pixel_convention: str | None = None,
-    bootstrap: int = 0,
-    seed: int = 0,
-    confidence: float = 0.95,
     progress: Callable[[int], None] | None = None,
-    workers: int = 1,
     on_stage: Callable[[str], None] | None = None,
+    **keywords: object,
 ) -> EvaluationResult:
     """Score predictions against ground truth.
 
     Args:
         gt, preds: paths (format detected from content unless ``gt_format`` /
             ``pred_format`` say) or already loaded :class:`Dataset` objects.
-        protocol: ``"coco"``, ``"voc07"``, ``"voc12"``, or several (a list or
-            ``"coco,voc12"``), reported side by side from one parse.
-        iou_thr, score_thr: the operating point of the count tables.
-        bootstrap, seed, confidence: resample images ``bootstrap`` times
-            (seeded) for ``confidence`` intervals of the summary metrics.
+        options: an :class:`~iou_eval.options.EvalOptions`, or its fields as
+            keywords (``protocol="coco,voc12"``, ``iou_thr=0.75``,
+            ``box_format="xyxy"``, ``bootstrap=200``, ``workers=0`` ...):
+            each keyword is one field of one of its records, documented there.
         progress: called with 1 after each bootstrap replicate.
         on_stage: called with a short description as each stage starts
             (reading, then each protocol), for progress displays.
-        workers: processes to use (forked, Linux only; 0: one per core).
-            The ground truth is read while the predictions are, a large
-            results file is decoded in parts, and the COCO protocol matches
-            and accumulates categories in parts.  Results are identical.
-        others: as the command-line options of the same names.
 
     Returns:
         :class:`~iou_eval.results.EvaluationResult`.
     """
-    names_list = [protocol] if isinstance(protocol, str) else list(protocol)
-    names_list = [n.strip() for item in names_list for n in item.split(",") if n.strip()]
-    if not names_list:
-        raise UsageError("no protocol given")
-    protocols = [
-        make_protocol(
-            n,
-            iou_thresholds=iou_thresholds,
-            area_ranges=area_ranges,
-            max_dets=max_dets,
-            class_agnostic=class_agnostic,
-            zero_id_quirk=zero_id_quirk,
-            honour_ignore=honour_ignore,
-            pixel_convention=pixel_convention,
-        )
-        for n in names_list
-    ]
+    opts = EvalOptions.of(options, **keywords)
+    protocols = opts.protocol.build()
     stage = on_stage or (lambda _name: None)
-    n_workers = resolve_workers(workers)
+    n_workers = resolve_workers(opts.runtime.workers)
     stage("reading")
-    gt_ds, pred_ds = _load_pair(
-        gt, preds, gt_format, pred_format, box_format, normalized, names, image_size, n_workers
-    )
+    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers)
     alignment = align(gt_ds, pred_ds)
     warnings = list(alignment.warnings)
     results: list[ProtocolResult] = []
     for p in protocols:
         stage(f"evaluating ({p.name})")
         warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
-        if p.is_voc:
-            results.append(voc_result(alignment, run_voc(alignment, p, iou_thr), score_thr))
-        else:
-            evaluation = run_coco(alignment, p, iou_thr, workers=n_workers)
-            results.append(coco_result(alignment, evaluation, score_thr))
-        if bootstrap > 0:
-            r = results[-1]
-            r.bootstrap = run_bootstrap(
-                r.evaluation.replicate,
-                alignment.gt.images.ids,
-                bootstrap,
-                seed,
-                confidence,
-                progress=progress,
-            )
+        results.append(score(alignment, p, opts, n_workers, progress))
     return EvaluationResult(
         results=results,
         inputs=describe_inputs(gt_ds, pred_ds, alignment),
-        settings={"iou_thr": iou_thr, "score_thr": score_thr},
+        settings={"iou_thr": opts.point.iou_thr, "score_thr": opts.point.score_thr},
         warnings=warnings,
     )

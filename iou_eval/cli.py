@@ -15,10 +15,20 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import EXIT_GATE, EXIT_INPUT, InputError, IouEvalError, UsageError
+from .errors import EXIT_INPUT, InputError, IouEvalError, UsageError
+from .options import (
+    BootstrapOptions,
+    Cli,
+    EvalOptions,
+    PointOptions,
+    ProtocolOptions,
+    ReadOptions,
+    RuntimeOptions,
+    cli_fields,
+    from_cli,
+)
+from .outcome import Outcome
 
-FORMAT_CHOICES = ["auto", "coco", "voc-xml", "csv", "txt", "voc-results"]
-BOX_FORMATS = ["xyxy", "xywh", "cxcywh"]
 OUTPUT_FORMATS = ["table", "markdown", "csv", "json"]
 SORT_CHOICES = ["errors", "image", "FP", "FN", "precision", "recall", "F1", "mean_IoU"]
 
@@ -45,75 +55,6 @@ class DefaultGroup(click.Group):
         elif not args:
             args = ["--help"]
         return super().parse_args(ctx, args)
-
-
-def parse_float_list(text: str, what: str) -> list[float]:
-    """``"0.5,0.75"`` or pycocotools' ``start:stop:step`` grid."""
-    import numpy as np
-
-    try:
-        if ":" in text:
-            start, stop, step = (float(x) for x in text.split(":"))
-            if step <= 0 or stop < start:
-                raise ValueError
-            # The same expression pycocotools uses, so 0.5:0.95:0.05 gives the
-            # very same floats.
-            n = int(np.round((stop - start) / step)) + 1
-            values = [float(v) for v in np.linspace(start, stop, n, endpoint=True)]
-        else:
-            values = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(
-            f"{what}: expected numbers like 0.5,0.75 or start:stop:step, got {text!r}"
-        ) from None
-    if not values:
-        raise UsageError(f"{what}: expected at least one number, got {text!r}")
-    return values
-
-
-def parse_area_ranges(text: str):
-    """``small=0:1024,medium=1024:9216,large=9216:inf`` (``inf`` is pycocotools' 1e5**2)."""
-    from .protocols import AreaRange
-
-    out = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        try:
-            label, bounds = part.split("=")
-            lo_s, hi_s = bounds.split(":")
-            lo = float(lo_s)
-            hi = 1e5**2 if hi_s.strip().lower() in ("inf", "max") else float(hi_s)
-        except ValueError:
-            raise UsageError(
-                f"--area-ranges: expected label=lo:hi items like small=0:1024, got {part!r}"
-            ) from None
-        if label.strip() == "all":
-            raise UsageError("--area-ranges: 'all' is always evaluated; name the other ranges")
-        out.append(AreaRange(label.strip(), lo, hi))
-    return out
-
-
-def read_names(path: str) -> list[str]:
-    """Class names, one per line (blank lines skipped)."""
-    from .loaders.common import read_bytes
-
-    text = read_bytes(path).decode("utf-8-sig", errors="replace")
-    names = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise InputError(path, f"class name {dup!r} is listed twice")
-    return names
-
-
-def parse_image_size(text: str) -> tuple[float, float]:
-    try:
-        w, h = (float(v) for v in text.lower().split("x"))
-        if w <= 0 or h <= 0:
-            raise ValueError
-    except ValueError:
-        raise UsageError(
-            f"--image-size: expected WIDTHxHEIGHT like 640x480, got {text!r}"
-        ) from None
-    return w, h
 
 
 def write_whole(path: str, text: str) -> None:
@@ -190,44 +131,43 @@ def output_options(fn):
     )(fn)
 
 
-def workers_option(fn):
-    """--workers, shared by the commands that evaluate."""
+def _click_option(name: str, cli: Cli, default: str | None = None):
+    """One click option from a record field's command-line form (values stay text).
+
+    ``default``: this command's own default, as text (None: the record's).
+    """
+    decls = [cli.flag, *([cli.short] if cli.short else []), name]
+    if cli.is_flag:
+        return click.option(*decls, is_flag=True, help=cli.help)
+    choices = cli.choices_from() if cli.choices_from else cli.choices
     return click.option(
-        "--workers",
-        "-j",
-        type=click.IntRange(min=0),
-        default=0,
-        envvar="IOU_EVAL_WORKERS",
-        show_default="0: one per core",
-        metavar="N",
-        help="Processes to use (Linux; elsewhere one). Results do not depend on it.",
-    )(fn)
+        *decls,
+        type=click.Choice(list(choices)) if choices else str,
+        default=default if default is not None else cli.cli_default,
+        metavar=cli.metavar,
+        envvar=cli.envvar,
+        show_default=(default or cli.cli_default) is not None,
+        help=cli.help,
+    )
 
 
-def bootstrap_options(default: int, help: str):
-    """--bootstrap, --seed and --confidence."""
+def record_options(*records: type, defaults: dict[str, str] | None = None):
+    """Every command-line option of the option records, in field order.
+
+    ``defaults``: field name -> this command's default as text.
+    """
 
     def apply(fn):
-        fn = click.option(
-            "--confidence",
-            type=click.FloatRange(0.5, 0.999),
-            default=0.95,
-            show_default=True,
-            help="Coverage of the --bootstrap intervals.",
-        )(fn)
-        fn = click.option(
-            "--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap."
-        )(fn)
-        return click.option(
-            "--bootstrap",
-            type=click.IntRange(min=0),
-            default=default,
-            show_default=bool(default),
-            metavar="N",
-            help=help,
-        )(fn)
+        for record in reversed(records):
+            for name, cli, _ in reversed(cli_fields(record)):
+                fn = _click_option(name, cli, (defaults or {}).get(name))(fn)
+        return fn
 
     return apply
+
+
+SLOTS = {"read": ReadOptions, "protocol": ProtocolOptions, "point": PointOptions,
+         "bootstrap": BootstrapOptions, "runtime": RuntimeOptions}  # fmt: skip
 
 
 @click.group(
@@ -248,90 +188,7 @@ def main() -> None:
 @main.command("eval", epilog=EPILOG)
 @click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
 @click.argument("preds", metavar="PREDICTIONS...", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "--protocol",
-    "-p",
-    default="coco",
-    show_default=True,
-    help="coco, voc07 or voc12; several comma-separated are reported side by side.",
-)
-@click.option(
-    "--gt-format",
-    type=click.Choice(FORMAT_CHOICES),
-    default="auto",
-    show_default=True,
-    help="Format of the ground truth (detected from content by default).",
-)
-@click.option(
-    "--pred-format",
-    type=click.Choice(FORMAT_CHOICES),
-    default="auto",
-    show_default=True,
-    help="Format of the predictions.",
-)
-@click.option(
-    "--box-format",
-    type=click.Choice(BOX_FORMATS),
-    default=None,
-    help="Layout of box numbers in CSV/text files (default: from the column names).",
-)
-@click.option("--normalized", is_flag=True, help="Box numbers are fractions of the image size.")
-@click.option(
-    "--names",
-    "names_file",
-    type=click.Path(),
-    metavar="FILE",
-    help="Class names, one per line: integer classes in text files index it (0-based).",
-)
-@click.option(
-    "--image-size",
-    metavar="WxH",
-    help="Image size for normalized boxes when no file gives it, e.g. 640x480.",
-)
-@click.option(
-    "--iou-thresholds",
-    metavar="LIST",
-    help="COCO thresholds: 0.5:0.95:0.05 (default) or a list like 0.5,0.75.",
-)
-@click.option(
-    "--area-ranges",
-    metavar="LIST",
-    help="COCO area ranges, e.g. small=0:1024,medium=1024:9216,large=9216:inf.",
-)
-@click.option("--max-dets", metavar="LIST", help="COCO detections per image and class: 1,10,100.")
-@click.option("--class-agnostic", is_flag=True, help="Match boxes regardless of class.")
-@click.option(
-    "--iou-thr",
-    type=float,
-    default=0.5,
-    show_default=True,
-    help="IoU threshold of the per-class and per-image counts (VOC: of the AP).",
-)
-@click.option(
-    "--score-thr",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Predictions below this score are left out of the counts.",
-)
-@click.option(
-    "--pixel-convention",
-    type=click.Choice(["continuous", "plus-one"]),
-    default=None,
-    help="Box extents: continuous (COCO default) or plus-one (VOC default).",
-)
-@click.option(
-    "--count-id-zero",
-    is_flag=True,
-    help="Count matches to a ground truth with annotation id 0 "
-    "(pycocotools does not; off by default for parity).",
-)
-@click.option(
-    "--honour-ignore",
-    is_flag=True,
-    help="Ignore ground truths flagged ignore/difficult even when not crowd "
-    "(pycocotools overwrites the flag with iscrowd; off by default for parity).",
-)
+@record_options(ReadOptions, ProtocolOptions, PointOptions)
 @click.option(
     "--sort",
     type=click.Choice(SORT_CHOICES),
@@ -366,9 +223,7 @@ def main() -> None:
     metavar="AMOUNT",
     help="Allowed drop against --baseline: absolute (0.01) or relative (2%).",
 )
-@bootstrap_options(
-    default=0, help="Resample images N times for confidence intervals of the summary metrics."
-)
+@record_options(BootstrapOptions)
 @click.option(
     "--fail-if-significant",
     is_flag=True,
@@ -379,7 +234,7 @@ def main() -> None:
     type=click.Choice(["github"]),
     help="Also print failed checks as GitHub Actions ::error:: annotations.",
 )
-@workers_option
+@record_options(RuntimeOptions)
 def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
     """Evaluate PREDICTIONS against GROUND_TRUTH.
 
@@ -393,43 +248,9 @@ def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
     sys.exit(code)
 
 
-def _eval_options(o: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of :func:`iou_eval.api.evaluate` from the command line."""
-    kwargs: dict[str, Any] = {}
-    if o["iou_thresholds"]:
-        kwargs["iou_thresholds"] = parse_float_list(o["iou_thresholds"], "--iou-thresholds")
-        if any(not 0 <= t <= 1 for t in kwargs["iou_thresholds"]):
-            raise UsageError("--iou-thresholds: thresholds must lie in [0, 1]")
-    if o["area_ranges"]:
-        kwargs["area_ranges"] = parse_area_ranges(o["area_ranges"])
-    if o["max_dets"]:
-        md = parse_float_list(o["max_dets"], "--max-dets")
-        if any(m < 1 or m != int(m) for m in md):
-            raise UsageError(f"--max-dets: expected positive integers, got {o['max_dets']!r}")
-        kwargs["max_dets"] = [int(m) for m in md]
-    if o["names_file"]:
-        kwargs["names"] = read_names(o["names_file"])
-    if o["image_size"]:
-        kwargs["image_size"] = parse_image_size(o["image_size"])
-    if not 0 <= o["iou_thr"] <= 1:
-        raise UsageError(f"--iou-thr must lie in [0, 1], got {o['iou_thr']}")
-    kwargs.update(
-        protocol=o["protocol"],
-        iou_thr=o["iou_thr"],
-        score_thr=o["score_thr"],
-        pred_format=None if o["pred_format"] == "auto" else o["pred_format"],
-        box_format=o["box_format"],
-        normalized=o["normalized"],
-        class_agnostic=o["class_agnostic"],
-        zero_id_quirk=not o["count_id_zero"],
-        honour_ignore=o["honour_ignore"],
-        pixel_convention=o["pixel_convention"],
-        bootstrap=o["bootstrap"],
-        seed=o["seed"],
-        confidence=o["confidence"],
-        workers=o["workers"],
-    )
-    return kwargs
+def eval_options(o: dict[str, Any]) -> EvalOptions:
+    """The evaluation's option records from click's values, each parsed once."""
+    return EvalOptions(**{slot: from_cli(record, o) for slot, record in SLOTS.items()})
 
 
 def _stderr_is_terminal() -> bool:
@@ -486,20 +307,11 @@ class _StageBar:
             self.bar.close()
 
 
-def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
-    from .api import evaluate, load
-    from .batch import is_batch_folder, prediction_files, run_batch
-    from .gates import (
-        check_gates,
-        compare_baseline,
-        github_annotations,
-        load_baseline,
-        parse_gate,
-        parse_max_drop,
-    )
-    from .reporters import OutputFormat, View, renderer
+def _gates(o: dict[str, Any]):
+    """A function that judges a result by the gates and baseline the options name."""
+    from .gates import check_gates, compare_baseline, load_baseline, parse_gate, parse_max_drop
+    from .results import Verdict
 
-    kwargs = _eval_options(o)
     gates = [parse_gate(t) for t in o["fail_under"]]
     max_drop = parse_max_drop(o["max_drop"])
     if o["max_drop"] != "0" and not o["baseline"]:
@@ -507,56 +319,84 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     if o["fail_if_significant"] and not o["bootstrap"]:
         raise UsageError("--fail-if-significant needs --bootstrap N")
     baseline = load_baseline(o["baseline"]) if o["baseline"] else None
-    fmt = OutputFormat(o["out_format"])
-    machine = fmt in (OutputFormat.JSON, OutputFormat.CSV)
     significant = o["fail_if_significant"]
-    gt_format = None if o["gt_format"] == "auto" else o["gt_format"]
 
-    def checked(result):
+    def judge(result):
         checks = check_gates(result, gates, significant) if gates else []
         if baseline is not None:
             checks += compare_baseline(result, baseline, o["baseline"], max_drop, significant)
-        result.checks = checks
-        return result
+        return result.judged(Verdict(tuple(checks)))
 
+    return judge
+
+
+def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
+    from .batch import is_batch_folder, prediction_files
+    from .reporters import OutputFormat
+
+    options = eval_options(o)
+    judge = _gates(o)
+    fmt = OutputFormat(o["out_format"])
     files = prediction_files(preds)
-    batch = len(files) != 1 or any(is_batch_folder(p) for p in preds)
-    if not batch:
-        n_protocols = len([p for p in o["protocol"].split(",") if p.strip()])
-        show = not o["quiet"] and not machine
-        stages = _StageBar((gt, files[0]), n_protocols, show and not o["bootstrap"])
-        bar = _progress(o["bootstrap"] * n_protocols, "bootstrap", show, unit="resample")
-        try:
-            result = checked(
-                evaluate(gt, files[0], gt_format=gt_format, on_stage=stages.stage,
-                         progress=bar.update if bar is not None else None, **kwargs)
-            )  # fmt: skip
-            stages.stage("writing the report")
-            text = renderer(fmt)(result, View(sort=o["sort"], worst=o["worst"]))
-        finally:
-            stages.close()
-            if bar is not None:
-                bar.close()
-        _warn(result.warnings, o["quiet"])
-        _emit(text, o["output"])
-        _annotate(
-            github_annotations(result.checks) if o["annotations"] else [],
-            machine and not o["output"],
-        )
-        return EXIT_GATE if result.failed_checks else 0
+    if len(files) != 1 or any(is_batch_folder(p) for p in preds):
+        return _eval_batch(gt, preds, files, options, judge, fmt, o).exit_code
+    return _eval_one(gt, files[0], options, judge, fmt, o).exit_code
 
+
+def _machine(fmt) -> bool:
+    from .reporters import OutputFormat
+
+    return fmt in (OutputFormat.JSON, OutputFormat.CSV)
+
+
+def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str, Any]) -> Outcome:
+    from .api import evaluate
+    from .gates import github_annotations
+    from .reporters import View, renderer
+
+    n_protocols = len(options.protocol.protocol)
+    n_boot = options.bootstrap.bootstrap
+    show = not o["quiet"] and not _machine(fmt)
+    stages = _StageBar((gt, pred), n_protocols, show and not n_boot)
+    bar = _progress(n_boot * n_protocols, "bootstrap", show, unit="resample")
+    try:
+        result = judge(
+            evaluate(gt, pred, options, on_stage=stages.stage,
+                     progress=bar.update if bar is not None else None)
+        )  # fmt: skip
+        stages.stage("writing the report")
+        text = renderer(fmt)(result, View(sort=o["sort"], worst=o["worst"]))
+    finally:
+        stages.close()
+        if bar is not None:
+            bar.close()
+    _warn(result.warnings, o["quiet"])
+    _emit(text, o["output"])
+    _annotate(
+        github_annotations(list(result.checks)) if o["annotations"] else [],
+        _machine(fmt) and not o["output"],
+    )
+    return Outcome(failed_checks=len(result.failed_checks))
+
+
+def _eval_batch(
+    gt: str, preds: tuple[str, ...], files: list[str], options: EvalOptions, judge, fmt,
+    o: dict[str, Any],
+) -> Outcome:  # fmt: skip
+    from .api import evaluate, load
+    from .batch import run_batch
+    from .gates import github_annotations
     from .reporters.batch import render_batch
 
     if not files:
         raise InputError(preds[0], "no prediction files (.json) in this folder")
-    gt_ds = load(gt, "gt", gt_format, kwargs["box_format"], kwargs["normalized"],
-                 kwargs.get("names"), image_size=kwargs.get("image_size"))  # fmt: skip
-    bar = _progress(len(files), "scoring", not o["quiet"] and not machine)
+    gt_ds = load(gt, "gt", options.read.gt_format, read=options.read)
+    bar = _progress(len(files), "scoring", not o["quiet"] and not _machine(fmt))
     try:
         outcome = run_batch(
             gt_ds,
             files,
-            lambda path: checked(evaluate(gt_ds, path, **kwargs)),
+            lambda path: judge(evaluate(gt_ds, path, options)),
             progress=bar.update if bar is not None else None,
         )
     finally:
@@ -569,11 +409,9 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
         click.echo(f"iou-eval: error: {message} (skipped)", err=True)
     _emit(render_batch(outcome, fmt), o["output"])
     if o["annotations"]:
-        lines = [ln for _p, r in outcome.results.items() for ln in github_annotations(r.checks)]
-        _annotate(lines, machine and not o["output"])
-    if outcome.errors:
-        return EXIT_INPUT
-    return EXIT_GATE if outcome.failed_checks else 0
+        lines = [ln for r in outcome.results.values() for ln in github_annotations(list(r.checks))]
+        _annotate(lines, _machine(fmt) and not o["output"])
+    return Outcome(unreadable=len(outcome.errors), failed_checks=len(outcome.failed_checks))
 
 
 @main.command(
@@ -587,18 +425,8 @@ Example:
 @click.argument("a", metavar="PREDICTIONS_A", type=click.Path())
 @click.argument("b", metavar="PREDICTIONS_B", type=click.Path())
 @click.option("--protocol", "-p", default="coco", show_default=True, help="coco, voc07 or voc12.")
-@click.option(
-    "--iou-thr",
-    type=float,
-    default=0.5,
-    show_default=True,
-    help="IoU threshold of the counts (VOC: of the AP).",
-)
-@bootstrap_options(
-    default=1000, help="Paired resamples of the images for the deltas' intervals (0: none)."
-)
+@record_options(PointOptions, BootstrapOptions, RuntimeOptions, defaults={"bootstrap": "1000"})
 @output_options
-@workers_option
 def compare_command(gt: str, a: str, b: str, **o: Any) -> None:
     """Per-metric and per-class deltas (B - A) between two models, largest changes first.
 
@@ -617,11 +445,13 @@ def _compare(gt: str, a: str, b: str, **o: Any) -> int:
 
     if "," in o["protocol"]:
         raise UsageError("compare takes one protocol")
+    options = EvalOptions(
+        protocol=ProtocolOptions(protocol=o["protocol"]),
+        **{slot: from_cli(SLOTS[slot], o) for slot in ("point", "bootstrap", "runtime")},
+    )
     gt_ds = load(gt, "gt")
-    kw = dict(protocol=o["protocol"], iou_thr=o["iou_thr"], bootstrap=o["bootstrap"],
-              seed=o["seed"], confidence=o["confidence"], workers=o["workers"])  # fmt: skip
-    ra = evaluate(gt_ds, a, **kw)
-    rb = evaluate(gt_ds, b, **kw)
+    ra = evaluate(gt_ds, a, options)
+    rb = evaluate(gt_ds, b, options)
     _warn(list(dict.fromkeys(ra.warnings + rb.warnings)), o["quiet"])
     _emit(render_compare(compare(ra, rb), OutputFormat(o["out_format"]), a, b), o["output"])
     return 0

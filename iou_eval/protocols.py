@@ -126,3 +126,32 @@ def voc12(**overrides: object) -> Protocol:
 
 
 BY_NAME = {"coco": coco, "voc07": voc07, "voc12": voc12}
+
+
+def make_protocol(name: str, options: object | None = None) -> Protocol:
+    """A :class:`Protocol` by name with ``options``' overrides applied.
+
+    ``options``: a :class:`~iou_eval.options.ProtocolOptions` (None: defaults).
+    COCO's grid options (thresholds, ranges, maxDets) do not apply to VOC,
+    which has one threshold (``--iou-thr``) and no ranges.
+    """
+    from .errors import UsageError
+    from .options import ProtocolOptions
+
+    o = options if isinstance(options, ProtocolOptions) else ProtocolOptions()
+    if name not in BY_NAME:
+        raise UsageError(f"unknown protocol {name!r} (known: {', '.join(BY_NAME)})")
+    p = BY_NAME[name]()
+    changes: dict[str, object] = {"class_agnostic": o.class_agnostic}
+    if not p.is_voc:
+        changes["zero_id_quirk"] = o.zero_id_quirk
+        changes["honour_ignore"] = o.honour_ignore
+        if o.iou_thresholds:
+            changes["iou_thresholds"] = tuple(o.iou_thresholds)
+        if o.area_ranges:
+            changes["area_ranges"] = (p.area_ranges[0], *o.area_ranges)
+        if o.max_dets:
+            changes["max_dets"] = tuple(sorted(o.max_dets))
+    if o.pixel_convention:
+        changes["pixel_convention"] = PixelConvention(o.pixel_convention)
+    return replace(p, **changes)  # type: ignore[arg-type]

@@ -9,13 +9,12 @@ give them as pandas DataFrames (pandas is imported on first use only).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import __version__
 from .accumulate import CocoArrays
 from .bootstrap import Bootstrap
 from .coco import CocoEvaluation, OperatingPoint
@@ -28,10 +27,10 @@ from .voc import VocEvaluation
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-SCHEMA_VERSION = 1
+from .reporters.document import SCHEMA_VERSION  # noqa: F401  (where readers look for it)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProtocolResult:
     """The numbers of one protocol.
 
@@ -239,7 +238,22 @@ def bootstrap_block(b: Bootstrap) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(frozen=True)
+class Verdict:
+    """The quality gates' and baseline checks' own record of one result.
+
+    Attributes:
+        checks: each :class:`~iou_eval.gates.Check`, in the order asked.
+    """
+
+    checks: tuple[Any, ...] = ()
+
+    @property
+    def failed(self) -> list[Any]:
+        return [c for c in self.checks if not c.passed]
+
+
+@dataclass(frozen=True)
 class EvaluationResult:
     """Everything one run computed.
 
@@ -254,11 +268,19 @@ class EvaluationResult:
     inputs: dict[str, Any]
     settings: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
-    checks: list[Any] = field(default_factory=list)
+    verdict: Verdict = field(default_factory=Verdict)
+
+    def judged(self, verdict: Verdict) -> EvaluationResult:
+        """This result with ``verdict`` attached (a new record; this one is unchanged)."""
+        return replace(self, verdict=verdict)
+
+    @property
+    def checks(self) -> tuple[Any, ...]:
+        return self.verdict.checks
 
     @property
     def failed_checks(self) -> list[Any]:
-        return [c for c in self.checks if not c.passed]
+        return self.verdict.failed
 
     @property
     def primary(self) -> ProtocolResult:
@@ -307,14 +329,13 @@ class EvaluationResult:
         ``images_order``: positions of the per-image rows to include, in
         order (default: all, in image-id order).
         """
-        first = self._block(self.primary, images_order)
-        doc: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "iou-eval", "version": __version__},
-            **first,
-            "inputs": self.inputs,
-            "warnings": list(self.warnings),
-        }
+        from .reporters.document import envelope
+
+        doc = envelope(
+            **self._block(self.primary, images_order),
+            inputs=self.inputs,
+            warnings=list(self.warnings),
+        )
         if self.checks:
             doc["checks"] = [c.to_dict() for c in self.checks]
             doc["passed"] = not self.failed_checks

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .. import __version__
 from ..columns import frame_records
-from ..results import SCHEMA_VERSION
+from .document import envelope
 from .json import dumps
 from .text import cell, grid, md_table
 
@@ -43,16 +43,15 @@ def render_batch(batch: BatchResult, fmt: OutputFormat) -> str:
     board = batch.leaderboard()
     classes = batch.per_class_ap()
     if fmt is OutputFormat.JSON:
-        doc: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "iou-eval", "version": __version__},
-            "mode": "batch",
-            "ground_truth": batch.gt_source,
-            "leaderboard": frame_records(board),
-            "results": {p: r.to_dict() for p, r in batch.results.items()},
-            "errors": [{"file": f, "message": m} for f, m in batch.errors],
-        }
-        return dumps(doc)
+        return dumps(
+            envelope(
+                "batch",
+                ground_truth=batch.gt_source,
+                leaderboard=frame_records(board),
+                results={p: r.to_dict() for p, r in batch.results.items()},
+                errors=[{"file": f, "message": m} for f, m in batch.errors],
+            )
+        )
     if fmt is OutputFormat.CSV:
         buf = io.StringIO()
         board.to_csv(buf, index=False, lineterminator="\n")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import math
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..columns import frame_records
 from ..compare import significant
-from ..results import SCHEMA_VERSION
+from .document import envelope
 from .json import dumps
 from .text import cell, grid, md_table
 
@@ -24,16 +24,9 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
 
     t = c.table
     if fmt is OutputFormat.JSON:
-        doc: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "iou-eval", "version": __version__},
-            "mode": "compare",
-            "protocol": c.a.protocol,
-            "a": a_path,
-            "b": b_path,
-            "rows": frame_records(t),
-        }
-        return dumps(doc)
+        return dumps(
+            envelope("compare", protocol=c.a.protocol, a=a_path, b=b_path, rows=frame_records(t))
+        )
     if fmt is OutputFormat.CSV:
         buf = io.StringIO()
         t.to_csv(buf, index=False, lineterminator="\n")

@@ -8,7 +8,8 @@ import pytest
 from iou_eval.boxes import BoxFormat
 from iou_eval.dataset import ImageTable
 from iou_eval.errors import InputError
-from iou_eval.loaders import FORMATS, LoadOptions, detect_format, load
+from iou_eval.loaders import LoadOptions, detect_format, load
+from iou_eval.loaders.registry import get
 from iou_eval.loaders.text import load_txt, load_voc_results, results_class
 
 
@@ -459,8 +460,8 @@ def test_devkit_results_file_name_without_a_class(tmp_path):
 
 
 def test_both_formats_are_registered(tmp_path):
-    assert FORMATS["txt"] == ("text", "load_txt")
-    assert FORMATS["voc-results"] == ("text", "load_voc_results")
+    assert get("txt").reader == "text:load_txt"
+    assert get("voc-results").reader == "text:load_voc_results"
     d = tmp_path / "pred"
     _write(d, "a.txt", "cat 0.5 1 1 2 2\n")
     assert load(str(d), "pred", fmt="txt").format == "txt"

@@ -1,0 +1,165 @@
+"""The one list of formats: name, content detector, reader, and the roles each serves.
+
+A new format is one module with a reader ``load_x(path, role, options) ->
+Dataset`` and a detector, plus one :func:`register` line below.  Detection
+asks each format in order; the first that recognises the path wins, so the
+more specific formats come first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dataset import Dataset
+    from .common import LoadOptions
+
+Reader = Callable[[str, str, "LoadOptions"], "Dataset"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format.
+
+    Attributes:
+        name: what ``--gt-format`` / ``--pred-format`` call it.
+        reader: ``"module:function"`` under :mod:`iou_eval.loaders`, imported
+            when first used (start-up stays cheap).
+        roles: ``("gt", "pred")`` or one of them.
+        detect_file: ``(path, head) -> bool`` for a file (``head``: its
+            first 4 KiB, BOM and leading blanks removed); None: never.
+        detect_folder: ``(path, entries) -> bool`` for a folder (visible
+            entries, sorted); None: never.
+        textual: box numbers whose layout and scale the options say
+            (``--box-format``, ``--normalized`` apply).
+        describe: a few words for the README and errors.
+    """
+
+    name: str
+    reader: str
+    roles: tuple[str, ...] = ("gt", "pred")
+    detect_file: Callable[[str, bytes], bool] | None = None
+    detect_folder: Callable[[str, list[str]], bool] | None = None
+    textual: bool = False
+    describe: str = ""
+
+    def load(self) -> Reader:
+        module, func = self.reader.split(":")
+        loader: Reader = getattr(import_module(f".{module}", __package__), func)
+        return loader
+
+
+_FORMATS: dict[str, Format] = {}
+
+
+def register(fmt: Format) -> Format:
+    """Add a format (a later one with the same name replaces it)."""
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def formats() -> tuple[Format, ...]:
+    return tuple(_FORMATS.values())
+
+
+def format_names() -> tuple[str, ...]:
+    return tuple(_FORMATS)
+
+
+def get(name: str) -> Format:
+    from ..errors import UsageError
+
+    fmt = _FORMATS.get(name)
+    if fmt is None:
+        raise UsageError(f"unknown format {name!r} (known: {', '.join(_FORMATS)})")
+    return fmt
+
+
+# Words that mark the first line of a .txt file as a CSV/TSV header.
+CSV_HEADER_WORDS = {"image", "image_id", "filename", "file_name", "label", "class", "category",
+                    "category_id", "xmin", "x1", "score", "confidence"}  # fmt: skip
+
+
+def _exts(entries: list[str]) -> set[str]:
+    return {os.path.splitext(e)[1].lower() for e in entries}
+
+
+def _devkit_name(path: str) -> bool:
+    from .text import looks_like_devkit_results
+
+    return looks_like_devkit_results(path)
+
+
+def _devkit_folder(path: str, entries: list[str]) -> bool:
+    txt = [e for e in entries if e.lower().endswith(".txt")]
+    return bool(txt) and all(_devkit_name(e) for e in txt)
+
+
+def _txt_file(path: str, head: bytes) -> bool:
+    if not path.lower().endswith(".txt"):
+        return False
+    # One per-image text file, unless its first line is a CSV header.
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
+    words = set(first.replace(",", " ").replace(";", " ").replace("\t", " ").split())
+    return not words & CSV_HEADER_WORDS
+
+
+register(Format(
+    "voc-results", "text:load_voc_results", roles=("pred",),
+    detect_file=lambda p, h: _devkit_name(p), detect_folder=_devkit_folder, textual=True,
+    describe="the devkit's comp4_det_test_<class>.txt files"))  # fmt: skip
+register(Format(
+    "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
+    describe="COCO dataset JSON or results list"))  # fmt: skip
+register(Format(
+    "voc-xml", "voc_xml:load_voc_xml", detect_file=lambda p, h: h[:1] == b"<",
+    detect_folder=lambda p, e: ".xml" in _exts(e), describe="Pascal VOC XML"))  # fmt: skip
+register(Format(
+    "txt", "text:load_txt", detect_file=_txt_file,
+    detect_folder=lambda p, e: ".txt" in _exts(e), textual=True,
+    describe="per-image text files"))  # fmt: skip
+# CSV is the fallback for any other file.
+register(Format(
+    "csv", "table:load_csv", detect_file=lambda p, h: True, textual=True,
+    describe="CSV/TSV with a header"))  # fmt: skip
+
+
+def _head(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text:
+        raise InputError(path, "file is empty")
+    return text
+
+
+def detect_format(path: str) -> str:
+    """The format of ``path`` judged from its content (a folder from its files)."""
+    if not os.path.exists(path):
+        raise InputError(path, "no such file or folder")
+    if os.path.isdir(path):
+        # Hidden names (macOS's ._x.xml, .DS_Store) say nothing about the format.
+        entries = sorted(e for e in os.listdir(path) if not e.startswith("."))
+        for fmt in _FORMATS.values():
+            if fmt.detect_folder is not None and fmt.detect_folder(path, entries):
+                return fmt.name
+        kinds = [f.describe for f in _FORMATS.values() if f.detect_folder is not None]
+        raise InputError(
+            path,
+            "cannot tell the format of this folder: expected " + ", or ".join(kinds),
+            hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
+        )
+    head = _head(path)
+    for fmt in _FORMATS.values():
+        if fmt.detect_file is not None and fmt.detect_file(path, head):
+            return fmt.name
+    raise InputError(path, "cannot tell the format of this file")

@@ -1,0 +1,396 @@
+"""Frozen option records: each option named, typed, defaulted, documented and checked once.
+
+The command line builds its options from these records' fields (flag, help,
+how a string is parsed), and the Python API takes the records or plain
+keywords mapped onto them in one place (:func:`EvalOptions.of`).  A new
+option is one field here; the CLI and the API follow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .errors import InputError, UsageError
+
+
+@dataclass(frozen=True)
+class Cli:
+    """How one option appears on the command line.
+
+    Attributes:
+        flag: the long flag, e.g. ``--box-format``; short: e.g. ``-p``.
+        help: one line for ``--help``.
+        parse: text -> value (None: the text itself, or a bool for flags).
+        choices: allowed words; metavar: placeholder in ``--help``.
+        is_flag: a switch; invert: the switch sets the field to False.
+        envvar: an environment variable that sets it.
+    """
+
+    flag: str
+    help: str
+    parse: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    short: str | None = None
+    is_flag: bool = False
+    invert: bool = False
+    envvar: str | None = None
+    cli_default: str | None = None
+    choices_from: Callable[[], tuple[str, ...]] | None = None
+
+
+def option(default: Any, cli: Cli | None = None) -> Any:
+    """A record field with its command-line form (None: API only)."""
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("option defaults must be immutable")
+    return field(default=default, metadata={"cli": cli} if cli else {})
+
+
+# -- parsing of option text ----------------------------------------------------
+
+
+def _number(text: str, what: str) -> float:
+    """A finite float written with ASCII characters only (``²`` and ``٣`` are refused)."""
+    t = text.strip()
+    if not t or not t.isascii():
+        raise UsageError(f"{what}: expected a number, got {text!r}")
+    try:
+        value = float(t)
+    except ValueError:
+        raise UsageError(f"{what}: expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise UsageError(f"{what}: expected a finite number, got {text!r}")
+    return value
+
+
+def parse_float_list(text: str, what: str) -> tuple[float, ...]:
+    """``"0.5,0.75"`` or pycocotools' ``start:stop:step`` grid."""
+    import numpy as np
+
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise UsageError(f"{what}: expected start:stop:step, got {text!r}")
+        start, stop, step = (_number(x, what) for x in parts)
+        if step <= 0 or stop < start:
+            raise UsageError(f"{what}: expected start <= stop and step > 0, got {text!r}")
+        # The same expression pycocotools uses, so 0.5:0.95:0.05 gives the
+        # very same floats.
+        n = int(np.round((stop - start) / step)) + 1
+        return tuple(float(v) for v in np.linspace(start, stop, n, endpoint=True))
+    values = tuple(_number(x, what) for x in text.split(",") if x.strip())
+    if not values:
+        raise UsageError(f"{what}: expected at least one number, got {text!r}")
+    return values
+
+
+def parse_iou_thresholds(text: str) -> tuple[float, ...]:
+    return parse_float_list(text, "--iou-thresholds")
+
+
+def parse_max_dets(text: str) -> tuple[int, ...]:
+    values = parse_float_list(text, "--max-dets")
+    if any(m < 1 or m != int(m) or m > 1e9 for m in values):
+        raise UsageError(f"--max-dets: expected positive integers, got {text!r}")
+    return tuple(int(m) for m in values)
+
+
+def parse_area_ranges(text: str) -> tuple[Any, ...]:
+    """``small=0:1024,medium=1024:9216,large=9216:inf`` (``inf`` is pycocotools' 1e5**2)."""
+    from .protocols import AreaRange
+
+    out = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        label, _, bounds = part.partition("=")
+        lo_s, colon, hi_s = bounds.partition(":")
+        if not label.strip() or not colon:
+            raise UsageError(
+                f"--area-ranges: expected label=lo:hi items like small=0:1024, got {part!r}"
+            )
+        lo = _number(lo_s, "--area-ranges")
+        hi = 1e5**2 if hi_s.strip().lower() in ("inf", "max") else _number(hi_s, "--area-ranges")
+        out.append(AreaRange(label.strip(), lo, hi))
+    if not out:
+        raise UsageError(f"--area-ranges: expected label=lo:hi items, got {text!r}")
+    return tuple(out)
+
+
+def parse_image_size(text: str) -> tuple[float, float]:
+    w_s, x, h_s = text.lower().partition("x")
+    if not x:
+        raise UsageError(f"--image-size: expected WIDTHxHEIGHT like 640x480, got {text!r}")
+    return (_number(w_s, "--image-size"), _number(h_s, "--image-size"))
+
+
+def read_names(path: str) -> tuple[str, ...]:
+    """Class names, one per line (blank lines skipped)."""
+    from .loaders.common import read_bytes
+
+    text = read_bytes(path).decode("utf-8-sig", errors="replace")
+    names = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise InputError(path, f"class name {n!r} is listed twice")
+        seen.add(n)
+    return tuple(names)
+
+
+def _split_names(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+# -- the records -----------------------------------------------------------------
+
+READ_FORMATS = ("coco", "voc-xml", "csv", "txt", "voc-results")
+BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
+
+
+def _format_choice(text: str) -> str | None:
+    return None if text == "auto" else text
+
+
+def _format_names() -> tuple[str, ...]:
+    from .loaders.registry import format_names
+
+    return ("auto", *format_names())
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How the files are read beyond what their content says."""
+
+    gt_format: str | None = option(None, Cli(
+        "--gt-format", "Format of the ground truth (detected from content by default).",
+        parse=_format_choice, choices_from=_format_names, cli_default="auto"))  # fmt: skip
+    pred_format: str | None = option(None, Cli(
+        "--pred-format", "Format of the predictions.", parse=_format_choice,
+        choices_from=_format_names, cli_default="auto"))  # fmt: skip
+    box_format: str | None = option(None, Cli(
+        "--box-format", "Layout of box numbers in CSV/text files (default: from the column names).",
+        choices=BOX_FORMATS))  # fmt: skip
+    normalized: bool = option(False, Cli(
+        "--normalized", "Box numbers are fractions of the image size.", is_flag=True))  # fmt: skip
+    names: tuple[str, ...] | None = option(None, Cli(
+        "--names", "Class names, one per line: integer classes in text files index it (0-based).",
+        parse=read_names, metavar="FILE"))  # fmt: skip
+    image_size: tuple[float, float] | None = option(None, Cli(
+        "--image-size", "Image size for normalized boxes when no file gives it, e.g. 640x480.",
+        parse=parse_image_size, metavar="WxH"))  # fmt: skip
+
+    def __post_init__(self) -> None:
+        from .loaders.registry import format_names
+
+        known = format_names()
+        for name, value in (("--gt-format", self.gt_format), ("--pred-format", self.pred_format)):
+            if value is not None and value not in known:
+                raise UsageError(f"{name}: unknown format {value!r} (known: {', '.join(known)})")
+        if self.box_format is not None and self.box_format not in BOX_FORMATS:
+            raise UsageError(
+                f"--box-format: expected one of {', '.join(BOX_FORMATS)}, got {self.box_format!r}"
+            )
+        if self.names is not None:
+            object.__setattr__(self, "names", tuple(self.names))
+        if self.image_size is not None:
+            w, h = (float(v) for v in self.image_size)
+            if not (math.isfinite(w) and math.isfinite(h) and w > 0 and h > 0):
+                raise UsageError(f"--image-size: expected a positive size, got {self.image_size}")
+            object.__setattr__(self, "image_size", (w, h))
+
+
+@dataclass(frozen=True)
+class ProtocolOptions:
+    """Which protocols score the files, and their parameters."""
+
+    protocol: tuple[str, ...] = option(("coco",), Cli(
+        "--protocol", "coco, voc07 or voc12; several comma-separated are reported side by side.",
+        parse=_split_names, short="-p", cli_default="coco"))  # fmt: skip
+    iou_thresholds: tuple[float, ...] | None = option(None, Cli(
+        "--iou-thresholds", "COCO thresholds: 0.5:0.95:0.05 (default) or a list like 0.5,0.75.",
+        parse=parse_iou_thresholds, metavar="LIST"))  # fmt: skip
+    area_ranges: tuple[Any, ...] | None = option(None, Cli(
+        "--area-ranges", "COCO area ranges, e.g. small=0:1024,medium=1024:9216,large=9216:inf.",
+        parse=parse_area_ranges, metavar="LIST"))  # fmt: skip
+    max_dets: tuple[int, ...] | None = option(None, Cli(
+        "--max-dets", "COCO detections per image and class: 1,10,100.", parse=parse_max_dets,
+        metavar="LIST"))  # fmt: skip
+    class_agnostic: bool = option(False, Cli(
+        "--class-agnostic", "Match boxes regardless of class.", is_flag=True))  # fmt: skip
+    pixel_convention: str | None = option(None, Cli(
+        "--pixel-convention", "Box extents: continuous (COCO default) or plus-one (VOC default).",
+        choices=("continuous", "plus-one")))  # fmt: skip
+    zero_id_quirk: bool = option(True, Cli(
+        "--count-id-zero", "Count matches to a ground truth with annotation id 0 "
+        "(pycocotools does not; off by default for parity).", is_flag=True, invert=True))  # fmt: skip
+    honour_ignore: bool = option(False, Cli(
+        "--honour-ignore", "Ignore ground truths flagged ignore/difficult even when not crowd "
+        "(pycocotools overwrites the flag with iscrowd; off by default for parity).",
+        is_flag=True))  # fmt: skip
+
+    def __post_init__(self) -> None:
+        names = (self.protocol,) if isinstance(self.protocol, str) else tuple(self.protocol)
+        names = tuple(n.strip() for item in names for n in item.split(",") if n.strip())
+        if not names:
+            raise UsageError("--protocol: no protocol given")
+        object.__setattr__(self, "protocol", names)
+        if self.iou_thresholds is not None:
+            t = tuple(float(x) for x in self.iou_thresholds)
+            if not t or any(not (0 <= x <= 1) for x in t):
+                raise UsageError(f"--iou-thresholds: thresholds must lie in [0, 1], got {t}")
+            object.__setattr__(self, "iou_thresholds", t)
+        if self.max_dets is not None:
+            md = tuple(int(m) for m in self.max_dets)
+            if not md or any(m < 1 for m in md):
+                raise UsageError(f"--max-dets: expected positive integers, got {md}")
+            object.__setattr__(self, "max_dets", md)
+        if self.area_ranges is not None:
+            self._check_area_ranges()
+
+    def _check_area_ranges(self) -> None:
+        ranges = tuple(self.area_ranges or ())
+        for r in ranges:
+            if r.label == "all":
+                raise UsageError("--area-ranges: 'all' is always evaluated; name the other ranges")
+            if not (math.isfinite(r.lo) and math.isfinite(r.hi)) or r.lo < 0 or r.hi < r.lo:
+                raise UsageError(f"--area-ranges: {r.label} needs 0 <= lo <= hi, got {r.lo}:{r.hi}")
+        object.__setattr__(self, "area_ranges", ranges)
+
+    def build(self) -> list[Any]:
+        """The :class:`~iou_eval.protocols.Protocol` records, in the order named."""
+        from .protocols import make_protocol
+
+        return [make_protocol(name, self) for name in self.protocol]
+
+
+@dataclass(frozen=True)
+class PointOptions:
+    """The operating point of the count tables (and of VOC's AP)."""
+
+    iou_thr: float = option(0.5, Cli(
+        "--iou-thr", "IoU threshold of the per-class and per-image counts (VOC: of the AP).",
+        parse=lambda t: _number(t, "--iou-thr"), cli_default="0.5", metavar="X"))  # fmt: skip
+    score_thr: float = option(0.0, Cli(
+        "--score-thr", "Predictions below this score are left out of the counts.",
+        parse=lambda t: _number(t, "--score-thr"), cli_default="0", metavar="X"))  # fmt: skip
+
+    def __post_init__(self) -> None:
+        for flag, v in (("--iou-thr", self.iou_thr), ("--score-thr", self.score_thr)):
+            if not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise UsageError(f"{flag}: expected a finite number, got {v!r}")
+        if not 0 <= self.iou_thr <= 1:
+            raise UsageError(f"--iou-thr must lie in [0, 1], got {self.iou_thr}")
+
+
+@dataclass(frozen=True)
+class BootstrapOptions:
+    """Resampling of the images for confidence intervals."""
+
+    bootstrap: int = option(0, Cli(
+        "--bootstrap", "Resample images N times for confidence intervals of the summary metrics.",
+        parse=lambda t: _count(t, "--bootstrap"), metavar="N"))  # fmt: skip
+    seed: int = option(0, Cli(
+        "--seed", "Seed of --bootstrap.", parse=lambda t: _count(t, "--seed"),
+        cli_default="0"))  # fmt: skip
+    confidence: float = option(0.95, Cli(
+        "--confidence", "Coverage of the --bootstrap intervals.",
+        parse=lambda t: _number(t, "--confidence"), cli_default="0.95", metavar="X"))  # fmt: skip
+
+    def __post_init__(self) -> None:
+        if not 0.5 <= self.confidence <= 0.999:
+            raise UsageError(
+                f"--confidence: expected a value in [0.5, 0.999], got {self.confidence}"
+            )
+        if self.bootstrap < 0 or self.seed < 0:
+            raise UsageError("--bootstrap and --seed take non-negative integers")
+
+
+MAX_WORKERS = 256
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How the work runs; never what it computes."""
+
+    workers: int = option(1, Cli(
+        "--workers", "Processes to use (Linux; elsewhere one). Results do not depend on it.",
+        parse=lambda t: _count(t, "--workers"), short="-j", metavar="N",
+        envvar="IOU_EVAL_WORKERS", cli_default="0"))  # fmt: skip
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.workers <= MAX_WORKERS:
+            raise UsageError(f"--workers: expected 0..{MAX_WORKERS}, got {self.workers}")
+
+
+def _count(text: str, what: str) -> int:
+    t = text.strip()
+    if not (t.isascii() and t.isdigit()):
+        raise UsageError(f"{what}: expected a non-negative integer, got {text!r}")
+    return int(t)
+
+
+RECORDS = (ReadOptions, ProtocolOptions, PointOptions, BootstrapOptions, RuntimeOptions)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """Every option of one evaluation, one record per concern."""
+
+    read: ReadOptions = field(default_factory=ReadOptions)
+    protocol: ProtocolOptions = field(default_factory=ProtocolOptions)
+    point: PointOptions = field(default_factory=PointOptions)
+    bootstrap: BootstrapOptions = field(default_factory=BootstrapOptions)
+    runtime: RuntimeOptions = field(default_factory=RuntimeOptions)
+
+    @staticmethod
+    def of(base: EvalOptions | None = None, **keywords: Any) -> EvalOptions:
+        """Options from plain keywords (``iou_thr=0.75``, ``box_format="xyxy"``...).
+
+        Each keyword is the field of the one record that has it; an unknown
+        keyword is a :class:`UsageError` naming the known ones.
+        """
+        opts = base or EvalOptions()
+        updates: dict[str, dict[str, Any]] = {}
+        for key, value in keywords.items():
+            slot = OWNER.get(key)
+            if slot is None:
+                raise UsageError(f"unknown option {key!r} (known: {', '.join(sorted(OWNER))})")
+            updates.setdefault(slot, {})[key] = value
+        return dataclasses.replace(
+            opts,
+            **{
+                slot: dataclasses.replace(getattr(opts, slot), **kw) for slot, kw in updates.items()
+            },
+        )
+
+
+# field name -> the EvalOptions slot of the record that owns it
+OWNER: dict[str, str] = {
+    f.name: slot.name
+    for slot in fields(EvalOptions)
+    for f in fields(next(r for r in RECORDS if r.__name__ == slot.type.split(".")[-1]))
+}
+
+
+def cli_fields(record: type) -> Sequence[tuple[str, Cli, Any]]:
+    """``(field name, Cli, default)`` of a record's command-line options."""
+    return [(f.name, f.metadata["cli"], f.default) for f in fields(record) if "cli" in f.metadata]
+
+
+def from_cli(record: type, values: dict[str, Any]) -> Any:
+    """A record from click's values (strings and switches), parsing each once."""
+    kwargs: dict[str, Any] = {}
+    for name, cli, default in cli_fields(record):
+        raw = values.get(name)
+        if cli.is_flag:
+            kwargs[name] = (not raw) if cli.invert else bool(raw)
+        elif raw is None and cli.cli_default is not None and cli.parse:
+            kwargs[name] = cli.parse(cli.cli_default)
+        elif raw is None:
+            kwargs[name] = default
+        else:
+            kwargs[name] = cli.parse(raw) if cli.parse else raw
+    return record(**kwargs)
