@@ -6,12 +6,8 @@ evaluation does not read (segmentations above all), then turned into columns.
 
 from __future__ import annotations
 
-import gc
-import mmap
-import os
-import re
-from contextlib import contextmanager
-from itertools import chain, pairwise
+from functools import partial
+from itertools import chain
 from operator import attrgetter
 from typing import Annotated
 
@@ -22,8 +18,8 @@ from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id, sort_key
 from ..errors import InputError
 from ..ordering import dense_codes, distinct
-from ..parallel import run_parts
 from .common import LoadOptions, json_error, read_bytes
+from .json_decode import chunked_results, quiet_decode
 
 Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
 Id = int | str
@@ -101,21 +97,9 @@ def _vocab(keys: np.ndarray | list[Key]) -> tuple[Key, ...]:
     return tuple(sorted(dict.fromkeys(keys), key=sort_key))
 
 
-def _quiet_decode(data):
-    # Millions of small records: the cyclic GC would rescan them again and
-    # again while they are built (none of them can form a cycle).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _DECODER.decode(data)
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _decode(path: str, data: bytes):
     try:
-        return _quiet_decode(data)
+        return quiet_decode(_DECODER, data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise json_error(path, data, exc) from None
 
@@ -179,134 +163,24 @@ def annotation_columns(anns: list, path: str, label: str, role: str, offset: int
     return cols
 
 
-# Where one results-list element ends and the next begins: "}" "," "{".
-_BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+# Chunk size for decoding a large results file in parts.
 _CHUNK_BYTES = 4 << 20
 
 
-def _plan_chunks(data) -> list[tuple[int, int]] | None:
-    """Byte spans ``(start, end)`` of a results list's elements, about 4 MB each, or None.
-
-    ``data`` is the file's bytes (a mapping of it).  None when the file is
-    small, is not a list, or holds a backslash: with no backslash no string
-    can hold a quote, so a cut inside a string or a nested value leaves a
-    chunk that is not valid JSON, and decoding proves every cut.
-    """
-    n = len(data)
-    if n < 2 * _CHUNK_BYTES or data.find(b"\\") >= 0:
+def _chunk_columns(chunk: bytearray, path: str) -> dict | None:
+    """The columns of one chunk of a results list (``[`` elements ``]``), or None if unsure."""
+    anns = quiet_decode(_DECODER, chunk)
+    if not isinstance(anns, list):
         return None
-    head = bytes(data[:64])
-    skip = len(head) - len(head.lstrip(b"\xef\xbb\xbf \t\r\n"))
-    tail = bytes(data[max(0, n - 64) :])
-    end = n - (len(tail) - len(tail.rstrip(b" \t\r\n")))
-    if data[skip : skip + 1] != b"[" or data[end - 1 : end] != b"]":
+    cols = annotation_columns(anns, path, "[{}]", "pred")
+    if not all(isinstance(cols[k], np.ndarray) for k in ("image_id", "category_id")):
         return None
-    spans = []
-    pos, end = skip + 1, end - 1
-    while True:
-        m = _BOUNDARY.search(data, pos + _CHUNK_BYTES, end) if end - pos > _CHUNK_BYTES else None
-        if m is None:
-            spans.append((pos, end))
-            return spans
-        spans.append((pos, m.start() + 1))
-        pos = m.end() - 1
+    return cols
 
 
-@contextmanager
-def _arenas_kept(nbytes: int):
-    """Keep about ``nbytes`` of the small-object allocator's memory mapped meanwhile.
-
-    CPython returns an arena (1 MiB of small objects) to the system as soon as
-    its last object dies, so each chunk's records, freed before the next
-    chunk is decoded, would be faulted in again page by page: about a third
-    of the decoding time.  One small object left alive every 64 KiB keeps
-    the arenas; their freed pools serve the next chunk.
-    """
-    # 400 bytes and the object's header stay under pymalloc's 512-byte limit.
-    filler = [bytes(400) for _ in range(nbytes // 448)]
-    pins = list({id(b) >> 16: b for b in filler}.values())
-    del filler
-    try:
-        yield
-    finally:
-        del pins
-
-
-def _decode_spans(data, spans: list[tuple[int, int]], path: str) -> list[dict] | None:
-    """The columns of the elements in each of ``spans`` (wrapped as a list), or None.
-
-    Chunk after chunk, so that only one chunk's records exist at a time and
-    their memory is reused.  None on anything unexpected: the caller then
-    decodes the whole file, which also locates errors.
-    """
-    with _arenas_kept(4 * _CHUNK_BYTES):  # a chunk's records take about 3.5x its bytes
-        return _decode_each(data, spans, path)
-
-
-def _decode_each(data, spans: list[tuple[int, int]], path: str) -> list[dict] | None:
-    parts: list[dict] = []
-    for a, b in spans:
-        chunk = bytearray(b - a + 2)
-        chunk[0], chunk[-1] = ord("["), ord("]")
-        with memoryview(data) as view:
-            chunk[1:-1] = view[a:b]
-        try:
-            anns = _quiet_decode(chunk)
-            if not isinstance(anns, list):
-                return None
-            cols = annotation_columns(anns, path, "[{}]", "pred")
-        except (msgspec.ValidationError, msgspec.DecodeError, InputError):
-            return None
-        if not all(isinstance(cols[k], np.ndarray) for k in ("image_id", "category_id")):
-            return None
-        parts.append(cols)
-        del anns, chunk
-    return parts
-
-
-def _join(parts: list[dict]) -> dict:
-    """Columns of consecutive pieces joined; each piece's arrays are dropped as they go."""
-    out = {}
-    for k in list(parts[0]):
-        out[k] = np.concatenate([p.pop(k) for p in parts])
-    return out
-
-
-def chunked_results(path: str, workers: int = 1) -> dict | None:
-    """Columns of a large results list, decoded a chunk at a time, or None.
-
-    Decoding 400k predictions at once holds 400k small records and the whole
-    file in memory; a few megabytes at a time holds little of either.  With
-    ``workers > 1`` the chunks are shared out, in file order, among that many
-    processes.  On any failure (a bad file included) this returns None and
-    the caller decodes the whole file, which also locates errors.
-    """
-    try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size < 2 * _CHUNK_BYTES:
-                return None
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
-        return None
-    try:
-        spans = _plan_chunks(data)
-        if spans is None:
-            return None
-        groups = [spans]
-        n = min(max(1, workers), len(spans))
-        if n > 1:
-            # Contiguous runs of chunks of about equal bytes, in file order.
-            ends = np.cumsum([b - a for a, b in spans])
-            cut = np.searchsorted(ends, ends[-1] * np.arange(1, n) / n, side="right")
-            bounds = [0, *cut.tolist(), len(spans)]
-            groups = [spans[a:b] for a, b in pairwise(bounds) if b > a]
-        parts = run_parts(lambda g: _decode_spans(data, g, path), groups)
-    finally:
-        data.close()
-    if any(p is None for p in parts):
-        return None
-    # One copy of each column, from every chunk's piece in file order.
-    return _join([cols for p in parts for cols in p])
+def chunked_columns(path: str, workers: int = 1) -> dict | None:
+    """Columns of a large results list decoded in chunks (in ``workers`` processes), or None."""
+    return chunked_results(path, partial(_chunk_columns, path=path), workers, _CHUNK_BYTES)
 
 
 def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -317,7 +191,7 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     results list or such a dict whose annotations carry a ``score``.
     Image and category ids may be integers or numeric strings.
     """
-    cols = chunked_results(path, options.workers) if role == "pred" else None
+    cols = chunked_columns(path, options.workers) if role == "pred" else None
     doc: _Document | list[_Annotation] | None = None
     if cols is None:
         data = read_bytes(path)

@@ -196,7 +196,9 @@ def test_workers_give_pycocotools_arrays_and_the_one_process_result(
 
     jobs = parallel_everywhere
     with open(files[1], "rb") as fh:
-        chunks = iou_eval.loaders.coco._plan_chunks(fh.read())
+        chunks = iou_eval.loaders.json_decode.plan_chunks(
+            fh.read(), iou_eval.loaders.coco._CHUNK_BYTES
+        )
     assert chunks is not None and len(chunks) > 1
     assert sum("load_gt" in j for j in jobs) == 1
     assert sum("chunked_results" in j for j in jobs) == min(workers, len(chunks)) - 1

@@ -26,7 +26,7 @@ def whole(path: str):
 def test_chunked_columns_equal_whole_decode(small_chunks, write_json):
     _, preds = make_scene(4)
     path = write_json("p.json", preds)
-    cols = coco.chunked_results(path)
+    cols = coco.chunked_columns(path)
     assert cols is not None
     ref = whole(path)
     assert np.array_equal(cols["boxes"], np.array([a.bbox for a in ref]))
@@ -38,7 +38,7 @@ def test_chunked_load_gives_the_same_dataset(small_chunks, write_json, monkeypat
     _, preds = make_scene(5)
     path = write_json("p.json", preds)
     chunked = coco.load_coco(path, "pred", LoadOptions())
-    monkeypatch.setattr(coco, "chunked_results", lambda p, workers=1: None)
+    monkeypatch.setattr(coco, "chunked_columns", lambda p, workers=1: None)
     plain = coco.load_coco(path, "pred", LoadOptions())
     for name in ("xyxy", "score", "image_idx", "category_idx", "origin"):
         assert np.array_equal(getattr(chunked, name), getattr(plain, name)), name
@@ -62,13 +62,24 @@ def test_boundary_text_inside_a_string_falls_back(small_chunks, tmp_path):
     assert len(ds) == 20 and set(ds.images.ids) == set(range(20))
 
 
-def test_backslash_files_are_decoded_whole(small_chunks, tmp_path):
+def test_rle_backslashes_are_decoded_in_chunks(small_chunks, tmp_path):
+    """Compressed RLE strings hold backslashes (escaped in JSON): chunking still applies."""
     preds = [{"image_id": i, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5,
-              "note": "a\\\\b" * 100} for i in range(20)]  # fmt: skip
+              "segmentation": {"size": [9, 9], "counts": "a\\b" * 50}} for i in range(20)]  # fmt: skip
     path = tmp_path / "p.json"
     path.write_text(json.dumps(preds))
-    assert coco.chunked_results(str(path)) is None
-    assert len(coco.load_coco(str(path), "pred", LoadOptions())) == 20
+    cols = coco.chunked_columns(str(path))
+    assert cols is not None and cols["image_id"].tolist() == list(range(20))
+
+
+def test_an_escaped_boundary_inside_a_string_falls_back_to_a_whole_decode(small_chunks, tmp_path):
+    preds = [{"image_id": i, "category_id": 1, "bbox": [1, 2, 3, 4], "score": 0.5,
+              "note": "a\\b" * 40 + '\\"}, {"image_id": 7'} for i in range(20)]  # fmt: skip
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(preds))
+    assert coco.chunked_columns(str(path)) is None
+    ds = coco.load_coco(str(path), "pred", LoadOptions())
+    assert sorted(ds.images.ids) == list(range(20))
 
 
 def test_errors_in_a_chunked_file_are_located_as_in_a_whole_one(small_chunks, tmp_path):
@@ -87,8 +98,8 @@ def test_errors_in_a_chunked_file_are_located_as_in_a_whole_one(small_chunks, tm
 def test_chunks_shared_among_workers_give_the_same_columns(small_chunks, write_json, workers):
     _, preds = make_scene(9)
     path = write_json("p.json", preds)
-    one = coco.chunked_results(path, workers=1)
-    many = coco.chunked_results(path, workers=workers)
+    one = coco.chunked_columns(path, workers=1)
+    many = coco.chunked_columns(path, workers=workers)
     assert one is not None and many is not None
     assert one.keys() == many.keys()
     for k in one:
@@ -103,7 +114,7 @@ def test_an_error_in_a_workers_chunk_is_located_as_in_a_whole_file(small_chunks,
     del preds[57]["score"]  # in the last chunks: a child's share with two workers
     path = tmp_path / "p.json"
     path.write_text(json.dumps(preds))
-    assert coco.chunked_results(str(path), workers=2) is None
+    assert coco.chunked_columns(str(path), workers=2) is None
     with pytest.raises(coco.InputError) as err:
         coco.load_coco(str(path), "pred", LoadOptions(workers=2))
     assert "[57]" in str(err.value) and "score" in str(err.value)
