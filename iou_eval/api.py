@@ -38,20 +38,20 @@ def load(
     fmt: str | None = None,
     *,
     read: ReadOptions | None = None,
-    reference: Dataset | None = None,
     workers: int = 1,
     **keywords: object,
 ) -> Dataset:
     """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder.
 
     ``read`` (or its fields as keywords: ``box_format``, ``normalized``,
-    ``names``, ``image_size``) says how; layout and scale apply to the
-    formats that leave them open (CSV, per-image text, devkit results):
-    COCO JSON and VOC XML always hold absolute pixels in their own layout,
-    so a VOC ground truth pairs with YOLO-style predictions under one
-    ``--normalized`` flag.  ``reference``: the ground truth, where
-    normalized predictions look up image sizes.  ``workers`` processes may
-    share the decoding of a large COCO results file (0: one per core).
+    ``names``) says how; layout and scale apply to the formats that leave
+    them open (CSV, per-image text, devkit results): COCO JSON and VOC XML
+    always hold absolute pixels in their own layout, so a VOC ground truth
+    pairs with YOLO-style predictions under one ``--normalized`` flag.
+    Normalized boxes whose file gives no image sizes come back as fractions
+    (``Dataset.fractions``); :func:`~iou_eval.reconcile.align` scales them.
+    ``workers`` processes may share the decoding of a large COCO results
+    file (0: one per core).
     """
     r = (
         dataclasses.replace(read or ReadOptions(), **keywords)
@@ -64,8 +64,6 @@ def load(
         box_format=BoxFormat(r.box_format) if r.box_format and textual else None,
         normalized=r.normalized and textual,
         names=r.names,
-        reference_images=reference.images if reference is not None else None,
-        image_size=r.image_size,
         workers=resolve_workers(workers),
     )
     return _load(path, role, fmt, options)
@@ -145,9 +143,8 @@ def _load_pair(
 ) -> tuple[Dataset, Dataset]:
     """Both datasets; with workers, the ground truth is read in a child meanwhile.
 
-    Text predictions need the ground truth first (its image sizes), so they
-    are read after it.  A ground-truth error is reported before a
-    predictions error, as when the files are read one after the other.
+    A ground-truth error is reported before a predictions error, as when the
+    files are read one after the other.
     """
 
     def load_gt() -> Dataset:
@@ -164,10 +161,9 @@ def _load_pair(
             pred_fmt = detect_format(preds)
         except IouEvalError:
             pred_fmt = None  # reported when the predictions are read, after the ground truth
-    if not concurrent or pred_fmt is None or get_format(pred_fmt).textual:
+    if not concurrent or pred_fmt is None:
         gt_ds = load_gt()
-        return gt_ds, load(preds, "pred", read.pred_format, read=read, reference=gt_ds,
-                           workers=workers)  # fmt: skip
+        return gt_ds, load(preds, "pred", read.pred_format, read=read, workers=workers)
     job = start(load_gt)
     try:
         try:
@@ -238,7 +234,7 @@ def evaluate(
     n_workers = resolve_workers(opts.runtime.workers)
     stage("reading")
     gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers)
-    alignment = align(gt_ds, pred_ds)
+    alignment = align(gt_ds, pred_ds, opts.read.image_size)
     warnings = list(alignment.warnings)
     results: list[ProtocolResult] = []
     for p in protocols:

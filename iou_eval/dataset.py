@@ -154,6 +154,14 @@ class Dataset:
     files: tuple[str, ...]
     origin_label: str = "line"
     warnings: tuple[str, ...] = field(default=())
+    fraction_boxes: np.ndarray | None = None
+    fraction_format: BoxFormat | None = None
+    masks: Any = None
+
+    @property
+    def fractions(self) -> bool:
+        """The boxes are fractions of their image's size, waiting for the sizes to scale them."""
+        return self.fraction_boxes is not None
 
     def __post_init__(self) -> None:
         n = len(self.image_idx)
@@ -218,7 +226,32 @@ class Dataset:
             score=None if self.score is None else self.score[rows],
             origin=self.origin[rows],
             origin_file=self.origin_file[rows],
+            masks=None if self.masks is None else self.masks.take(rows),
+            fraction_boxes=(
+                None if self.fraction_boxes is None else np.take(self.fraction_boxes, rows, axis=0)
+            ),
         )
+
+    def scaled(self, width: np.ndarray, height: np.ndarray) -> Dataset:
+        """Fractional boxes (``fractions``) scaled to pixels by ``width[I]``, ``height[I]``.
+
+        The numbers as the file gave them are scaled, then converted, as a
+        file with known sizes is read.  Areas that were the boxes' own are
+        recomputed; an area the file gave scales with its image.
+        """
+        if self.fraction_boxes is None or self.fraction_format is None:
+            return self
+        image_wh = np.stack([width[self.image_idx], height[self.image_idx]], axis=1)
+        xyxy, bbox_area = to_xyxy(self.fraction_boxes, self.fraction_format, image_wh)
+        if self.area is self.bbox_area:
+            area = bbox_area
+        else:
+            area = self.area * image_wh[:, 0] * image_wh[:, 1]
+        images = ImageTable(self.images.ids, self.images.file_names, width, height)
+        return replace(
+            self, images=images, xyxy=xyxy, bbox_area=bbox_area, area=area, fraction_boxes=None,
+            fraction_format=None,
+        )  # fmt: skip
 
 
 def assemble(
@@ -251,7 +284,9 @@ def assemble(
 
     Args:
         boxes: ``[N, 4]`` float64 in ``box_format``; normalized boxes are
-            scaled by the image's width and height.
+            scaled by the image's width and height when the file gives every
+            size, else kept as fractions (``Dataset.fractions``) for the
+            alignment to scale by the ground truth's sizes.
         area: ``[N]`` the file's area field, NaN where absent (then ``w * h``).
         others: ``[N]`` columns as in :class:`Dataset`; None means the default
             (False, row number + 1, row number).
@@ -285,20 +320,14 @@ def assemble(
         )
 
     image_wh = None
+    fractions = None
     if normalized:
         w = images.width[image_idx]
         h = images.height[image_idx]
-        unknown = ~(np.isfinite(w) & np.isfinite(h))
-        if unknown.any():
-            r = int(np.flatnonzero(unknown)[0])
-            raise fail(
-                r,
-                f"normalized box needs the size of image {images.ids[image_idx[r]]!r}, "
-                "which is not known",
-                hint="give image sizes in the ground truth, in width/height columns, "
-                "or with --image-size WxH",
-            )
-        image_wh = np.stack([w, h], axis=1)
+        if (np.isfinite(w) & np.isfinite(h)).all():
+            image_wh = np.stack([w, h], axis=1)
+        else:
+            fractions = boxes
     xyxy, bbox_area = to_xyxy(boxes, box_format, image_wh)
 
     if score is not None:
@@ -343,4 +372,6 @@ def assemble(
         files=files,
         origin_label=origin_label,
         warnings=tuple(warnings),
+        fraction_boxes=fractions,
+        fraction_format=None if fractions is None else box_format,
     )

@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from .dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id, sort_key
+from .errors import InputError
 from .ordering import distinct
 
 
@@ -140,18 +141,85 @@ def _how(counts: dict[str, int]) -> str:
     return " + ".join(used) if used else "none"
 
 
-def align(gt: Dataset, pred: Dataset) -> Alignment:
-    """Re-index ``pred`` into the (canonical) vocabularies of ``gt``."""
-    gt = canonical(gt)
-    warnings: list[str] = list(gt.warnings) + list(pred.warnings)
-
-    matcher = ImageMatcher(gt.images)
-    img_map = np.empty(len(pred.images), dtype=np.int64)
+def image_map(gt: ImageTable, pred: ImageTable) -> tuple[np.ndarray, dict[str, int]]:
+    """``[I_pred]`` position of each prediction image among ``gt`` (-1: none), and how many
+    were joined each way (id, file name, file stem)."""
+    matcher = ImageMatcher(gt)
+    img_map = np.empty(len(pred), dtype=np.int64)
     img_how = {"id": 0, "file name": 0, "file stem": 0}
-    for j, key in enumerate(pred.images.ids):
-        img_map[j], how = matcher.find(key, pred.images.file_names[j])
+    for j, key in enumerate(pred.ids):
+        img_map[j], how = matcher.find(key, pred.file_names[j])
         if how:
             img_how[how] += 1
+    return img_map, img_how
+
+
+def _size_error(ds: Dataset, image: int, why: str) -> InputError:
+    """A located error for a fractional box whose image has no known size."""
+    row = int(np.flatnonzero(ds.image_idx == image)[0])
+    file, place = ds.where(row)
+    return InputError(
+        file,
+        f"normalized box needs the size of image {ds.images.ids[image]!r}: {why}",
+        where=place,
+        hint="pass --image-size WxH or give sizes in the ground truth",
+    )
+
+
+def _known(width: np.ndarray, height: np.ndarray) -> np.ndarray:
+    return np.isfinite(width) & np.isfinite(height)
+
+
+def scale_fractions(
+    ds: Dataset,
+    image_size: tuple[float, float] | None,
+    ref: ImageTable | None = None,
+    img_map: np.ndarray | None = None,
+) -> Dataset:
+    """``ds`` in pixels when its boxes are fractions of the image size.
+
+    Each image's size is its own (from its file), else its ground-truth
+    image's (``ref`` with ``img_map[I]`` positions, -1 where absent), else
+    ``image_size``; a box on an image of no known size is a located error.
+    """
+    if not ds.fractions:
+        return ds
+    width, height = ds.images.width.copy(), ds.images.height.copy()
+    unknown = ~_known(width, height)
+    if ref is not None and img_map is not None:
+        j = np.where(unknown & (img_map >= 0), img_map, -1)
+        take = j >= 0
+        width[take], height[take] = ref.width[j[take]], ref.height[j[take]]
+    if image_size is not None:
+        still = ~_known(width, height)
+        width[still], height[still] = image_size
+    used = np.zeros(len(width), dtype=bool)
+    used[ds.image_idx] = True
+    missing = np.flatnonzero(used & ~_known(width, height))
+    if len(missing):
+        i = int(missing[0])
+        if ref is None:
+            why = "no size is known"
+        elif img_map is not None and img_map[i] < 0:
+            why = "the ground truth has no such image"
+        else:
+            why = "the ground truth gives no size for it"
+        raise _size_error(ds, i, why)
+    return ds.scaled(width, height)
+
+
+def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = None) -> Alignment:
+    """Re-index ``pred`` into the (canonical) vocabularies of ``gt``.
+
+    Boxes that are fractions of the image size (``Dataset.fractions``) are
+    scaled here: the ground truth's by its own sizes or ``image_size``, the
+    predictions' by their own, else their ground-truth image's, else
+    ``image_size``.
+    """
+    gt = canonical(scale_fractions(gt, image_size))
+    warnings: list[str] = list(gt.warnings) + list(pred.warnings)
+    img_map, img_how = image_map(gt.images, pred.images)
+    pred = scale_fractions(pred, image_size, gt.images, img_map)
 
     gt_cat_by_id = {_norm(k): i for i, k in enumerate(gt.categories.ids)}
     gt_cat_by_name = {n: i for i, n in enumerate(gt.categories.names)}

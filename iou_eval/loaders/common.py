@@ -7,10 +7,9 @@ import re
 from dataclasses import dataclass
 
 import msgspec
-import numpy as np
 
 from ..boxes import BoxFormat
-from ..dataset import CategoryTable, ImageTable, Key, normalize_id
+from ..dataset import CategoryTable, Key, normalize_id
 from ..errors import InputError
 
 
@@ -22,18 +21,12 @@ class LoadOptions:
         box_format: layout of box numbers; None for the format's own default.
         normalized: box numbers are fractions of the image size.
         names: class names by index, for files that give class indices.
-        reference_images: the ground truth's images, where normalized
-            predictions look up image sizes.
-        image_size: ``(width, height)`` for images whose size no file gives
-            (normalized text files without a ground truth that knows sizes).
         workers: processes a large file's decoding may be shared among.
     """
 
     box_format: BoxFormat | None = None
     normalized: bool = False
     names: tuple[str, ...] | None = None
-    reference_images: ImageTable | None = None
-    image_size: tuple[float, float] | None = None
     workers: int = 1
 
 
@@ -97,26 +90,6 @@ def json_error(path: str, data: bytes, exc: Exception) -> InputError:
             where=line_col(data, len(data)),
         )
     return InputError(path, f"malformed JSON: {text}")
-
-
-def fill_sizes(images: ImageTable, reference: ImageTable | None) -> ImageTable:
-    """``images`` with unknown widths and heights looked up in ``reference``.
-
-    Normalized predictions rarely state their image's size; the ground truth
-    does.  Images are found as the reconciler finds them (id, file name, stem).
-    """
-    unknown = np.flatnonzero(~(np.isfinite(images.width) & np.isfinite(images.height)))
-    if reference is None or not len(unknown):
-        return images
-    from ..reconcile import ImageMatcher
-
-    matcher = ImageMatcher(reference)
-    width, height = images.width.copy(), images.height.copy()
-    for i in unknown:
-        j, _ = matcher.find(images.ids[i], images.file_names[i])
-        if j >= 0:
-            width[i], height[i] = reference.width[j], reference.height[j]
-    return ImageTable(images.ids, images.file_names, width, height)
 
 
 def folder_files(path: str, ext: str, what: str) -> list[str]:

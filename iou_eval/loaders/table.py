@@ -84,7 +84,7 @@ import pandas as pd
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id
 from ..errors import InputError
-from .common import LoadOptions, fill_sizes, read_bytes
+from .common import LoadOptions, read_bytes
 
 IMAGE_ID = ("image", "image_id", "img", "img_id")
 IMAGE_FILE = ("filename", "file_name", "file", "image_name", "path", "image_path")
@@ -654,8 +654,6 @@ def _dataset(rows: _Rows, cols: _Columns, role: str, options: LoadOptions) -> Da
     box_rows = np.flatnonzero(~empty)
 
     images = _image_sizes(rows, cols, images, row_image, box_rows)
-    if options.normalized:
-        images = fill_sizes(images, options.reference_images)
     categories, category_idx = _categories(rows, cols, box_rows, options.names)
     boxes = np.stack([rows.numbers(j, box_rows) for j in cols.box], axis=1)
 
@@ -705,7 +703,7 @@ def load_csv(path: str, role: str, options: LoadOptions) -> Dataset:
         role: ``"gt"`` or ``"pred"`` (predictions need a score column).
         options: ``box_format`` (how the four box columns are read; see the
             module docstring), ``normalized`` (boxes are fractions of the
-            image size, taken from size columns or ``reference_images``),
+            image size, taken from size columns, else scaled at alignment),
             ``names`` (integer labels index them).
 
     Returns:

@@ -45,10 +45,9 @@ per class (``comp4_det_test_cat.txt``):
 - Rows keep file order and files sorted name order: ties in score are broken
   by this input order downstream, as in the devkit.
 
-Normalized numbers (``options.normalized``) are fractions of the image size,
-taken from the image of the same id, file name or stem in
-``options.reference_images``, else from ``options.image_size``; a box on an
-image of unknown size is an error.  Numbers that are all within ``[0, 1]``
+Normalized numbers (``options.normalized``) are fractions of the image size;
+they stay fractions here (``Dataset.fractions``) and the alignment scales
+them by the ground truth's sizes (see :mod:`iou_eval.reconcile`).  Numbers that are all within ``[0, 1]``
 with some fractional ones are refused without ``--normalized``: they are
 almost surely not pixels.
 """
@@ -64,7 +63,6 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from ..reconcile import ImageMatcher
 from .common import ClassVocabulary, LoadOptions, folder_files
 
 _FIELDS = {
@@ -178,50 +176,6 @@ def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarra
     return values
 
 
-def _image_sizes(ids: Sequence[Key], options: LoadOptions) -> tuple[np.ndarray, np.ndarray]:
-    """Width and height ``[I]`` per image: reference images (normalized only), else image_size."""
-    n = len(ids)
-    width = np.full(n, np.nan)
-    height = np.full(n, np.nan)
-    ref = options.reference_images
-    if options.normalized and ref is not None and n:
-        matcher = ImageMatcher(ref)
-        for i, key in enumerate(ids):
-            j, _ = matcher.find(key, str(key))
-            if j >= 0:
-                width[i], height[i] = ref.width[j], ref.height[j]
-    if options.image_size is not None:
-        unknown = ~(np.isfinite(width) & np.isfinite(height))
-        width[unknown], height[unknown] = options.image_size
-    return width, height
-
-
-def _check_sizes(
-    images: ImageTable, image_idx: np.ndarray, options: LoadOptions, where: Where
-) -> None:
-    """Every row's image has a known size (normalized boxes need it)."""
-    known = np.isfinite(images.width) & np.isfinite(images.height)
-    bad = ~known[image_idx]
-    if not bad.any():
-        return
-    r = int(np.flatnonzero(bad)[0])
-    key = images.ids[int(image_idx[r])]
-    ref = options.reference_images
-    if ref is None:
-        why = "no size is known"
-    elif ImageMatcher(ref).find(key, str(key))[0] < 0:
-        why = "the ground truth has no such image"
-    else:
-        why = "the ground truth gives no size for it"
-    file, line = where(r)
-    raise InputError(
-        file,
-        f"normalized box needs the size of image {key!r}: {why}",
-        where=line,
-        hint="pass --image-size WxH or give sizes in the ground truth",
-    )
-
-
 def _check_scale(boxes: np.ndarray, normalized: bool, where: Where, source: str) -> list[str]:
     """Refuse pixel boxes that look normalized; warn about normalized ones that look like pixels."""
     if not len(boxes):
@@ -267,12 +221,9 @@ def _images(
     when the numbers do not look like the convention asked for.
     """
     warnings = _check_scale(boxes, options.normalized, where, source)
-    width, height = _image_sizes(image_ids, options)
-    images = ImageTable.build(image_ids, file_names, width, height)
-    image_col = np.asarray(image_idx, dtype=np.int64)
-    if options.normalized:
-        _check_sizes(images, image_col, options, where)
-    return images, image_col, warnings
+    # Sizes are the alignment's business: a text file gives none.
+    images = ImageTable.build(image_ids, file_names)
+    return images, np.asarray(image_idx, dtype=np.int64), warnings
 
 
 def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -283,8 +234,7 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
         role: ``"gt"`` (``class a b c d [difficult]``) or ``"pred"``
             (``class score a b c d``).
         options: ``box_format`` (default ``xywh``, ``cxcywh`` when
-            normalized), ``normalized``, ``names``, ``reference_images`` and
-            ``image_size`` (sizes for normalized boxes).
+            normalized), ``normalized``, ``names``.
 
     Returns:
         A :class:`Dataset` with one image per file (id = the stem, a string)
@@ -392,8 +342,7 @@ def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
         path: a folder of ``comp4_det_test_<class>.txt`` files, or one file.
         role: must be ``"pred"``: these files hold detections only.
         options: ``box_format`` (default ``xyxy``), ``names``, and for
-            normalized numbers ``normalized``, ``reference_images``,
-            ``image_size``.
+            normalized numbers ``normalized``.
 
     Returns:
         A :class:`Dataset` with one row per line, images in order of first

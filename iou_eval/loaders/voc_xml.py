@@ -44,7 +44,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from .common import ClassVocabulary, LoadOptions, fill_sizes, folder_files, read_bytes
+from .common import ClassVocabulary, LoadOptions, folder_files, read_bytes
 
 _COORDS = ("xmin", "ymin", "xmax", "ymax")
 _TRUE = {"1", "true", "yes"}
@@ -116,7 +116,7 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
             ``<confidence>``) in every ``<object>``.
         options: ``box_format`` (default ``xyxy``), ``normalized``, ``names``
             (then a numeric ``<name>`` is an index into them),
-            ``reference_images`` (sizes for normalized predictions).
+            (normalized predictions are scaled at alignment).
 
     Returns:
         A :class:`Dataset` with one image per file (id = the file's stem) and
@@ -208,8 +208,6 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
             origin_file.append(fi)
 
     images = ImageTable.build(image_ids, file_names, widths, heights)
-    if options.normalized:
-        images = fill_sizes(images, options.reference_images)
     n = len(boxes)
     return assemble(
         source=path,

@@ -11,6 +11,8 @@ from iou_eval.errors import InputError
 from iou_eval.loaders import LoadOptions, detect_format, load
 from iou_eval.loaders.table import load_csv
 
+from ..conftest import by_reference
+
 
 @pytest.fixture
 def write(tmp_path):
@@ -231,7 +233,7 @@ def test_normalized_predictions_take_sizes_from_the_reference_images(write):
         "image,label,x1,y1,x2,y2,score\nfolder/b.jpg,dog,0,0,0.5,0.5,0.9\n7,dog,0,0,1,1,0.8\n"
     )
     ref = ImageTable.build([7, 8], ["a.jpg", "b.jpg"], [640.0, 100.0], [480.0, 50.0])
-    ds = _load(p, "pred", normalized=True, reference_images=ref)
+    ds = by_reference(_load(p, "pred", normalized=True), ref)
     np.testing.assert_allclose(ds.xyxy, [[0, 0, 50, 25], [0, 0, 640, 480]])
 
 

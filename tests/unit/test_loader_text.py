@@ -11,6 +11,9 @@ from iou_eval.errors import InputError
 from iou_eval.loaders import LoadOptions, detect_format, load
 from iou_eval.loaders.registry import get
 from iou_eval.loaders.text import load_txt, load_voc_results, results_class
+from iou_eval.reconcile import scale_fractions
+
+from ..conftest import by_reference
 
 
 def _write(folder, name, text, encoding="utf-8"):
@@ -169,7 +172,7 @@ def test_normalized_defaults_to_cxcywh_scaled_by_image_size(tmp_path):
     """A 200x100 image: centre (0.5, 0.5), size 0.2 x 0.4 -> 80,30-120,70."""
     d = tmp_path / "gt"
     _write(d, "a.txt", "cat 0.5 0.5 0.2 0.4\n")
-    ds = load_txt(str(d), "gt", LoadOptions(normalized=True, image_size=(200, 100)))
+    ds = scale_fractions(load_txt(str(d), "gt", LoadOptions(normalized=True)), (200, 100))
     assert ds.xyxy.tolist() == [[80, 30, 120, 70]]
     assert ds.bbox_area.tolist() == [1600]
     assert ds.images.width.tolist() == [200]
@@ -182,9 +185,7 @@ def test_normalized_predictions_take_sizes_from_reference_images_by_stem(tmp_pat
     d = tmp_path / "pred"
     _write(d, "b.txt", "cat 0.9 0.5 0.5 0.5 0.5\n")
     _write(d, "a.txt", "cat 0.8 0.5 0.5 0.5 0.5\n")
-    ds = load_txt(
-        str(d), "pred", LoadOptions(normalized=True, reference_images=ref, image_size=(9, 9))
-    )
+    ds = by_reference(load_txt(str(d), "pred", LoadOptions(normalized=True)), ref, (9, 9))
     assert ds.xyxy.tolist() == [[25, 12.5, 75, 37.5], [100, 75, 300, 225]]
     assert ds.images.width.tolist() == [100, 400]
 
@@ -194,9 +195,7 @@ def test_normalized_image_missing_from_reference_falls_back_to_image_size(tmp_pa
     d = tmp_path / "pred"
     _write(d, "a.txt", "cat 0.9 0.5 0.5 1 1\n")
     _write(d, "z.txt", "cat 0.9 0.5 0.5 1 1\n")
-    ds = load_txt(
-        str(d), "pred", LoadOptions(normalized=True, reference_images=ref, image_size=(10, 20))
-    )
+    ds = by_reference(load_txt(str(d), "pred", LoadOptions(normalized=True)), ref, (10, 20))
     assert ds.xyxy.tolist() == [[0, 0, 100, 50], [0, 0, 10, 20]]
 
 
@@ -205,7 +204,10 @@ def test_normalized_image_missing_from_reference_without_image_size(tmp_path):
     d = tmp_path / "pred"
     _write(d, "a.txt", "cat 0.9 0.5 0.5 1 1\n")
     z = _write(d, "z.txt", "\ncat 0.9 0.5 0.5 1 1\n")
-    err = _error(load_txt, d, "pred", LoadOptions(normalized=True, reference_images=ref))
+    ds = load_txt(str(d), "pred", LoadOptions(normalized=True))
+    with pytest.raises(InputError) as info:
+        by_reference(ds, ref)
+    err = info.value
     text = _cites(err, z, 2, "'z'", "the ground truth has no such image", "--image-size WxH")
     assert "hint:" in text
 
@@ -213,8 +215,10 @@ def test_normalized_image_missing_from_reference_without_image_size(tmp_path):
 def test_normalized_without_any_size_says_how_to_give_one(tmp_path):
     d = tmp_path / "gt"
     p = _write(d, "a.txt", "cat 0.5 0.5 0.2 0.4\n")
-    err = _error(load_txt, d, "gt", LoadOptions(normalized=True))
-    _cites(err, p, 1, "'a'", "--image-size WxH", "sizes in the ground truth")
+    ds = load_txt(str(d), "gt", LoadOptions(normalized=True))
+    with pytest.raises(InputError) as info:
+        scale_fractions(ds, None)
+    _cites(info.value, p, 1, "'a'", "--image-size WxH", "sizes in the ground truth")
 
 
 def test_normalized_image_without_boxes_needs_no_size(tmp_path):
@@ -243,7 +247,7 @@ def test_small_integer_boxes_are_not_taken_for_normalized(tmp_path):
 def test_normalized_boxes_with_pixel_sized_numbers_carry_a_warning(tmp_path):
     d = tmp_path / "gt"
     p = _write(d, "a.txt", "cat 0.5 0.5 0.2 0.2\ncat 120 80 30 40\n")
-    ds = load_txt(str(d), "gt", LoadOptions(normalized=True, image_size=(10, 10)))
+    ds = load_txt(str(d), "gt", LoadOptions(normalized=True))
     assert len(ds.warnings) == 1
     assert f"{p}:2" in ds.warnings[0]
     assert "are they pixels" in ds.warnings[0]

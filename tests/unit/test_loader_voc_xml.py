@@ -10,6 +10,9 @@ from iou_eval.dataset import ImageTable
 from iou_eval.errors import InputError
 from iou_eval.loaders import LoadOptions, detect_format, load
 from iou_eval.loaders.voc_xml import load_voc_xml
+from iou_eval.reconcile import scale_fractions
+
+from ..conftest import by_reference
 
 
 def _obj(name="person", box=(10, 20, 50, 80), difficult=None, score=None, extra=""):
@@ -147,13 +150,16 @@ def test_normalized_boxes_are_scaled_by_the_size_element(tmp_path):
 def test_normalized_predictions_take_sizes_from_the_reference_images(tmp_path):
     p = _write(tmp_path, "img7.xml", _xml([_obj(box=(0.5, 0.5, 1, 1), score=0.5)], size=None))
     ref = ImageTable.build([7], ["img7.jpg"], [640.0], [480.0])
-    ds = load_voc_xml(p, "pred", LoadOptions(normalized=True, reference_images=ref))
+    ds = by_reference(load_voc_xml(p, "pred", LoadOptions(normalized=True)), ref)
     np.testing.assert_allclose(ds.xyxy, [[320, 240, 640, 480]])
 
 
 def test_normalized_without_any_size_is_an_error(tmp_path):
     p = _write(tmp_path, "img7.xml", _xml([_obj(box=(0.5, 0.5, 1, 1))], size=(0, 0)))
-    err = _error(p, options=LoadOptions(normalized=True))
+    ds = load_voc_xml(p, "gt", LoadOptions(normalized=True))
+    with pytest.raises(InputError) as info:
+        scale_fractions(ds, None)
+    err = info.value
     assert err.where == "object[0]"
     assert "size of image 'img7'" in str(err)
 
