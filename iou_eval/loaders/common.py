@@ -30,6 +30,26 @@ class LoadOptions:
     workers: int = 1
 
 
+_FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,
+               "1": True, "true": True, "yes": True}  # fmt: skip
+
+
+def parse_flag(text: str | None, numeric: bool = True) -> bool | None:
+    """A 0/1 flag as files write it: 0/1, true/false, yes/no, blank (False); None if unreadable.
+
+    ``numeric``: any other ASCII number counts, non-zero as True (VOC XML
+    and CSV writers put ``0.0``); per-image text files take the words only.
+    """
+    value = (text or "").strip().lower()
+    word = _FLAG_WORDS.get(value)
+    if word is not None or not numeric or not value.isascii():
+        return word
+    try:
+        return float(value.replace(",", ".")) != 0.0
+    except ValueError:
+        return None
+
+
 def read_bytes(path: str) -> bytes:
     """The file's bytes; a clear error for a missing path, a folder or an empty file."""
     if not os.path.exists(path):

@@ -84,7 +84,7 @@ import pandas as pd
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id
 from ..errors import InputError
-from .common import LoadOptions, read_bytes
+from .common import ClassVocabulary, LoadOptions, parse_flag, read_bytes
 
 IMAGE_ID = ("image", "image_id", "img", "img_id")
 IMAGE_FILE = ("filename", "file_name", "file", "image_name", "path", "image_path")
@@ -115,8 +115,6 @@ BOX_COLUMNS: tuple[tuple[BoxFormat, tuple[str, str, str, str], bool], ...] = (
     *((BoxFormat.XYWH, (*c, *s), False) for c in _TOP_LEFTS for s in _SIZES),
     *((BoxFormat.XYWH, ("x", "y", *s), True) for s in _SIZES),
 )
-
-_FLAGS = {"": False, "0": False, "false": False, "no": False, "1": True, "true": True, "yes": True}
 
 
 def _key(name: str) -> str:
@@ -228,15 +226,11 @@ class _Rows:
         picked = codes[rows]
         meaning = np.zeros(len(values), dtype=bool)
         for k in pd.unique(picked).tolist():
-            v = values[k]
-            if v.lower() in _FLAGS:
-                meaning[k] = _FLAGS[v.lower()]
-                continue
-            try:
-                meaning[k] = float(v.replace(",", ".")) != 0.0
-            except ValueError:
+            flag = parse_flag(values[k])
+            if flag is None:
                 r = int(rows[np.flatnonzero(picked == k)[0]])
-                raise self.fail(r, f"{self.header.cells[j]} must be 0 or 1, got {v!r}") from None
+                raise self.fail(r, f"{self.header.cells[j]} must be 0 or 1, got {values[k]!r}")
+            meaning[k] = flag
         return meaning[picked]
 
 
@@ -570,35 +564,24 @@ def _categories(
     first = np.empty(len(seen), dtype=np.int64)
     first[codes[::-1]] = np.arange(len(codes))[::-1]
     display_col = cols.label_name if cols.label_id is not None else None
-    index: dict[Key, int] = {n: i for i, n in enumerate(dict.fromkeys(names or ()))}
-    display: dict[Key, str] = {k: str(k) for k in index}
+    vocab = ClassVocabulary(names)
+    display: dict[int, str] = {j: str(k) for k, j in vocab.vocab.items()}
     remap = np.empty(len(seen), dtype=np.int64)
     for k, code in enumerate(seen.tolist()):
         value = values[code]
         r = int(box_rows[first[k]])
         if not value:
             raise rows.fail(r, f"{cols.header.cells[cols.label]} is empty, expected a class")
-        key = normalize_id(value)
-        if names is not None:
-            if isinstance(key, int):
-                if not 0 <= key < len(names):
-                    raise rows.fail(
-                        r,
-                        f"class index {key} is out of range: {len(names)} names were given",
-                        hint=f"names: {', '.join(names)}",
-                    )
-                key = names[key]
-            elif key not in index:
-                raise rows.fail(
-                    r, f"class {key!r} is not among the given names (known: {', '.join(names)})"
-                )
-        j = index.get(key)
-        if j is None:
-            j = index[key] = len(index)
+        try:
+            j = vocab.lookup(value, "", None)
+        except InputError as exc:  # the same rule, located in this table
+            raise rows.fail(r, exc.message, hint=exc.hint) from None
+        if j not in display:
             shown = rows.cell(display_col, r) if display_col is not None else ""
-            display[key] = shown or str(key)
+            display[j] = shown or str(normalize_id(value))
         remap[k] = j
-    return CategoryTable(tuple(index), tuple(display[k] for k in index)), remap[codes]
+    table = vocab.table()
+    return CategoryTable(table.ids, tuple(display[j] for j in range(len(table.ids)))), remap[codes]
 
 
 def _image_sizes(

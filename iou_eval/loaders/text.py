@@ -63,15 +63,13 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from .common import ClassVocabulary, LoadOptions, folder_files
+from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag
 
 _FIELDS = {
     BoxFormat.XYWH: ("x", "y", "w", "h"),
     BoxFormat.XYXY: ("x1", "y1", "x2", "y2"),
     BoxFormat.CXCYWH: ("cx", "cy", "w", "h"),
 }
-_TRUE = {"1", "true"}
-_FALSE = {"0", "false"}
 # --normalized numbers above this are taken for pixels (and warned about):
 # valid fractions never exceed 1 by more than an exporter's rounding.
 _NORMALIZED_MAX = 1.5
@@ -291,8 +289,8 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
             else:
                 cells.extend(tokens[1:5])
                 if k == 6:
-                    flag = tokens[5].lower()
-                    if flag not in _TRUE and flag not in _FALSE:
+                    flag = parse_flag(tokens[5], numeric=False)
+                    if flag is None:
                         raise InputError(
                             file,
                             f"expected 0 or 1 for difficult (6th field), got {tokens[5]!r}",
@@ -300,7 +298,7 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
                             hint="a line 'class score x y w h' is a prediction; "
                             "is this the predictions folder?",
                         )
-                    ignore.append(flag in _TRUE)
+                    ignore.append(flag)
                 else:
                     ignore.append(False)
             image_idx.append(fi)

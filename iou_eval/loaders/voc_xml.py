@@ -44,11 +44,9 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from .common import ClassVocabulary, LoadOptions, folder_files, read_bytes
+from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag, read_bytes
 
 _COORDS = ("xmin", "ymin", "xmax", "ymax")
-_TRUE = {"1", "true", "yes"}
-_FALSE = {"", "0", "false", "no"}
 
 
 def _xml_files(path: str) -> list[str]:
@@ -80,17 +78,10 @@ def _number(text: str | None, tag: str, file: str, where: str) -> float:
 
 
 def _flag(text: str | None, tag: str, file: str, where: str) -> bool:
-    value = (text or "").strip().lower()
-    if value in _FALSE:
-        return False
-    if value in _TRUE:
-        return True
-    try:
-        return float(value) != 0.0
-    except ValueError:
-        raise InputError(
-            file, f"{tag} must be 0 or 1, got {(text or '').strip()!r}", where=where
-        ) from None
+    value = parse_flag(text)
+    if value is None:
+        raise InputError(file, f"{tag} must be 0 or 1, got {(text or '').strip()!r}", where=where)
+    return value
 
 
 def _size(root: ET.Element, file: str) -> tuple[float, float]:
