@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test soak check format bench bench-data clean
+.PHONY: help compile demo test soak check format bench bench-data clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -22,7 +22,12 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[dev]'
 	@touch $@ $(VENV)/.runtime
 
-demo: $(VENV)/.runtime ## score sample_data/ (COCO ground truth vs predictions) and print the report
+# Byte-compiled once here: where PYTHONDONTWRITEBYTECODE is set, an editable
+# install would otherwise compile the package's sources on every run.
+compile: $(VENV)/.runtime
+	@$(BIN)/python -m compileall -q iou_eval
+
+demo: $(VENV)/.runtime compile ## score sample_data/ (COCO ground truth vs predictions) and print the report
 	$(BIN)/iou-eval sample_data/coco/gt.json sample_data/coco/preds.json
 
 test: $(VENV)/.dev ## run the whole test suite (parity, acceptance, CLI)
@@ -63,7 +68,7 @@ $(BENCH_VENV)/.peers:
 bench-data: $(BENCH_VENV)/.peers ## generate the synthetic COCO-sized benchmark data in bench_data/
 	$(BENCH_BIN)/python tests/bench/make_data.py --sizes "$(BENCH_SIZES)" --seed $(BENCH_SEED)
 
-bench: $(VENV)/.runtime $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co. (quick: BENCH_SIZES=500 BENCH_RUNS=1)
+bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co. (quick: BENCH_SIZES=500 BENCH_RUNS=1)
 	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 
 clean: ## remove the virtual environment and caches

@@ -3,19 +3,31 @@
 Every loader has the signature ``load_X(path, role, options) -> Dataset`` where
 ``role`` is ``"gt"`` or ``"pred"``, and returns what the file says: boxes in
 pixels, or fractions of the image size flagged as such (the alignment step
-scales them).
+scales them).  Importing this package is cheap (the command line's
+``--help`` lists the formats without loading numpy).
 """
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
-from ..dataset import Dataset
 from ..errors import InputError, UsageError
-from .common import LoadOptions
 from .registry import detect_format, format_names, get
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dataset import Dataset
+    from .common import LoadOptions
+
 __all__ = ["LoadOptions", "detect_format", "format_names", "load"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LoadOptions":
+        from .common import LoadOptions
+
+        return LoadOptions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load(
@@ -25,6 +37,8 @@ def load(
 
     ``fmt`` overrides detection; it must be a registered format.
     """
+    from .common import LoadOptions
+
     if role not in ("gt", "pred"):
         raise ValueError(f"role must be 'gt' or 'pred', got {role!r}")
     if fmt is None:
