@@ -254,6 +254,53 @@ class Dataset:
         )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class _Locator:
+    """Builds an :class:`InputError` that cites a row's file and place."""
+
+    files: tuple[str, ...]
+    origin: np.ndarray
+    origin_file: np.ndarray
+    origin_label: str
+
+    def __call__(self, row: int, message: str, hint: str | None = None) -> InputError:
+        f = self.files[int(self.origin_file[row])]
+        o = int(self.origin[row])
+        place = str(o) if self.origin_label == "line" else f"{self.origin_label}[{o}]"
+        return InputError(f, message, where=place, hint=hint)
+
+
+def _check_boxes(boxes: np.ndarray, box_format: BoxFormat, fail: _Locator) -> None:
+    """Four finite numbers with non-negative extents; the first bad row is cited."""
+    # Whole-array checks first (cheap); rows are located only on failure.
+    if not np.isfinite(boxes).all():
+        r = int(np.flatnonzero(~np.isfinite(boxes).all(axis=1))[0])
+        raise fail(r, f"box numbers must be finite, got {boxes[r].tolist()}")
+    sizes = box_sizes(boxes, box_format)
+    if (sizes < 0).any():
+        r = int(np.flatnonzero((sizes < 0).any(axis=1))[0])
+        what = "x2 < x1 or y2 < y1" if box_format is BoxFormat.XYXY else "negative width or height"
+        raise fail(
+            r,
+            f"box has {what}: {boxes[r].tolist()} read as {box_format.value}",
+            hint="check --box-format" if box_format is not BoxFormat.XYWH else None,
+        )
+
+
+def _area_column(area: np.ndarray | None, bbox_area: np.ndarray, fail: _Locator) -> np.ndarray:
+    """The file's areas ``[N]``, the box's ``w * h`` where it gives none."""
+    if area is None:
+        return bbox_area  # one array for both: neither is ever written
+    area_col = np.asarray(area, dtype=np.float64).copy()
+    missing = np.isnan(area_col)
+    area_col[missing] = bbox_area[missing]
+    bad = ~np.isfinite(area_col) | (area_col < 0)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise fail(r, f"area must be a finite non-negative number, got {float(area_col[r])}")
+    return area_col
+
+
 def assemble(
     *,
     source: str,
@@ -298,27 +345,8 @@ def assemble(
         np.zeros(n, dtype=np.int32) if origin_file is None else origin_file.astype(np.int32)
     )
     files = tuple(files) or (source,)
-
-    def fail(row: int, message: str, hint: str | None = None) -> InputError:
-        f = files[int(origin_file[row])]
-        o = int(origin[row])
-        place = str(o) if origin_label == "line" else f"{origin_label}[{o}]"
-        return InputError(f, message, where=place, hint=hint)
-
-    # Whole-array checks first (cheap); rows are located only on failure.
-    if not np.isfinite(boxes).all():
-        r = int(np.flatnonzero(~np.isfinite(boxes).all(axis=1))[0])
-        raise fail(r, f"box numbers must be finite, got {boxes[r].tolist()}")
-    sizes = box_sizes(boxes, box_format)
-    if (sizes < 0).any():
-        r = int(np.flatnonzero((sizes < 0).any(axis=1))[0])
-        what = "x2 < x1 or y2 < y1" if box_format is BoxFormat.XYXY else "negative width or height"
-        raise fail(
-            r,
-            f"box has {what}: {boxes[r].tolist()} read as {box_format.value}",
-            hint="check --box-format" if box_format is not BoxFormat.XYWH else None,
-        )
-
+    fail = _Locator(files, origin, origin_file, origin_label)
+    _check_boxes(boxes, box_format, fail)
     image_wh = None
     fractions = None
     if normalized:
@@ -329,22 +357,12 @@ def assemble(
         else:
             fractions = boxes
     xyxy, bbox_area = to_xyxy(boxes, box_format, image_wh)
-
     if score is not None:
         score = np.asarray(score, dtype=np.float64)
         if not np.isfinite(score).all():
             r = int(np.flatnonzero(~np.isfinite(score))[0])
             raise fail(r, f"score must be a finite number, got {float(score[r])}")
-    if area is None:
-        area_col = bbox_area  # one array for both: neither is ever written
-    else:
-        area_col = np.asarray(area, dtype=np.float64).copy()
-        missing = np.isnan(area_col)
-        area_col[missing] = bbox_area[missing]
-        bad = ~np.isfinite(area_col) | (area_col < 0)
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raise fail(r, f"area must be a finite non-negative number, got {float(area_col[r])}")
+    area_col = _area_column(area, bbox_area, fail)
 
     def flags(col: np.ndarray | None) -> np.ndarray:
         return np.zeros(n, dtype=bool) if col is None else np.asarray(col, dtype=bool)
