@@ -117,22 +117,11 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
     """
     files = _xml_files(path)
     categories = ClassVocabulary(options.names)
-
+    rows = _Rows()
     image_ids: list[Key] = []
     file_names: list[str | None] = []
-    widths: list[float] = []
-    heights: list[float] = []
+    sizes: list[tuple[float, float]] = []
     seen: dict[str, str] = {}
-
-    boxes: list[list[float]] = []
-    image_idx: list[int] = []
-    category_idx: list[int] = []
-    scores: list[float] = []
-    crowd: list[bool] = []
-    ignore: list[bool] = []
-    origin: list[int] = []
-    origin_file: list[int] = []
-
     for fi, file in enumerate(files):
         root = _parse(file)
         if root.tag != "annotation":
@@ -148,73 +137,97 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
         seen[stem] = file
         image_ids.append(stem)
         file_names.append((root.findtext("filename") or "").strip() or None)
-        w, h = _size(root, file)
-        widths.append(w)
-        heights.append(h)
-
+        sizes.append(_size(root, file))
         for oi, obj in enumerate(root.findall("object")):
-            where = f"object[{oi}]"
-            name = (obj.findtext("name") or "").strip()
-            if not name:
-                raise InputError(file, "object has no <name>", where=where)
-            bnd = obj.find("bndbox")
-            if bnd is None:
-                raise InputError(
-                    file,
-                    "object has no <bndbox>",
-                    where=where,
-                    hint="iou-eval evaluates boxes; every object needs "
-                    "<bndbox> with <xmin>, <ymin>, <xmax>, <ymax>",
-                )
-            box = []
-            for tag in _COORDS:
-                el = bnd.find(tag)
-                if el is None:
-                    raise InputError(file, f"<bndbox> has no <{tag}>", where=where)
-                box.append(_number(el.text, tag, file, where))
-            if role == "pred":
-                tag = "score"
-                el = obj.find("score")
-                if el is None:
-                    tag, el = "confidence", obj.find("confidence")
-                if el is None:
-                    raise InputError(
-                        file,
-                        "prediction has no <score>",
-                        where=where,
-                        hint="predictions need a <score> (or <confidence>) in every "
-                        "<object>; is this the ground truth?",
-                    )
-                scores.append(_number(el.text, tag, file, where))
-            crowd_el = obj.find("iscrowd")
-            crowd_tag = "iscrowd"
-            if crowd_el is None:
-                crowd_el, crowd_tag = obj.find("crowd"), "crowd"
-            crowd.append(_flag(None if crowd_el is None else crowd_el.text, crowd_tag, file, where))
-            ignore.append(_flag(obj.findtext("difficult"), "difficult", file, where))
-            category_idx.append(categories.lookup(name, file, where))
-            boxes.append(box)
-            image_idx.append(fi)
-            origin.append(oi)
-            origin_file.append(fi)
-
-    images = ImageTable.build(image_ids, file_names, widths, heights)
-    n = len(boxes)
+            rows.add(obj, role, categories, file, fi, oi)
+    widths, heights = zip(*sizes, strict=True) if sizes else ((), ())
+    n = len(rows.boxes)
     return assemble(
         source=path,
         fmt="voc-xml",
-        images=images,
+        images=ImageTable.build(image_ids, file_names, list(widths), list(heights)),
         categories=categories.table(),
-        image_idx=np.asarray(image_idx, dtype=np.int64),
-        category_idx=np.asarray(category_idx, dtype=np.int64),
-        boxes=np.asarray(boxes, dtype=np.float64).reshape(n, 4),
+        image_idx=np.asarray(rows.origin_file, dtype=np.int64),
+        category_idx=np.asarray(rows.category_idx, dtype=np.int64),
+        boxes=np.asarray(rows.boxes, dtype=np.float64).reshape(n, 4),
         box_format=options.box_format or BoxFormat.XYXY,
         normalized=options.normalized,
-        score=np.asarray(scores, dtype=np.float64) if role == "pred" else None,
-        is_crowd=np.asarray(crowd, dtype=bool),
-        ignore=np.asarray(ignore, dtype=bool),
-        origin=np.asarray(origin, dtype=np.int64),
-        origin_file=np.asarray(origin_file, dtype=np.int32),
+        score=np.asarray(rows.scores, dtype=np.float64) if role == "pred" else None,
+        is_crowd=np.asarray(rows.crowd, dtype=bool),
+        ignore=np.asarray(rows.ignore, dtype=bool),
+        origin=np.asarray(rows.origin, dtype=np.int64),
+        origin_file=np.asarray(rows.origin_file, dtype=np.int32),
         files=files,
         origin_label="object",
     )
+
+
+class _Rows:
+    """The ``<object>`` rows read so far, one list per column (one image per file)."""
+
+    def __init__(self) -> None:
+        self.boxes: list[list[float]] = []
+        self.category_idx: list[int] = []
+        self.scores: list[float] = []
+        self.crowd: list[bool] = []
+        self.ignore: list[bool] = []
+        self.origin: list[int] = []
+        self.origin_file: list[int] = []
+
+    def add(
+        self, obj: ET.Element, role: str, categories: ClassVocabulary, file: str, fi: int, oi: int
+    ) -> None:
+        """Read object ``oi`` of file ``fi``; errors cite ``file:object[oi]``."""
+        where = f"object[{oi}]"
+        name = (obj.findtext("name") or "").strip()
+        if not name:
+            raise InputError(file, "object has no <name>", where=where)
+        self.boxes.append(_bndbox(obj, file, where))
+        if role == "pred":
+            self.scores.append(_score(obj, file, where))
+        crowd_el = obj.find("iscrowd")
+        crowd_tag = "iscrowd"
+        if crowd_el is None:
+            crowd_el, crowd_tag = obj.find("crowd"), "crowd"
+        self.crowd.append(
+            _flag(None if crowd_el is None else crowd_el.text, crowd_tag, file, where)
+        )
+        self.ignore.append(_flag(obj.findtext("difficult"), "difficult", file, where))
+        self.category_idx.append(categories.lookup(name, file, where))
+        self.origin.append(oi)
+        self.origin_file.append(fi)
+
+
+def _bndbox(obj: ET.Element, file: str, where: str) -> list[float]:
+    bnd = obj.find("bndbox")
+    if bnd is None:
+        raise InputError(
+            file,
+            "object has no <bndbox>",
+            where=where,
+            hint="iou-eval evaluates boxes; every object needs "
+            "<bndbox> with <xmin>, <ymin>, <xmax>, <ymax>",
+        )
+    box = []
+    for tag in _COORDS:
+        el = bnd.find(tag)
+        if el is None:
+            raise InputError(file, f"<bndbox> has no <{tag}>", where=where)
+        box.append(_number(el.text, tag, file, where))
+    return box
+
+
+def _score(obj: ET.Element, file: str, where: str) -> float:
+    tag = "score"
+    el = obj.find("score")
+    if el is None:
+        tag, el = "confidence", obj.find("confidence")
+    if el is None:
+        raise InputError(
+            file,
+            "prediction has no <score>",
+            where=where,
+            hint="predictions need a <score> (or <confidence>) in every <object>; "
+            "is this the ground truth?",
+        )
+    return _number(el.text, tag, file, where)
