@@ -20,11 +20,18 @@ Rules
     ``\\x1b`` typed literally and a real ESC print alike: the escape is for
     safe display, not a reversible encoding.  Printable text of every script
     (accents, CJK, emoji, zero-width joiners inside emoji) is kept.
+    What goes to a terminal also goes to CI logs, where the GitHub runner
+    reads a workflow command from any line that starts, after spaces, with
+    ``::`` (a table row whose first cell is a class name) and, in its legacy
+    form, from ``##[`` anywhere in a line (``actions/runner``
+    ``ActionCommand.cs``: ``TryParseV2`` after ``TrimStart``, then
+    ``TryParse`` with ``IndexOf("##[")``).  So a leading ``:`` becomes
+    ``\x3a`` and ``##[`` becomes ``#\x23[``.
 ``workflow_message`` / ``workflow_property``
     GitHub's ``@actions/core`` ``command.ts``: data ``%`` -> ``%25``, CR ->
     ``%0D``, LF -> ``%0A``; properties also ``:`` -> ``%3A`` and ``,`` ->
-    ``%2C``.  The runner only reads a command at the start of a line, so
-    with CR and LF encoded a name cannot start a second command.
+    ``%2C``.  With CR and LF encoded the data cannot start a second line,
+    and the runner takes one command per line, so the data cannot forge one.
     :func:`workflow_command` also makes the other control characters visible
     (an ESC would recolour the log).
 ``markdown_cell``
@@ -42,8 +49,9 @@ Rules
     formulas) gets a leading ``'`` (OWASP's advice; spreadsheets show the
     text without it), unless the whole cell is a plain decimal number
     (``-1``, ``+2.5e3``), which a spreadsheet reads as that number, never
-    as a formula.  Quoting of commas, quotes and line breaks is the csv
-    module's job (:func:`csv_text`).
+    as a formula.  :func:`csv_text` writes rows with commas, quotes, CR and
+    LF quoted (the csv module with ``lineterminator="\\n"`` leaves a lone CR
+    bare).
 ``excerpt``
     At most ``limit`` characters of an offending token for an error message:
     the head, ``…``, the tail and the total length, escaped for the terminal.
@@ -51,9 +59,7 @@ Rules
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -92,9 +98,18 @@ def for_terminal(s: object) -> str:
     'cat\\\\x1b[2J'
     """
     text = s if isinstance(s, str) else str(s)
-    if _PLAIN.match(text):
-        return text
-    return "".join(_visible(ch) if _is_unsafe(ch) else ch for ch in text)
+    if not _PLAIN.match(text):
+        text = "".join(_visible(ch) if _is_unsafe(ch) else ch for ch in text)
+    if "##[" in text or text.lstrip().startswith(":"):
+        text = _LEGACY_COMMAND.sub(r"#\\x23[", text)
+        text = _LEADING_COLON.sub(r"\1\\x3a", text, count=1)
+    return text
+
+
+# Workflow commands the GitHub runner would read from a line of output.
+_LEGACY_COMMAND = re.compile(r"##\[")
+# .NET's TrimStart() drops every Unicode space (NBSP, U+3000 …), as \s does.
+_LEADING_COLON = re.compile(r"^(\s*):")
 
 
 def one_line(s: object) -> str:
@@ -177,16 +192,29 @@ def csv_cell(s: object) -> str:
 def csv_text(rows: Iterable[Sequence[object]]) -> str:
     """Rows as CSV text: ``str`` cells through :func:`csv_cell`, others (numbers, None) as they are.
 
-    Fields holding a comma, a quote or a line break are quoted by the csv
-    module; lines end with ``\\n``.
+    A field holding a comma, a quote, CR or LF is quoted (quotes doubled);
+    lines end with ``\\n``.  Not the csv module: with ``lineterminator="\\n"``
+    it (and pandas' ``to_csv``) leaves a lone CR unquoted, which readers take
+    for the end of a row.
     """
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    lines = []
     for row in rows:
-        writer.writerow(
-            [csv_cell(v) if isinstance(v, str) else ("" if v is None else v) for v in row]
-        )
-    return buf.getvalue()
+        line = ",".join(_csv_field(v) for v in row)
+        # One empty field would be a blank line, which readers skip.
+        lines.append('""' if not line and len(row) else line)
+    return "".join(line + "\n" for line in lines)
+
+
+_CSV_QUOTE = re.compile(r'[,"\r\n]')
+
+
+def _csv_field(value: object) -> str:
+    if value is None:
+        return ""
+    text = csv_cell(value) if isinstance(value, str) else str(value)
+    if _CSV_QUOTE.search(text):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def excerpt(token: str | bytes, limit: int = 80) -> str:

@@ -32,7 +32,7 @@ import stat
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .errors import InputError, UsageError
 
@@ -197,7 +197,7 @@ def _gz_name(path: str) -> bool:
 
 def _read_stream(path: str, fh: BinaryIO, limit: int, size: int | None) -> Source:
     """Read ``fh`` whole: decompress gzip, drop a BOM, stop beyond ``limit``."""
-    head = _peek(fh, 2)
+    head, fh = _head(fh, 2)
     gzipped = head == GZIP_MAGIC
     if _gz_name(path) and not gzipped:
         raise InputError(display_name(path), "named .gz but not gzip data (no 1f 8b header)")
@@ -208,11 +208,30 @@ def _read_stream(path: str, fh: BinaryIO, limit: int, size: int | None) -> Sourc
     return Source(path, data, bom_stripped=bom, gzipped=gzipped)
 
 
-def _peek(fh: BinaryIO, n: int) -> bytes:
-    peek = getattr(fh, "peek", None)
-    if peek is None:
-        return b""
-    return bytes(peek(n)[:n])
+def _head(fh: Any, n: int) -> tuple[bytes, Any]:
+    """The first ``n`` bytes of ``fh`` and a stream that still yields them."""
+    if hasattr(fh, "peek"):
+        return bytes(fh.peek(n)[:n]), fh
+    # No read-ahead buffer (a replaced sys.stdin): read them and put them back.
+    head = fh.read(n)
+    return head, _Prefixed(head, fh)
+
+
+class _Prefixed:
+    """``head`` followed by the rest of ``fh``, for readers that only call ``read``."""
+
+    def __init__(self, head: bytes, fh: Any) -> None:
+        self.head = head
+        self.fh = fh
+
+    def read(self, n: int = -1) -> bytes:
+        if not self.head:
+            return bytes(self.fh.read(n))
+        if n < 0:
+            out, self.head = self.head + self.fh.read(), b""
+        else:
+            out, self.head = self.head[:n], self.head[n:]
+        return out
 
 
 def _read_bounded(path: str, fh: BinaryIO, limit: int, size: int | None) -> bytes:
