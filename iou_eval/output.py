@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
+import select
 import signal
 import stat
 import sys
@@ -313,18 +315,41 @@ def _cleanup_on_signals() -> Iterator[None]:
 def _write_stream(stream: Any, data: bytes) -> None:
     """Bytes to stdout/stderr; a closed pipe ends the output quietly."""
     try:
-        buffer = getattr(stream, "buffer", None)
-        if buffer is not None:
-            stream.flush()
-            buffer.write(data)
-            buffer.flush()
-        else:
-            stream.write(data.decode("utf-8", "replace"))
-            stream.flush()
+        stream.flush()
+        fd = _fileno(stream)
+        if fd is None:  # not a real file (a test runner's buffer)
+            buffer = getattr(stream, "buffer", None)
+            if buffer is not None:
+                buffer.write(data)
+                buffer.flush()
+            else:
+                stream.write(data.decode("utf-8", "replace"))
+                stream.flush()
+            return
+        _write_fd(fd, data)
     except BrokenPipeError:
         # The reader went away (``| head``): send the rest of the process's
         # output to /dev/null so that the flush at exit does not fail too.
-        with contextlib.suppress(OSError, ValueError, AttributeError):
+        with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, stream.fileno())
             os.close(devnull)
+
+
+def _fileno(stream: Any) -> int | None:
+    try:
+        return int(stream.fileno())
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return None
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    """Every byte to ``fd``, also when it is a non-blocking pipe (partial writes, EAGAIN)."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view[:_CHUNK])
+        except BlockingIOError:
+            select.select([], [fd], [])
+            continue
+        view = view[n:]
