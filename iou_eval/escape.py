@@ -52,6 +52,11 @@ Rules
     as a formula.  :func:`csv_text` writes rows with commas, quotes, CR and
     LF quoted (the csv module with ``lineterminator="\\n"`` leaves a lone CR
     bare).
+``json_for_logs``
+    Serialized JSON printed to a CI log: ``##[`` becomes ``#\\u0023[``.
+    JSON has no ``#`` outside strings, so the document decodes to the same
+    value; its indented lines never start with ``:``.  (CSV has no such
+    escape: in CI, write CSV with ``-o``.)
 ``excerpt``
     At most ``limit`` characters of an offending token for an error message:
     the head, ``…``, the tail and the total length, escaped for the terminal.
@@ -167,6 +172,14 @@ def markdown_cell(s: object) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def json_for_logs(text: str) -> str:
+    """Serialized JSON that the GitHub runner cannot read a legacy ``##[command]`` from.
+
+    Exact: ``#`` occurs only inside JSON strings, where ``\\u0023`` is the same character.
+    """
+    return text.replace("##[", "#\\u0023[")
 
 
 def html_text(s: object) -> str:

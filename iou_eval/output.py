@@ -6,7 +6,9 @@ Rules (``path`` is the value of ``-o``):
   ``/dev/stderr`` and ``/dev/fd/2`` to standard error.  A reader that closes
   the pipe early (``| head``) is not an error.
 - ``/dev/null`` is accepted (the report is discarded).  Other devices,
-  FIFOs, sockets and folders are refused.
+  FIFOs, sockets and folders are refused, and so is any other name directly
+  in ``/dev`` (replacing a device node by a regular file breaks the machine
+  for every program; ``/dev/shm/...`` is an ordinary folder and allowed).
 - An input is never written: the path is refused when it is, by real path
   (symbolic links resolved) or by inode (hard links), one of ``protected``
   (ground truth, predictions, baseline, names file …), or lies inside a
@@ -51,6 +53,7 @@ TEMP_PREFIX = ".iou-eval-"
 STDOUT_NAMES = {"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}
 STDERR_NAMES = {"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"}
 DEV_NULL = "/dev/null"
+DEV = "/dev"
 _CHUNK = 1 << 20
 
 # Temporary files being written now: the signal handler removes them.
@@ -131,9 +134,17 @@ def check_output_path(path: str, protected: Sequence[str | None] = ()) -> str | 
             raise _refuse(path, _kind(st), hint="give the name of a file to create or replace")
     _check_not_input(path, target, st, protected)
     folder = os.path.dirname(os.path.abspath(target))
+    if os.path.realpath(folder) == DEV:
+        # Device nodes live here: a regular file named /dev/zero (left by a
+        # tool that replaced the device) is not ours to replace either.
+        raise _refuse(path, _kind_in_dev(), hint="give the name of a file to create or replace")
     if not os.path.isdir(folder):
         raise _refuse(path, f"the folder {for_terminal(folder)} does not exist")
     return target
+
+
+def _kind_in_dev() -> str:
+    return "lies in /dev; of devices only /dev/null, /dev/stdout and /dev/stderr are accepted"
 
 
 def _kind(st: os.stat_result) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import unicodedata
 
@@ -17,6 +18,7 @@ from iou_eval.escape import (
     excerpt,
     for_terminal,
     html_text,
+    json_for_logs,
     markdown_cell,
     one_line,
     workflow_command,
@@ -185,6 +187,25 @@ def test_workflow_command_shows_other_controls():
 def test_workflow_command_name_is_ours_only():
     with pytest.raises(ValueError):
         workflow_command("error::x", "m")
+
+
+def test_json_for_logs_is_exact_and_inert():
+    doc = {"class": "##[error]legacy ###[x", "n": [1, "a##[b"]}
+    text = json_for_logs(json.dumps(doc, indent=2))
+    assert "##[" not in text
+    assert json.loads(text) == doc
+
+
+@settings(max_examples=300, derandomize=True)
+@given(
+    st.recursive(
+        st.text() | st.integers() | st.none(), lambda c: st.lists(c) | st.dictionaries(st.text(), c)
+    )
+)
+def test_json_for_logs_round_trips(doc):
+    text = json_for_logs(json.dumps(doc, indent=2, ensure_ascii=False))
+    assert json.loads(text) == doc
+    assert not any(runner_reads_command(line) for line in text.split("\n"))
 
 
 # -- Markdown and HTML -------------------------------------------------------

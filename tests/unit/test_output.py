@@ -22,6 +22,18 @@ ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+def is_device(path: str) -> bool:
+    """Guard of the tests that name real devices: never run them where one was replaced."""
+    try:
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+REAL_DEVICES = is_device("/dev/null") and is_device("/dev/zero")
+needs_devices = pytest.mark.skipif(not REAL_DEVICES, reason="needs /dev/null and /dev/zero")
+
+
 def temps(folder: Path) -> list[str]:
     return [n for n in os.listdir(folder) if n.startswith(TEMP_PREFIX)]
 
@@ -76,7 +88,7 @@ def test_dash_and_dev_stdout_write_to_standard_output(capfd):
     assert err == "to stderr\n"
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
+@needs_devices
 def test_dev_null_is_accepted():
     write_output("/dev/null", "discarded")
     assert check_output_path("/dev/null") is None
@@ -89,7 +101,7 @@ def test_a_closed_pipe_on_stdout_is_not_an_error():
         "print('still here', flush=True)\n"
     )
     proc = subprocess.run(
-        f"{sys.executable} -c \"{code}\" | head -c 10",
+        f'{sys.executable} -c "{code}" | head -c 10',
         shell=True,
         capture_output=True,
         timeout=120,
@@ -162,9 +174,18 @@ def test_a_socket_is_refused(tmp_path):
         assert "a socket" in refused(path)
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@needs_devices
 def test_other_devices_are_refused():
     assert "a device; of devices only /dev/null" in refused("/dev/zero")
+    assert is_device("/dev/zero")
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev"), reason="needs /dev")
+def test_no_file_is_created_in_dev():
+    # check_output_path refuses before anything is created.
+    with pytest.raises(UsageError, match="lies in /dev"):
+        check_output_path("/dev/iou-eval-never-created.json")
+    assert not os.path.exists("/dev/iou-eval-never-created.json")
 
 
 # -- symbolic links ------------------------------------------------------------
@@ -189,16 +210,19 @@ def test_a_dangling_link_is_refused(tmp_path):
     assert not (tmp_path / "elsewhere").exists()
 
 
-def test_a_link_to_a_folder_or_device_is_refused(tmp_path):
+def test_a_link_to_a_folder_is_refused(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "to_dir").symlink_to(tmp_path / "d")
     assert "a symbolic link to" in refused(tmp_path / "to_dir")
-    if os.path.exists("/dev/zero"):
-        (tmp_path / "to_zero").symlink_to("/dev/zero")
-        assert "a device" in refused(tmp_path / "to_zero")
-    if os.path.exists("/dev/null"):
-        (tmp_path / "to_null").symlink_to("/dev/null")
-        write_output(str(tmp_path / "to_null"), "discarded")
+
+
+@needs_devices
+def test_a_link_to_a_device_is_refused_but_dev_null_accepted(tmp_path):
+    (tmp_path / "to_zero").symlink_to("/dev/zero")
+    assert "a device" in refused(tmp_path / "to_zero")
+    (tmp_path / "to_null").symlink_to("/dev/null")
+    write_output(str(tmp_path / "to_null"), "discarded")
+    assert is_device("/dev/null") and is_device("/dev/zero")
 
 
 # -- where a temporary file cannot be made ---------------------------------------
