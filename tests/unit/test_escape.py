@@ -196,7 +196,7 @@ def test_json_for_logs_is_exact_and_inert():
     assert json.loads(text) == doc
 
 
-@settings(max_examples=300, derandomize=True)
+@settings(max_examples=60, derandomize=True)
 @given(
     st.recursive(
         st.text() | st.integers() | st.none(), lambda c: st.lists(c) | st.dictionaries(st.text(), c)
