@@ -52,7 +52,8 @@ COCO_AREA_MAX = 1e5**2  # pycocotools' upper bound of the "all" and "large" rang
 
 _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
-_SPECIAL = {"nan": math.nan, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
+_SPECIAL = {"nan": math.nan, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf,
+            "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf}  # fmt: skip
 # Ten thousand digits is far beyond any option; a longer token is refused
 # before int() spends time on it.
 _MAX_DIGITS = 10_000

@@ -61,6 +61,7 @@ def test_non_finite_values_are_refused_by_default(text):
 def test_non_finite_values_when_allowed():
     assert math.isnan(parse_float("nan", "--x", finite=False))
     assert parse_float("-inf", "--x", finite=False) == -math.inf
+    assert parse_float("Infinity", "--x", finite=False) == math.inf
     # NaN is never inside a range.
     refused(parse_float, "nan", "--x", finite=False, low=0.0)
 
