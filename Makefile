@@ -73,3 +73,7 @@ bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against py
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+
+.PHONY: hostile
+hostile: $(VENV)/.dev ## run the hostile-input catalogue (tests/hostile; inputs, options, -o, escaping)
+	IOU_EVAL_HOSTILE=1 $(BIN)/python -m pytest -q -m hostile tests/hostile
