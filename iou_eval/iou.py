@@ -68,10 +68,9 @@ def _as_rows(x: Any, name: str, width: int, what: str) -> tuple[np.ndarray, bool
             f"{name}: expected {what} as numbers, [{width}] or [N, {width}], "
             f"got {type(x).__name__} that is not a rectangular array of numbers"
         ) from None
-    if arr.ndim == 1 and arr.shape[0] == width:
-        return arr.reshape(1, width), True
-    if arr.ndim == 1 and arr.shape[0] == 0:
-        return arr.reshape(0, width), False
+    single = arr.ndim == 1 and arr.shape[0] == width
+    if single or (arr.ndim == 1 and arr.shape[0] == 0):
+        arr = arr.reshape(-1, width)
     if arr.ndim != 2 or arr.shape[1] != width:
         raise ArgumentError(
             f"{name}: expected {what} of shape [{width}] or [N, {width}], got {list(arr.shape)}"
@@ -80,7 +79,7 @@ def _as_rows(x: Any, name: str, width: int, what: str) -> tuple[np.ndarray, bool
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ArgumentError(f"{name}[{i}]: {what} needs finite numbers, got {arr[i].tolist()}")
-    return arr, False
+    return arr, single
 
 
 def _check_extents(arr: np.ndarray, fmt: BoxFormat, name: str) -> None:
@@ -532,21 +531,17 @@ def label_sets(
             ``None`` for the per-class array ``[C]``.
         zero_division: the score of a class (or sample, or pooled total) whose
             union is empty — no true and no predicted label: 0.0 by default,
-            as scikit-learn's ``zero_division="warn"`` sets it (without the
-            warning); 1.0 or ``nan`` as its other choices.  Such classes still
-            count in the macro mean.
+            as scikit-learn's default ``zero_division="warn"`` sets it (without
+            the warning), or 1.0.  Such classes still count in the macro mean.
 
     Returns:
         a float, or ``[C]`` float64 when ``average`` is None.
     """
     if average not in AVERAGES:
         raise ArgumentError(f"average: expected macro, micro, samples or None, got {average!r}")
-    try:
-        zd = float(zero_division)
-    except (TypeError, ValueError):
-        zd = -1.0
-    if not (zd in (0.0, 1.0) or math.isnan(zd)):
-        raise ArgumentError(f"zero_division: expected 0.0, 1.0 or nan, got {zero_division!r}")
+    if zero_division not in (0, 1) or isinstance(zero_division, bool):
+        raise ArgumentError(f"zero_division: expected 0.0 or 1.0, got {zero_division!r}")
+    zd = float(zero_division)
     g, p = _indicator(gt, pred, labels)
     axis = 1 if average == "samples" else 0
     inter = (g & p).sum(axis=axis).astype(np.float64)
