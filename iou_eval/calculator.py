@@ -112,7 +112,7 @@ def render_matrix(matrix: np.ndarray, fmt: str, settings: dict[str, Any]) -> str
         for i, row in enumerate(matrix.tolist()):
             out.writerow([i, *row])
         return buf.getvalue()
-    headers: Sequence[str] = ["a \\ b", *(str(j) for j in range(m))]
+    headers: Sequence[str] = ["a / b", *(str(j) for j in range(m))]
     rows = [[str(i), *(f"{v:.{DECIMALS}f}" for v in row)] for i, row in enumerate(matrix.tolist())]
     numeric = [False] + [True] * m
     table = md_table(headers, rows, numeric) if fmt == "markdown" else grid(headers, rows, numeric)
