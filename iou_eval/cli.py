@@ -716,6 +716,8 @@ def _iou_inputs(boxes: tuple[str, ...], o: dict[str, Any]):
 
 
 def _iou(boxes: tuple[str, ...], **o: Any) -> int:
+    import numpy as np
+
     from . import iou
     from .calculator import render_matrix, render_value
 
@@ -726,7 +728,7 @@ def _iou(boxes: tuple[str, ...], **o: Any) -> int:
         _emit(render_value(float(value), o["out_format"], settings), o["output"])
         return 0
     try:
-        matrix = iou.boxes(a, b, o["box_format"], o["kind"], o["plus_one"])
+        matrix = np.asarray(iou.boxes(a, b, o["box_format"], o["kind"], o["plus_one"]))
     except iou.ArgumentError as exc:
         side = o["a_file"] if exc.message.startswith("a[") else o["b_file"]
         raise InputError(side, exc.message, hint=exc.hint) from None

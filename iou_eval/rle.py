@@ -98,7 +98,8 @@ def mask_rows(x: Any, name: str) -> tuple[np.ndarray, tuple[int, int] | None, bo
         row, size = _rle_row(x, f"{name}[0]")
         return row[None], size, True
     if isinstance(x, (list, tuple)) and (len(x) == 0 or isinstance(x[0], dict)):
-        rows, sizes = [], set()
+        rows: list[np.ndarray] = []
+        sizes: set[tuple[int, int]] = set()
         for i, obj in enumerate(x):
             if not isinstance(obj, dict):
                 raise ArgumentError(f"{name}[{i}]: expected an RLE dict like the others")

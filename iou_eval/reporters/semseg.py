@@ -44,12 +44,12 @@ def _csv(result: SemsegResult) -> str:
         out.writerow(["summary", "", k, "" if math.isnan(v) else v])
     for row in class_rows(result):
         for metric in ("IoU", "Acc", "gt_pixels", "pred_pixels"):
-            v = row[metric]
-            out.writerow(["class", row["class"], metric, "" if v is None else v])
+            value = row[metric]
+            out.writerow(["class", row["class"], metric, "" if value is None else value])
     for c in result.checks:
-        for metric, v in (("threshold", c.threshold), ("value", c.value),
-                          ("margin", c.margin), ("passed", c.passed)):  # fmt: skip
-            out.writerow(["checks", c.name, metric, "" if v is None else v])
+        for metric, item in (("threshold", c.threshold), ("value", c.value),
+                             ("margin", c.margin), ("passed", c.passed)):  # fmt: skip
+            out.writerow(["checks", c.name, metric, "" if item is None else item])
     return buf.getvalue()
 
 
