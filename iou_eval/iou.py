@@ -94,7 +94,7 @@ def _check_extents(arr: np.ndarray, fmt: BoxFormat, name: str) -> None:
         i = int(np.flatnonzero(bad)[0])
         raise ArgumentError(
             f"{name}[{i}]: inverted box {arr[i].tolist()} in {fmt.value}: expected {rule}",
-            hint="check --box-format: xywh is the top-left corner, cxcywh the centre",
+            hint="check the box format: xywh is the top-left corner and size, cxcywh the centre and size",
         )
 
 
@@ -331,8 +331,8 @@ def masks(a: Any, b: Any) -> float | np.ndarray:
         a, b: binary masks ``[N, H, W]`` or one ``[H, W]`` (bool, or 0/1
             numbers), or COCO RLE: one dict ``{"size": [H, W], "counts": ...}``
             or a list of them, with compressed (str / bytes) or uncompressed
-            (list of run lengths) counts.  Both sides may mix nothing else:
-            every mask must have the same ``H x W``.
+            (list of run lengths) counts.  Each side may be either kind; every
+            mask of both sides must have the same ``H x W``.
 
     Returns:
         a float for two single masks, else ``[N, M]`` float64: pixels in both
@@ -481,7 +481,13 @@ def polygons(a: Any, b: Any) -> float | np.ndarray:
 
 def _indicator(gt: Any, pred: Any, labels: Sequence[Hashable] | None) -> tuple[np.ndarray, ...]:
     """Both sides as indicator matrices ``[S, C]`` bool, columns in ``labels`` order."""
-    if isinstance(gt, np.ndarray) and isinstance(pred, np.ndarray) and gt.ndim == 2:
+    matrices = [isinstance(x, np.ndarray) and x.ndim == 2 for x in (gt, pred)]
+    if any(matrices) and not all(matrices):
+        raise ArgumentError(
+            "gt, pred: an indicator matrix [S, C] on one side needs one on the other; "
+            "or give both as collections of labels"
+        )
+    if all(matrices):
         if gt.shape != pred.shape:
             raise ArgumentError(
                 f"pred: indicator matrix of shape {list(pred.shape)}, gt's is {list(gt.shape)}"

@@ -105,6 +105,7 @@ def read_label_map(path: str) -> np.ndarray:
     """A single-channel PNG as an integer array ``[H, W]`` (palette PNGs: the indices)."""
     try:
         from PIL import Image, UnidentifiedImageError
+        from PIL.Image import DecompressionBombError
     except ImportError:
         raise UsageError(
             "reading PNG label maps needs Pillow", hint="pip install 'iou-eval[images]'"
@@ -119,7 +120,13 @@ def read_label_map(path: str) -> np.ndarray:
                     hint="save the class index of each pixel, not a colour rendering",
                 )
             return np.asarray(img)
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except (
+        UnidentifiedImageError,
+        DecompressionBombError,
+        OSError,
+        SyntaxError,
+        ValueError,
+    ) as exc:
         raise InputError(path, f"cannot read this PNG: {exc}") from None
 
 

@@ -77,6 +77,8 @@ def test_uncompressed_rles_match_pycocotools():
     np.testing.assert_array_equal(iou.masks(encode(a), unc), want)
 
 
+# pycocotools' decode warns about numpy 2's copy keyword; the reference, not iou-eval.
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_decoder_reads_what_pycocotools_writes_including_negative_deltas():
     """Counts from the third on are deltas to the count two before; large runs
     followed by short ones give negative deltas (the sign bit of the last group)."""

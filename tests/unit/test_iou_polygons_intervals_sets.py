@@ -198,6 +198,11 @@ def test_label_sets_hand_computed():
         ({"zero_division": float("nan")}, "zero_division: expected 0.0 or 1.0"),
         ({"pred": [{1}]}, "pred: 1 samples, gt has 2"),
         ({"gt": [{1, "a"}, {2}]}, "labels: the labels mix types"),
+        ({"gt": np.array([[1, 0], [0, 1]])}, "an indicator matrix .* on one side needs one"),
+        (
+            {"gt": np.array([[2, 0], [0, 1]]), "pred": np.eye(2)},
+            "gt: an indicator matrix holds only 0",
+        ),
     ],
 )
 def test_bad_label_sets_are_refused(kwargs, match):
