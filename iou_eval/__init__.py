@@ -40,6 +40,11 @@ def __getattr__(name: str) -> Any:
         from . import errors
 
         return getattr(errors, name)
+    if name == "iou":
+        # import_module, not `from . import iou`: that would ask this hook again.
+        import importlib
+
+        return importlib.import_module(".iou", __name__)
     if name == "Protocol":
         from .protocols import Protocol
 

@@ -17,6 +17,7 @@ import click
 from . import __version__
 from .errors import EXIT_INPUT, InputError, IouEvalError, UsageError
 from .options import (
+    BOX_FORMATS,
     BootstrapOptions,
     Cli,
     EvalOptions,
@@ -476,3 +477,176 @@ def _warn(warnings: Sequence[str], quiet: bool) -> None:
         return
     for w in warnings:
         click.echo(f"iou-eval: warning: {w}", err=True)
+
+
+# --------------------------------------------------------------- iou calculator
+
+IOU_KINDS = ["iou", "giou", "diou", "ciou"]
+
+
+@main.command(
+    "iou",
+    # Boxes such as -5,0,10,10 start with a dash: let them through as boxes.
+    context_settings={"ignore_unknown_options": True},
+    epilog="""\b
+Examples:
+  iou-eval iou 10,10,50,50 20,20,60,60
+  iou-eval iou 10,10,40,40 20,20,40,40 --box-format xywh --kind giou
+  iou-eval iou 0,0,10,10 5,5,15,15 20,0,30,10          (3 x 3 matrix)
+  iou-eval iou --a preds.csv --b gt.json -f csv -o iou.csv
+""",
+)
+@click.argument("boxes", nargs=-1, metavar="[BOX...]")
+@click.option(
+    "--box-format",
+    type=click.Choice(list(BOX_FORMATS)),
+    default="xyxy",
+    show_default=True,
+    help="xyxy corners, xywh top-left corner + size, cxcywh centre + size.",
+)
+@click.option(
+    "--kind", type=click.Choice(IOU_KINDS), default="iou", show_default=True,
+    help="IoU, or torchvision's generalized / distance / complete IoU.",
+)  # fmt: skip
+@click.option("--plus-one", is_flag=True, help="Pascal VOC pixels: width = x2 - x1 + 1.")
+@click.option("--a", "a_file", type=click.Path(), metavar="FILE", help="Rows: boxes (CSV or JSON).")
+@click.option(
+    "--b", "b_file", type=click.Path(), metavar="FILE", help="Columns: boxes (CSV or JSON)."
+)
+@output_options
+def iou_command(boxes: tuple[str, ...], **o: Any) -> None:
+    """IoU of two boxes, or the matrix of more (every box against every box),
+    or of the boxes of --a FILE (rows) against those of --b FILE (columns).
+
+    A box is four comma-separated numbers.  Prints six decimals; -f json
+    prints {"iou": ...} at full precision.
+    """
+    sys.exit(run_guarded(_iou, boxes, **o))
+
+
+def _iou_inputs(boxes: tuple[str, ...], o: dict[str, Any]):
+    """``(a, b, single)``: the two sides as [N, 4] arrays, checked box by box."""
+    from . import iou
+    from .calculator import parse_box, read_boxes
+
+    if (o["a_file"] is None) != (o["b_file"] is None):
+        raise UsageError("--a and --b go together: rows from one file, columns from the other")
+    if o["a_file"]:
+        if boxes:
+            raise UsageError("give boxes on the command line or --a/--b files, not both")
+        return read_boxes(o["a_file"]), read_boxes(o["b_file"]), False
+    if len(boxes) < 2:
+        raise UsageError("give two boxes such as 10,10,50,50 20,20,60,60 (or more for a matrix)")
+    parsed = [parse_box(t) for t in boxes]
+    for text, box in zip(boxes, parsed, strict=True):
+        try:
+            iou.boxes(box, box, box_format=o["box_format"])
+        except iou.ArgumentError as exc:
+            raise UsageError(f"box {text!r}: {exc.message.split(': ', 1)[-1]}", exc.hint) from None
+    return parsed, parsed, len(parsed) == 2
+
+
+def _iou(boxes: tuple[str, ...], **o: Any) -> int:
+    import numpy as np
+
+    from . import iou
+    from .calculator import render_matrix, render_value
+
+    a, b, single = _iou_inputs(boxes, o)
+    settings = {"kind": o["kind"], "box_format": o["box_format"], "plus_one": o["plus_one"]}
+    if single:
+        value = iou.boxes(a[0], a[1], o["box_format"], o["kind"], o["plus_one"])
+        _emit(render_value(float(value), o["out_format"], settings), o["output"])
+        return 0
+    try:
+        matrix = np.asarray(iou.boxes(a, b, o["box_format"], o["kind"], o["plus_one"]))
+    except iou.ArgumentError as exc:
+        side = o["a_file"] if exc.message.startswith("a[") else o["b_file"]
+        raise InputError(side, exc.message, hint=exc.hint) from None
+    _emit(render_matrix(matrix, o["out_format"], settings), o["output"])
+    return 0
+
+
+# ----------------------------------------------------------- semantic segmentation
+
+
+@main.command(
+    "semseg",
+    epilog="""\b
+Examples:
+  iou-eval semseg gtFine/val preds/ --names cityscapes.names
+  iou-eval semseg ann/ pred/ --num-classes 150 --reduce-zero-label -f json -o miou.json
+  iou-eval semseg gt/ pred/ --num-classes 19 --fail-under mIoU=0.7 --fail-under IoU[road]=0.95
+
+\b
+Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
+""",
+)
+@click.argument("gt_dir", metavar="GT_DIR", type=click.Path())
+@click.argument("pred_dir", metavar="PRED_DIR", type=click.Path())
+@click.option(
+    "--num-classes",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Classes 0..N-1 (default: the count of --names, else the largest label seen + 1).",
+)
+@click.option(
+    "--names", "names_file", type=click.Path(), metavar="FILE",
+    help="Class names, one per line: line i names label i.",
+)  # fmt: skip
+@click.option(
+    "--ignore-index",
+    type=int,
+    default=255,
+    show_default=True,
+    help="Ground-truth label whose pixels are not scored.",
+)
+@click.option(
+    "--reduce-zero-label",
+    is_flag=True,
+    help="Ground truth label 0 is ignored and the others move down by one (ADE20K; mmseg).",
+)
+@output_options
+@click.option(
+    "--fail-under",
+    multiple=True,
+    metavar="EXPR",
+    help="Gate: fail (exit 3) when a metric is below a value. Repeatable: "
+    "mIoU=0.7, aAcc=0.9, mAcc=0.8, IoU[road]=0.95.",
+)
+def semseg_command(gt_dir: str, pred_dir: str, **o: Any) -> None:
+    """Semantic segmentation: per-class IoU and mIoU of the PNG label maps of
+    PRED_DIR against those of GT_DIR, paired by file stem.
+
+    Scores as mmsegmentation's IoUMetric: one confusion matrix over every
+    pixel whose ground truth is not --ignore-index; a class in neither the
+    ground truth nor the predictions is left out of the mean.
+    """
+    sys.exit(run_guarded(_semseg, gt_dir, pred_dir, **o))
+
+
+def _semseg(gt_dir: str, pred_dir: str, **o: Any) -> int:
+    from .gates import parse_gate
+    from .options import read_names
+    from .reporters import OutputFormat
+    from .reporters.semseg import render_semseg
+    from .semseg import check_gates, evaluate_pairing, pair_files, validate_gate
+
+    gates = [validate_gate(parse_gate(t)) for t in o["fail_under"]]
+    names = read_names(o["names_file"]) if o["names_file"] else None
+    fmt = OutputFormat(o["out_format"])
+    pairing = pair_files(gt_dir, pred_dir)
+    show = not o["quiet"] and fmt not in (OutputFormat.JSON, OutputFormat.CSV)
+    bar = _progress(len(pairing.pairs), "label maps", show, unit="image")
+    try:
+        result = evaluate_pairing(
+            pairing, o["num_classes"], names, o["ignore_index"], o["reduce_zero_label"],
+            progress=bar.update if bar is not None else None,
+        )  # fmt: skip
+    finally:
+        if bar is not None:
+            bar.close()
+    result.checks = check_gates(result, gates)
+    _warn(result.warnings, o["quiet"])
+    _emit(render_semseg(result, fmt), o["output"])
+    return Outcome(failed_checks=sum(not c.passed for c in result.checks)).exit_code

@@ -1,0 +1,110 @@
+"""Reports of ``iou-eval semseg``: the per-class IoU table and the mean, in every format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import TYPE_CHECKING
+
+from .. import __version__
+from .json import dumps
+from .text import cell, check_rows, checks_verdict, grid, md_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..semseg import SemsegResult
+    from . import OutputFormat
+
+SUMMARY_LABELS = {
+    "mIoU": "mean IoU over the classes present in ground truth or predictions",
+    "mAcc": "mean per-class accuracy (recall) over the classes in the ground truth",
+    "aAcc": "pixel accuracy: correct pixels / scored pixels",
+}
+
+
+def render_semseg(result: SemsegResult, fmt: OutputFormat) -> str:
+    from ..semseg import to_dict
+    from . import OutputFormat
+
+    if fmt is OutputFormat.JSON:
+        return dumps(to_dict(result))
+    if fmt is OutputFormat.CSV:
+        return _csv(result)
+    return _text(result, markdown=fmt is OutputFormat.MARKDOWN)
+
+
+def _csv(result: SemsegResult) -> str:
+    """One tidy table: ``scope, key, metric, value`` (scope summary, class or check)."""
+    from ..semseg import class_rows
+
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(["scope", "key", "metric", "value"])
+    for k, v in result.summary.items():
+        out.writerow(["summary", "", k, "" if math.isnan(v) else v])
+    for row in class_rows(result):
+        for metric in ("IoU", "Acc", "gt_pixels", "pred_pixels"):
+            value = row[metric]
+            out.writerow(["class", row["class"], metric, "" if value is None else value])
+    for c in result.checks:
+        for metric, item in (("threshold", c.threshold), ("value", c.value),
+                             ("margin", c.margin), ("passed", c.passed)):  # fmt: skip
+            out.writerow(["checks", c.name, metric, "" if item is None else item])
+    return buf.getvalue()
+
+
+def _header(result: SemsegResult) -> list[str]:
+    i, s = result.inputs, result.settings
+    source = "from the data" if s["num_classes_from"] == "data" else "given"
+    return [
+        f"ground truth  {i['ground_truth']['path']}: {i['ground_truth']['maps']} label maps",
+        f"predictions   {i['predictions']['path']}: {i['predictions']['maps']} label maps",
+        f"scored        {i['images']} pairs (by file stem)",
+        f"settings      {s['num_classes']} classes ({source}), ignore index {s['ignore_index']}, "
+        f"reduce zero label {'on' if s['reduce_zero_label'] else 'off'}",
+    ]
+
+
+def _tables(result: SemsegResult) -> list[tuple[str, tuple]]:
+    from ..semseg import class_rows
+
+    summary = [[k, cell(v) or "n/a", SUMMARY_LABELS[k]] for k, v in result.summary.items()]
+    rows = [
+        [r["class"], cell(r["IoU"]), cell(r["Acc"]), str(r["gt_pixels"]), str(r["pred_pixels"])]
+        for r in class_rows(result)
+    ]
+    return [
+        ("Summary", (["metric", "value", ""], summary, [False, True, False])),
+        (
+            "Per class (IoU empty: the class is in neither ground truth nor predictions)",
+            (["class", "IoU", "Acc", "gt pixels", "pred pixels"], rows, [False] + [True] * 4),
+        ),
+    ]
+
+
+def _text(result: SemsegResult, markdown: bool) -> str:
+    if markdown:
+        lines = ["## iou-eval semseg report", ""] + [f"- {ln}" for ln in _header(result)]
+    else:
+        lines = [f"iou-eval {__version__} · semseg", *_header(result)]
+    if result.checks:
+        verdict = checks_verdict(result.checks)
+        if markdown:
+            mark = "❌" if result.failed_checks else "✅"
+            lines += [
+                "",
+                f"### {mark} Checks: {verdict}",
+                "",
+                *md_table(*check_rows(result.checks)),
+            ]
+    for title, table in _tables(result):
+        if markdown:
+            lines += ["", f"### {title}", "", *md_table(*table)]
+        else:
+            lines += ["", title, *("  " + ln for ln in grid(*table))]
+    if result.checks and not markdown:
+        lines += ["", f"Checks: {checks_verdict(result.checks)}"]
+        lines += ["  " + ln for ln in grid(*check_rows(result.checks))]
+    if markdown and result.warnings:
+        lines += ["", *(f"> warning: {w}" for w in result.warnings)]
+    return "\n".join(lines) + "\n"
