@@ -72,7 +72,8 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 
 
 def _script_hash() -> str:
-    digest = hashlib.sha256(SORT_SCRIPT.encode()).digest()
+    # The hash of the script element's exact text, newlines included.
+    digest = hashlib.sha256(f"\n{SORT_SCRIPT}\n".encode()).digest()
     return "sha256-" + base64.b64encode(digest).decode()
 
 
@@ -97,7 +98,7 @@ section { background: var(--card); border: 1px solid var(--line); border-radius:
 h2 { font-size: 18px; margin: 0 0 12px; }
 h3 { font-size: 15px; margin: 16px 0 8px; color: var(--muted); }
 .muted, .note { color: var(--muted); font-size: 13px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(128px, 1fr)); gap: 10px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 10px; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; background: #fbfcfe; }
 .card .name { font-size: 13px; font-weight: 600; color: var(--muted); }
 .card .value { font-size: 24px; font-weight: 650; font-variant-numeric: tabular-nums; }
@@ -148,6 +149,10 @@ def esc(value: Any) -> str:
 
 def _undefined(value: Any) -> bool:
     return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
+def _g(value: Any) -> str:
+    return "?" if _undefined(value) else f"{float(value):g}"
 
 
 def fmt(value: Any, key: str = "") -> str:
@@ -258,8 +263,8 @@ def facts(doc: Mapping[str, Any]) -> str:
         ("matched", f"images by {esc(inputs.get('image_match'))}, categories by "
          f"{esc(inputs.get('category_match'))}"),
         ("protocol", esc(_protocol_text(str(doc.get("protocol", "")), params))),
-        ("operating point", f"IoU {esc(fmt(params.get('iou_thr')))}, score ≥ "
-         f"{esc(fmt(params.get('score_thr')))} (the per-class counts and the per-image table)"),
+        ("operating point", f"IoU {esc(_g(params.get('iou_thr')))}, score ≥ "
+         f"{esc(_g(params.get('score_thr')))} (the per-class counts and the per-image table)"),
     ]  # fmt: skip
     for key, what in (("categories_only_in_predictions", "only in predictions"),
                       ("categories_without_predictions", "never predicted")):  # fmt: skip

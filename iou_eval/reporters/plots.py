@@ -89,10 +89,18 @@ def _style() -> Iterator[None]:
         yield
 
 
-def short(name: Any, limit: int = LABEL_CHARS) -> str:
-    """A label of at most ``limit`` characters (an ellipsis marks a cut)."""
+def short(name: Any, limit: int = LABEL_CHARS, middle: bool = False) -> str:
+    """A label of at most ``limit`` characters (an ellipsis marks a cut).
+
+    ``middle``: cut in the middle, keeping both ends (file names differ at the end).
+    """
     text = str(name)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    if middle:
+        head = (limit - 1) // 2
+        return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
+    return text[: limit - 1] + "…"
 
 
 def save_figure(fig: Figure, outdir: str | os.PathLike, stem: str,
@@ -389,7 +397,7 @@ def figure_confusion(matrix: np.ndarray, names: Sequence[str], normalized: bool,
     image = ax.imshow(values, cmap="Blues", vmin=0, vmax=1 if normalized else None,
                       interpolation="nearest", aspect="equal")  # fmt: skip
     image.set_gid("confusion-cells")
-    font = 9 if n <= 12 else (7 if n <= 24 else 6)
+    font = 9 if n <= 12 else (8 if n <= 24 else 7)
     ax.set_xticks(np.arange(n), labels, rotation=90, fontsize=font)
     ax.set_yticks(np.arange(n), labels, fontsize=font)
     ax.set_xlabel("predicted class")
@@ -452,7 +460,9 @@ def figure_bars(labels: Sequence[Any], values: Sequence[float | None], title: st
     for rank, patch in enumerate(bars.patches):
         patch.set_gid(f"{gid}-{rank}")
     ax.bar_label(bars, labels=[f"{x:.3f}" for x in v[idx]], padding=3, fontsize=8)
-    ax.set_yticks(y, [short(labels[i]) for i in idx.tolist()], fontsize=8 if rows <= 30 else 7)
+    ticks = [short(labels[i], LABEL_CHARS + 8, middle=what == "files") for i in idx.tolist()]
+    ax.set_yticks(y, ticks, fontsize=8 if rows <= 30 else 7)
+    ax.margins(y=0.01)
     ax.invert_yaxis()
     top = float(np.nanmax(v)) if np.isfinite(v).any() else 1.0
     ax.set_xlim(0, max(1.0, top) * 1.1)
