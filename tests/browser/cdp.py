@@ -8,6 +8,7 @@ wait is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -88,10 +89,8 @@ class Browser:
     def close(self) -> str:
         """Stop the browser (this one, by its process); returns what it wrote on stderr."""
         for fd in (self._w, self._r):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
