@@ -146,19 +146,37 @@ def _text_colour(bg: tuple) -> tuple:
     return (0, 0, 0) if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else (255, 255, 255)
 
 
+def _overlaps(a: tuple, b: tuple) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
 def label(draw: ImageDraw.ImageDraw, text: str, box: np.ndarray, colour: tuple, font: Any,
-          below: bool, size: tuple[int, int]) -> None:  # fmt: skip
+          below: bool, size: tuple[int, int], placed: list[tuple]) -> None:  # fmt: skip
     """``text`` on a tag of ``colour`` above the box (ground truth) or below it (prediction).
 
-    A tag that would leave the image goes inside the box instead.
+    A tag that would leave the image goes inside the box instead; one that
+    would cover a tag already ``placed`` moves away from the box, a tag's
+    height at a time (at most a few times).  The tag's rectangle is added
+    to ``placed``.
     """
     left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
     w, h, pad = right - left, bottom - top, 2
-    x = min(max(0.0, float(box[0])), max(0.0, size[0] - w - 2 * pad))
-    y = float(box[3]) if below else float(box[1]) - h - 2 * pad
-    if y < 0 or y + h + 2 * pad > size[1]:
-        y = float(box[3]) - h - 2 * pad if below else float(box[1])
-    draw.rectangle([x, y, x + w + 2 * pad, y + h + 2 * pad], fill=colour)
+    tw, th = w + 2 * pad, h + 2 * pad
+    x = min(max(0.0, float(box[0])), max(0.0, size[0] - tw))
+    y = float(box[3]) if below else float(box[1]) - th
+    if y < 0 or y + th > size[1]:
+        y = float(box[3]) - th if below else float(box[1])
+    step = th if below else -th
+    for _ in range(4):
+        rect = (x, y, x + tw, y + th)
+        if not any(_overlaps(rect, other) for other in placed):
+            break
+        if not 0 <= y + step <= size[1] - th:
+            step = -step
+        y += step
+    rect = (x, y, x + tw, y + th)
+    placed.append(rect)
+    draw.rectangle(rect, fill=colour)
     draw.text((x + pad - left, y + pad - top), text, fill=_text_colour(colour), font=font)
 
 
@@ -284,10 +302,11 @@ def draw_image(
             stroke(draw, poly, PRED_COLOUR, max(1, w - 1), dashed=bool(is_fp[j]))
         stroke(draw, box_points(pred[j]), PRED_COLOUR, w, dashed=bool(is_fp[j]))
     # Tags last, so no box is drawn over a tag.
+    placed: list[tuple] = []
     for i in range(g):
-        label(draw, str(gt_names[i]), gt[i], GT_COLOUR, font, below=False, size=img.size)
+        label(draw, str(gt_names[i]), gt[i], GT_COLOUR, font, False, img.size, placed)
     for j in range(d):
         text = pred_text(pred_names[j], float(scores[j]), float(ious[j]), bool(is_fp[j]))
-        label(draw, text, pred[j], PRED_COLOUR, font, below=True, size=img.size)
+        label(draw, text, pred[j], PRED_COLOUR, font, True, img.size, placed)
     _save(img, dst, fmt, info)
     return dst

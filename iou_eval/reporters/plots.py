@@ -94,7 +94,8 @@ def short(name: Any, limit: int = LABEL_CHARS, middle: bool = False) -> str:
 
     ``middle``: cut in the middle, keeping both ends (file names differ at the end).
     """
-    text = str(name)
+    # A "$" would start matplotlib's math mode: names are shown as they are.
+    text = str(name).replace("$", r"\$")
     if len(text) <= limit:
         return text
     if middle:
@@ -165,13 +166,14 @@ def draw_pr(
 ) -> int:
     """One PR curve: a vertex at each defined recall point (NaN and -1 are left out).
 
+    An undefined stretch is a gap in the line, not a bridge over it.
     Returns the number of vertices drawn.
     """
     y = np.where(np.asarray(curve) > -1, curve, np.nan)
     defined = ~np.isnan(y)
     if not defined.any():
         return 0
-    (line,) = ax.plot(np.asarray(recall_points)[defined], y[defined], **style)
+    (line,) = ax.plot(np.asarray(recall_points, dtype=np.float64), y, **style)
     line.set_gid(gid)
     return int(defined.sum())
 
