@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help demo test soak check format bench bench-data clean
+.PHONY: help demo report test soak check format bench bench-data clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -24,6 +24,9 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.runtime ## score sample_data/ (COCO ground truth vs predictions) and print the report
 	$(BIN)/iou-eval sample_data/coco/gt.json sample_data/coco/preds.json
+
+report: $(VENV)/.dev ## plots and a self-contained report/index.html for sample_data/ (matplotlib)
+	$(BIN)/python -m iou_eval.reporters.html_demo sample_data/coco/gt.json sample_data/coco/preds.json -o report
 
 test: $(VENV)/.dev ## run the whole test suite (parity, acceptance, CLI)
 	$(BIN)/python -m pytest -q -m "not slow"
@@ -67,4 +70,4 @@ bench: $(VENV)/.runtime $(BENCH_VENV)/.peers ## time iou-eval against pycocotool
 	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 
 clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(BENCH_VENV) report .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -32,9 +32,9 @@ def make_image(path, size=(400, 300), fmt="PNG", mode="RGB"):
 def scene(tmp_path, fmt="PNG", mode="RGB", size=(400, 300)):
     """One ground truth, a true positive on it and a false positive elsewhere::
 
-        gt    (40, 50)-(160, 150)  solid green
-        tp    (45, 55)-(170, 160)  solid orange
-        fp   (220, 60)-(360, 200)  dashed orange
+    gt    (40, 50)-(160, 150)  solid green
+    tp    (45, 55)-(170, 160)  solid orange
+    fp   (220, 60)-(360, 200)  dashed orange
     """
     ext = {"PNG": "png", "JPEG": "jpg"}[fmt]
     src = make_image(tmp_path / f"in.{ext}", size, fmt, mode)
@@ -123,7 +123,9 @@ def test_the_source_is_never_the_destination(tmp_path):
 
 def test_shapes_that_disagree_are_refused(tmp_path):
     src = make_image(tmp_path / "in.png")
-    with pytest.raises(UsageError, match=r"pred_scores must be \[2\] \(one per box\), got shape \[1\]"):
+    with pytest.raises(
+        UsageError, match=r"pred_scores must be \[2\] \(one per box\), got shape \[1\]"
+    ):
         draw_image(src, tmp_path / "o.png", np.zeros((0, 4)), [], np.zeros((2, 4)),
                    ["a", "b"], [0.5], [0, 0], [False, True])  # fmt: skip
     assert not (tmp_path / "o.png").exists()

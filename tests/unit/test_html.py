@@ -59,7 +59,10 @@ def test_summary_inputs_tables_and_plots_come_from_the_document(doc, tmp_path):
     svg.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>')
     page = render_html(doc, {"A plot": str(svg)})
     for key, value in doc["summary"].items():
-        assert f'data-metric="{key}"><div class="name">{key}</div><div class="value">{value:.4f}' in page
+        assert (
+            f'data-metric="{key}"><div class="name">{key}</div><div class="value">{value:.4f}'
+            in page
+        )
     assert "12 images, 30 boxes (1 crowd), 5 categories" in page
     assert "IoU 0.5, score ≥ 0" in page
     for row in doc["per_class"]:

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from iou_eval.accumulate import summarize_coco, CocoArrays
+from iou_eval.accumulate import CocoArrays, summarize_coco
 from iou_eval.errors import UsageError
 from iou_eval.protocols import COCO_RECALL_THRESHOLDS
 from iou_eval.tables import best_f1, f1_sweep
@@ -30,7 +30,7 @@ def random_precision(rng, k: int, undefined: tuple[int, ...] = ()) -> np.ndarray
     for t in range(len(THR)):
         for c in range(k):
             env = np.maximum.accumulate(rng.uniform(0, 1, len(REC))[::-1])[::-1]
-            env[REC > rng.uniform(0.2, 1)] = 0
+            env[rng.uniform(0.2, 1) < REC] = 0
             p[t, :, c] = env[:, None, None]
     p[:, :, list(undefined)] = -1
     return p
@@ -83,7 +83,9 @@ def test_every_plot_is_written_as_valid_png_and_svg(tmp_path):
         "confusion_matrix_counts", "confusion_matrix_normalized", "ap_per_class", "leaderboard",
     }  # fmt: skip
     assert {f.name for f in files} == {f"{s}.{e}" for s in stems for e in ("png", "svg")}
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f.name for f in files)  # no temp left
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f.name for f in files
+    )  # no temp left
     for f in files:
         if f.suffix == ".png":
             assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -194,7 +196,9 @@ def test_confusion_matrix_folds_the_rest_and_keeps_totals():
     assert labels[:30] == [f"c{i}" for i in range(10, 40)]
     assert folded[-1, -1] == m[-1, -1] and folded[0, 0] == m[10, 10]
     np.testing.assert_allclose(plots.normalize_rows(folded).sum(axis=1), 1.0)
-    with pytest.raises(UsageError, match=r"\[K\+1, K\+1\] = \[4, 4\] for 3 class names, got \[5, 5\]"):
+    with pytest.raises(
+        UsageError, match=r"\[K\+1, K\+1\] = \[4, 4\] for 3 class names, got \[5, 5\]"
+    ):
         plots.fold_matrix(np.zeros((5, 5)), ["a", "b", "c"])
 
 
