@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo test soak check format bench bench-data bench-iou clean
+.PHONY: help compile demo report test soak check format bench bench-data bench-iou clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -29,6 +29,9 @@ compile: $(VENV)/.runtime
 
 demo: $(VENV)/.runtime compile ## score sample_data/ (COCO ground truth vs predictions) and print the report
 	$(BIN)/iou-eval sample_data/coco/gt.json sample_data/coco/preds.json
+
+report: $(VENV)/.dev ## plots and a self-contained report/index.html for sample_data/ (matplotlib)
+	$(BIN)/python -m iou_eval.reporters.html_demo sample_data/coco/gt.json sample_data/coco/preds.json -o report
 
 test: $(VENV)/.dev ## run the whole test suite (parity, acceptance, CLI)
 	$(BIN)/python -m pytest -q -m "not slow"
@@ -78,7 +81,7 @@ bench-iou: $(VENV)/.dev ## time iou.boxes (10k x 10k) and semseg on Cityscapes-s
 	$(BIN)/python tests/bench/bench_iou.py --maps $(BENCH_IOU_MAPS)
 
 clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(BENCH_VENV) report .pytest_cache .mypy_cache .ruff_cache build *.egg-info
 
 .PHONY: hostile
 hostile: $(VENV)/.dev ## run the hostile-input catalogue (tests/hostile; inputs, options, -o, escaping)

@@ -38,28 +38,60 @@ class PointCounts:
     image_iou_sum: np.ndarray
 
 
-def best_f1(s: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tuple[float, float]:
-    """The highest F1 over score cut-offs, and the cut-off that gives it.
+@dataclass(frozen=True)
+class ScoreSweep:
+    """Counts and rates of one class at each score cut-off ``[S]`` (distinct scores, descending).
+
+    Keeping "score >= scores[i]" keeps ``tp[i]`` true and ``fp[i]`` false positives.
+
+    Attributes:
+        scores: ``[S]`` float64 cut-offs.
+        tp, fp: ``[S]`` int64 cumulative counts.
+        n_gt: ground truths that count.
+        precision, recall, f1: ``[S]`` float64.
+    """
+
+    scores: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    n_gt: int
+    precision: np.ndarray
+    recall: np.ndarray
+    f1: np.ndarray
+
+
+def f1_sweep(s: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> ScoreSweep:
+    """Precision, recall and F1 at every score cut-off of one class.
 
     Args:
         s, tp, fp: ``[D]`` scored predictions of one class (ignored ones
             removed) in descending score order.
-        n_gt: ground truths that count.
+        n_gt: ground truths that count (> 0).
 
     Cuts fall only between different scores: keeping "score >= s" keeps all
-    ties of ``s``.  Returns ``(nan, nan)`` when there is no ground truth.
+    ties of ``s``.
+    """
+    ctp = np.cumsum(tp, dtype=np.int64)
+    cfp = np.cumsum(fp, dtype=np.int64)
+    last_of_tie = np.r_[s[1:] != s[:-1], True] if len(s) else np.zeros(0, dtype=bool)
+    ctp, cfp, s = ctp[last_of_tie], cfp[last_of_tie], np.asarray(s, np.float64)[last_of_tie]
+    f1 = 2 * ctp / (2 * ctp + cfp + (n_gt - ctp))
+    return ScoreSweep(s, ctp, cfp, n_gt, ctp / np.maximum(ctp + cfp, 1), ctp / n_gt, f1)
+
+
+def best_f1(s: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tuple[float, float]:
+    """The highest F1 over score cut-offs (:func:`f1_sweep`), and the cut-off that gives it.
+
+    Returns ``(nan, nan)`` when there is no ground truth, ``(0, nan)`` when
+    there are no predictions.
     """
     if n_gt == 0:
         return float("nan"), float("nan")
     if len(s) == 0:
         return 0.0, float("nan")
-    ctp = np.cumsum(tp)
-    cfp = np.cumsum(fp)
-    last_of_tie = np.r_[s[1:] != s[:-1], True]
-    ctp, cfp, s = ctp[last_of_tie], cfp[last_of_tie], s[last_of_tie]
-    f1 = 2 * ctp / (2 * ctp + cfp + (n_gt - ctp))
-    i = int(np.argmax(f1))
-    return float(f1[i]), float(s[i])
+    sweep = f1_sweep(s, tp, fp, n_gt)
+    i = int(np.argmax(sweep.f1))
+    return float(sweep.f1[i]), float(sweep.scores[i])
 
 
 def count_point(

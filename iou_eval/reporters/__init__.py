@@ -37,4 +37,17 @@ def renderer(fmt: OutputFormat) -> Callable[[EvaluationResult, View], str]:
     return render_markdown if fmt is OutputFormat.MARKDOWN else render_table
 
 
-__all__ = ["OutputFormat", "View", "renderer"]
+# Pictures: plain inputs (arrays, the JSON document); matplotlib and Pillow load on first use.
+from .draw import draw_image, worst_images  # noqa: E402
+from .html import render_html  # noqa: E402
+from .plots import write_plots  # noqa: E402
+
+__all__ = [
+    "OutputFormat",
+    "View",
+    "draw_image",
+    "render_html",
+    "renderer",
+    "worst_images",
+    "write_plots",
+]

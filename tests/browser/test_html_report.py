@@ -1,0 +1,158 @@
+"""The HTML report in a real headless Chromium: offline, no console errors, data as text.
+
+Skipped when no Chromium is installed (``apt-get install chromium``; the
+CI script installs it).  Set ``IOU_EVAL_SCREENSHOTS=DIR`` to keep the
+screenshots for a look.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from iou_eval.api import evaluate
+from iou_eval.reporters.html import render_html, write_text
+
+from .cdp import Browser, find_chromium
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_data" / "coco"
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+
+XSS_CLASS = "<script>alert(1)</script>"
+XSS_FILE = '"><img src=x onerror=alert(2)>.jpg'
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    assert CHROMIUM is not None
+    b = Browser(CHROMIUM, tmp_path_factory.mktemp("profile"))
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """The sample run's page with its plots, and its document."""
+    pytest.importorskip("matplotlib")
+    from iou_eval.reporters.html_demo import write_report
+
+    result = evaluate(str(SAMPLE / "gt.json"), str(SAMPLE / "preds.json"))
+    out = tmp_path_factory.mktemp("report")
+    return write_report(result, out), result.to_dict()
+
+
+def load(browser: Browser, path: Path) -> str:
+    """Open ``path`` from a file:// URL in a fresh offline tab; returns the session."""
+    session = browser.open_page()
+    browser.events.clear()
+    browser.call("Page.navigate", {"url": path.resolve().as_uri()}, session=session)
+    browser.wait_event("Page.loadEventFired")
+    return session
+
+
+def screenshot(browser: Browser, session: str, path: Path) -> bytes:
+    """A full-page PNG of the tab, kept in ``$IOU_EVAL_SCREENSHOTS`` when set."""
+    shot = browser.call(
+        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session=session
+    )
+    data = base64.b64decode(shot["data"])
+    path.write_bytes(data)
+    keep = os.environ.get("IOU_EVAL_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / path.name)
+    return data
+
+
+def test_page_loads_offline_without_console_errors(browser, report, tmp_path):
+    page, _ = report
+    session = load(browser, page)
+    assert browser.problems() == []
+    # The page itself is the only request: images are data: URIs, nothing else is fetched.
+    assert [u for u in browser.requests() if not u.startswith("data:")] == [page.resolve().as_uri()]
+    n_images = browser.evaluate(session, "document.images.length")
+    loaded = browser.evaluate(
+        session, "Array.from(document.images).filter(i => i.complete && i.naturalWidth > 0).length"
+    )
+    assert n_images >= 4 and loaded == n_images
+    png = screenshot(browser, session, tmp_path / "report.png")
+    from PIL import Image
+
+    with Image.open(tmp_path / "report.png") as im:
+        # The viewport is 1280 wide, less a scrollbar.
+        assert im.format == "PNG" and 1200 <= im.width <= 1280 and im.height > 2000
+        assert len(im.convert("L").getcolors(1 << 16) or []) > 50  # not blank
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_summary_numbers_are_in_the_rendered_dom(browser, report):
+    page, doc = report
+    session = load(browser, page)
+    shown = browser.evaluate(
+        session,
+        "Object.fromEntries(Array.from(document.querySelectorAll('#summary [data-metric]'))"
+        ".map(c => [c.dataset.metric, c.querySelector('.value').textContent]))",
+    )
+    assert shown == {k: f"{v:.4f}" for k, v in doc["summary"].items()}
+    text = browser.evaluate(session, "document.querySelector('#inputs').innerText")
+    assert "sample_data/coco/gt.json" in text and "[coco]" in text
+    assert "12 images, 30 boxes (1 crowd), 5 categories" in text
+
+
+def _column(browser, session, table: str, col: int) -> list[str]:
+    return browser.evaluate(
+        session,
+        f"Array.from(document.querySelectorAll('{table} tbody tr'))"
+        f".map(r => r.cells[{col}].textContent)",
+    )
+
+
+def test_clicking_a_header_sorts_the_per_class_table(browser, report):
+    page, doc = report
+    session = load(browser, page)
+    headers = browser.evaluate(
+        session, "Array.from(document.querySelectorAll('#per-class th')).map(h => h.textContent)"
+    )
+    ap = headers.index("AP")
+    click = f"document.querySelectorAll('#per-class th button')[{ap}].click()"
+    by_ap = sorted(doc["per_class"], key=lambda r: r["AP"])
+    browser.evaluate(session, click)
+    assert _column(browser, session, "#per-class", 0) == [r["class"] for r in by_ap]
+    browser.evaluate(session, click)
+    assert _column(browser, session, "#per-class", 0) == [r["class"] for r in by_ap[::-1]]
+    sort = browser.evaluate(session, f"document.querySelectorAll('#per-class th')[{ap}].ariaSort")
+    assert sort == "descending"
+    assert browser.problems() == []
+
+
+def test_names_from_the_files_show_as_text_and_never_run(browser, report, tmp_path):
+    _, doc = report
+    doc = copy.deepcopy(doc)
+    doc["per_class"][0]["class"] = XSS_CLASS
+    doc["per_image"][0]["file_name"] = XSS_FILE
+    doc["per_image"][0]["FP"] = 99  # first among the worst images
+    doc["warnings"].append(f"category {XSS_CLASS} is odd")
+    page = tmp_path / "xss.html"
+    write_text(page, render_html(doc, None))
+    session = load(browser, page)
+    assert browser.evaluate(session, "document.scripts.length") == 1
+    assert browser.evaluate(session, "document.images.length") == 0
+    cells = _column(browser, session, "#per-class", 0)
+    assert XSS_CLASS in cells
+    assert (
+        browser.evaluate(
+            session, "document.querySelector('#worst tbody td:nth-child(2)').textContent"
+        )
+        == XSS_FILE
+    )
+    assert XSS_CLASS in browser.evaluate(session, "document.querySelector('#warnings').textContent")
+    assert not [e for e in browser.events if e.get("method") == "Page.javascriptDialogOpening"]
+    assert browser.problems() == []
+    screenshot(browser, session, tmp_path / "xss.png")
