@@ -27,6 +27,7 @@ class LoadOptions:
         image_size: ``(width, height)`` for images whose size no file gives
             (normalized text files without a ground truth that knows sizes).
         workers: processes a large file's decoding may be shared among.
+        split: the data.yaml split a YOLO dataset is read from.
     """
 
     box_format: BoxFormat | None = None
@@ -35,6 +36,7 @@ class LoadOptions:
     reference_images: ImageTable | None = None
     image_size: tuple[float, float] | None = None
     workers: int = 1
+    split: str = "val"
 
 
 def read_bytes(path: str) -> bytes:
