@@ -347,7 +347,9 @@ def write_yolo(out: str) -> None:
         fh.write("[\n" + ",\n".join("  " + json.dumps(r) for r in records) + "\n]\n")
 
 
-def _labelme_shape(cls: str, box: tuple[int, int, int, int], polygon: bool, **extra: object) -> dict:
+def _labelme_shape(
+    cls: str, box: tuple[int, int, int, int], polygon: bool, **extra: object
+) -> dict:
     x1, y1, x2, y2 = box
     points = _corners(x1, y1, x2, y2) if polygon else [(x1, y1), (x2, y2)]
     shape = {"label": cls, "points": [list(p) for p in points], "group_id": None,
@@ -361,8 +363,12 @@ def write_labelme(out: str) -> None:
         os.makedirs(os.path.join(out, role), exist_ok=True)
     for stem, (w, h) in IMAGES.items():
         gt = [
-            _labelme_shape(cls, (x1, y1, x2, y2), stem in POLYGON_IMAGES,
-                           **({"difficult": True} if difficult else {}))  # fmt: skip
+            _labelme_shape(
+                cls,
+                (x1, y1, x2, y2),
+                stem in POLYGON_IMAGES,
+                **({"difficult": True} if difficult else {}),
+            )  # fmt: skip
             for s, cls, x1, y1, x2, y2, _crowd, difficult in GROUND_TRUTH
             if s == stem
         ]

@@ -324,12 +324,10 @@ def _assemble(
     descriptions: dict[str, str],
     image_list: str | None,
 ) -> Dataset:
-    col = {c: table.column(c) for c in PRED_COLUMNS}
+    # Every required column is there (checked by the caller); Score only in predictions.
+    col = {c: i for c in PRED_COLUMNS if (i := table.column(c)) is not None}
     n = len(table.rows)
-    xmin, xmax, ymin, ymax = (
-        _numbers(table, int(col[c]), c)
-        for c in ("XMin", "XMax", "YMin", "YMax")  # type: ignore[arg-type]
-    )
+    xmin, xmax, ymin, ymax = (_numbers(table, col[c], c) for c in ("XMin", "XMax", "YMin", "YMax"))
     xyxy = np.stack([xmin, ymin, xmax, ymax], axis=1).reshape(n, 4)
     bad = ((xyxy < _COORD_MIN) | (xyxy > _COORD_MAX)).any(axis=1)
     if bad.any():
@@ -340,10 +338,10 @@ def _assemble(
             + " ".join(f"{v:g}" for v in xyxy[r]),
             where=table.lines[r],
         )
-    image_keys = [row[int(col["ImageID"])] for row in table.rows]  # type: ignore[arg-type]
+    image_keys = [row[col["ImageID"]] for row in table.rows]
     listed = read_image_list(image_list) if image_list else []
     image_vocab = {k: i for i, k in enumerate(dict.fromkeys([*listed, *image_keys]))}
-    labels = [row[int(col["LabelName"])] for row in table.rows]  # type: ignore[arg-type]
+    labels = [row[col["LabelName"]] for row in table.rows]
     label_vocab = {k: i for i, k in enumerate(dict.fromkeys(labels))}
     ids = tuple(label_vocab)
     categories = CategoryTable(ids, tuple(descriptions.get(k, k) for k in ids))
@@ -364,7 +362,7 @@ def _assemble(
         boxes=xyxy,
         box_format=BoxFormat.XYXY,
         normalized=True,
-        score=_numbers(table, int(col["Score"]), "Score") if pred else None,  # type: ignore[arg-type]
+        score=_numbers(table, col["Score"], "Score") if pred else None,
         is_crowd=None if pred else _flag(table, table.column("IsGroupOf")),
         origin=np.asarray(table.lines, dtype=np.int64),
         files=[file],

@@ -924,7 +924,7 @@ def _prediction_sizes(
         elif matcher is not None:
             j, _ = matcher.find(key, key)
             if j >= 0:
-                width[i], height[i] = reference.width[j], reference.height[j]
+                width[i], height[i] = matcher.images.width[j], matcher.images.height[j]
     size = getattr(options, "image_size", None)
     if size is not None:
         unknown = ~(np.isfinite(width) & np.isfinite(height))

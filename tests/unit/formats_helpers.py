@@ -23,7 +23,9 @@ def register(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setitem(loaders.FORMATS, name, entry)
 
 
-def write(path: Path, text: str, *, gz: bool = False, bom: bool = False, crlf: bool = False) -> Path:
+def write(
+    path: Path, text: str, *, gz: bool = False, bom: bool = False, crlf: bool = False
+) -> Path:
     """Write ``text`` (UTF-8), optionally gzip-compressed, with a BOM or CRLF line ends."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if crlf:

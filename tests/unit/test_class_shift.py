@@ -22,7 +22,18 @@ from .formats_helpers import write
 
 def test_the_coco80_map_skips_the_ten_unused_coco_ids():
     assert len(COCO80_TO_COCO91) == 80 and COCO80_TO_COCO91[0] == 1 and COCO80_TO_COCO91[-1] == 90
-    assert sorted(set(range(1, 91)) - set(COCO80_TO_COCO91)) == [12, 26, 29, 30, 45, 66, 68, 69, 71, 83]
+    assert sorted(set(range(1, 91)) - set(COCO80_TO_COCO91)) == [
+        12,
+        26,
+        29,
+        30,
+        45,
+        66,
+        68,
+        69,
+        71,
+        83,
+    ]
 
 
 def test_index_plus_one_against_a_zero_based_ground_truth():
@@ -57,7 +68,11 @@ def test_no_shift_when_ids_agree_or_no_rule_explains_them():
 def test_apply_class_map_both_ways():
     assert apply_class_map([1, 2], offset=-1) == (0, 1)
     assert apply_class_map([0, 11, 79], class_map="coco80") == (1, 13, 90)
-    assert apply_class_map([1, 13, 90], class_map="coco80", gt_category_ids=range(80)) == (0, 11, 79)
+    assert apply_class_map([1, 13, 90], class_map="coco80", gt_category_ids=range(80)) == (
+        0,
+        11,
+        79,
+    )
     with pytest.raises(UsageError, match="class id 12 is not a COCO id"):
         apply_class_map([12], class_map="coco80", gt_category_ids=range(80))
     with pytest.raises(UsageError, match="unknown class map"):

@@ -54,7 +54,9 @@ def test_big_endian_exif_and_progressive_jpeg(tmp_path):
     assert image_size(str(path)) == (20, 30)  # orientation 8 also swaps
 
 
-@pytest.mark.parametrize("data", [b"", b"\xff\xd8\xff", b"plain text, no image", b"\x89PNG\r\n\x1a\n"])
+@pytest.mark.parametrize(
+    "data", [b"", b"\xff\xd8\xff", b"plain text, no image", b"\x89PNG\r\n\x1a\n"]
+)
 def test_unreadable_images_raise_input_errors(tmp_path, data):
     path = tmp_path / "bad.jpg"
     path.write_bytes(data)
@@ -71,7 +73,9 @@ def test_missing_image(tmp_path):
 def test_text_files_gz_bom_crlf(tmp_path):
     (tmp_path / "a.txt").write_bytes(b"\xef\xbb\xbfx\r\ny\rz\n")
     assert read_text_file(str(tmp_path / "a.txt")) == "x\ny\rz\n"  # a lone CR stays
-    (tmp_path / "b.gz").write_bytes(gzip.compress(b"\xef\xbb\xbfhello\r\n") + gzip.compress(b"more\n"))
+    (tmp_path / "b.gz").write_bytes(
+        gzip.compress(b"\xef\xbb\xbfhello\r\n") + gzip.compress(b"more\n")
+    )
     assert read_text_file(str(tmp_path / "b.gz")) == "hello\nmore\n"  # two gzip members
     (tmp_path / "e.txt").write_bytes(b"")
     assert read_text_file(str(tmp_path / "e.txt")) == ""

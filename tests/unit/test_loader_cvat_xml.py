@@ -59,27 +59,38 @@ def test_prediction_score_attribute_and_missing_score(tmp_path):
 """)  # fmt: skip
     with pytest.raises(InputError) as e:
         load_cvat_xml(str(pred), "pred", LoadOptions())
-    assert str(e.value).startswith(f'{pred}:image[0] name="a.jpg" > box[1]: prediction has no score')
+    assert str(e.value).startswith(
+        f'{pred}:image[0] name="a.jpg" > box[1]: prediction has no score'
+    )
 
 
 @pytest.mark.parametrize(
     "element, message",
     [
-        ('<box label="cat" xtl="1" ytl="1" xbr="5" ybr="5" rotation="30.0"/>', "a rotated box (rotation=30.0)"),
+        (
+            '<box label="cat" xtl="1" ytl="1" xbr="5" ybr="5" rotation="30.0"/>',
+            "a rotated box (rotation=30.0)",
+        ),
         ('<box label="cat" xtl="1" ytl="x" xbr="5" ybr="5"/>', "ytl must be a number, got 'x'"),
         ('<polygon label="cat" points="1,1;2"/>', "points must be finite 'x,y' pairs"),
         ('<box xtl="1" ytl="1" xbr="5" ybr="5"/>', "<box> has no label"),
     ],
 )
 def test_errors_cite_image_and_element(tmp_path, element, message):
-    f = cvat(tmp_path / "gt.xml", f'  <image id="0" name="a.jpg" width="9" height="9">{element}</image>\n')
+    f = cvat(
+        tmp_path / "gt.xml",
+        f'  <image id="0" name="a.jpg" width="9" height="9">{element}</image>\n',
+    )
     with pytest.raises(InputError) as e:
         load_cvat_xml(str(f), "gt", LoadOptions())
     assert str(e.value).startswith(f'{f}:image[0] name="a.jpg" > ') and message in str(e.value)
 
 
 def test_zero_rotation_is_an_ordinary_box(tmp_path):
-    f = cvat(tmp_path / "gt.xml", '  <image id="0" name="a.jpg"><box label="c" xtl="1" ytl="1" xbr="5" ybr="5" rotation="0.0"/></image>\n')
+    f = cvat(
+        tmp_path / "gt.xml",
+        '  <image id="0" name="a.jpg"><box label="c" xtl="1" ytl="1" xbr="5" ybr="5" rotation="0.0"/></image>\n',
+    )
     assert len(load_cvat_xml(str(f), "gt", LoadOptions())) == 1
 
 

@@ -48,12 +48,16 @@ def test_other_shape_types_are_skipped_with_a_warning_naming_file_and_index(tmp_
                                 shape("cat", [[1, 1]], "point")])  # fmt: skip
     d = load_labelme(str(tmp_path), "gt", LoadOptions())
     assert len(d) == 1 and d.origin.tolist() == [1]
-    assert any(f"'circle' skipped" in w and f"{f}:shapes[0]" in w for w in d.warnings)
+    assert any("'circle' skipped" in w and f"{f}:shapes[0]" in w for w in d.warnings)
     assert any(f"{f}:shapes[2]" in w for w in d.warnings)
 
 
 def test_difficult_shapes_are_ignored_flags(tmp_path):
-    labelme(tmp_path, "a", [shape("cat", [[1, 1], [5, 5]], difficult=True), shape("cat", [[1, 1], [5, 5]])])
+    labelme(
+        tmp_path,
+        "a",
+        [shape("cat", [[1, 1], [5, 5]], difficult=True), shape("cat", [[1, 1], [5, 5]])],
+    )
     d = load_labelme(str(tmp_path), "gt", LoadOptions())
     assert d.ignore.tolist() == [True, False]
 
@@ -78,8 +82,11 @@ def test_prediction_scores_where_labelme_tools_write_them(tmp_path, extra, expec
     "shapes, message, where",
     [
         ([shape("cat", [[1, 1], [5, 5]])], "prediction has no score", "shapes[0]"),
-        ([shape("cat", [[1, 1], [5, 5]], score=1), shape("", [[1, 1], [5, 5]], score=1)],
-         "a shape needs a 'label'", "shapes[1]"),  # fmt: skip
+        (
+            [shape("cat", [[1, 1], [5, 5]], score=1), shape("", [[1, 1], [5, 5]], score=1)],
+            "a shape needs a 'label'",
+            "shapes[1]",
+        ),  # fmt: skip
         ([shape("cat", [[1, 1]], score=1)], "a rectangle needs two corners", "shapes[0]"),
         ([shape("cat", [[1, "x"], [5, 5]], score=1)], "'points' must be a list", "shapes[0]"),
     ],
@@ -113,8 +120,12 @@ def test_gz_bom_crlf_files_and_detection(tmp_path):
 def test_evaluate_through_the_api(tmp_path, monkeypatch):
     """One hit (IoU 1) and one miss: AP50 = 1 * 1/2 recall -> AR100 0.5."""
     register(monkeypatch)
-    labelme(tmp_path / "gt", "a", [shape("cat", [[0, 0], [10, 10]]), shape("cat", [[50, 20], [60, 40]])])
+    labelme(
+        tmp_path / "gt", "a", [shape("cat", [[0, 0], [10, 10]]), shape("cat", [[50, 20], [60, 40]])]
+    )
     labelme(tmp_path / "pr", "a", [shape("cat", [[0, 0], [10, 10]], score=0.9)])
-    r = evaluate(str(tmp_path / "gt"), str(tmp_path / "pr"), gt_format="labelme", pred_format="labelme")
+    r = evaluate(
+        str(tmp_path / "gt"), str(tmp_path / "pr"), gt_format="labelme", pred_format="labelme"
+    )
     assert r.results[0].summary["AR100"] == pytest.approx(0.5)
     assert r.inputs["ground_truth"]["format"] == "labelme"

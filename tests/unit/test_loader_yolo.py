@@ -53,7 +53,9 @@ def test_boxes_are_scaled_by_each_images_header_size(tmp_path):
     assert d.categories.ids == (0, 1) and d.categories.names == ("cat", "dog")
     np.testing.assert_allclose(d.xyxy, [[40, 15, 60, 35], [0, 0, 100, 100]])
     assert d.category_idx.tolist() == [1, 0]
-    assert d.origin.tolist() == [1, 1] and d.where(1)[0].endswith(os.path.join("labels", "val", "b.txt"))
+    assert d.origin.tolist() == [1, 1] and d.where(1)[0].endswith(
+        os.path.join("labels", "val", "b.txt")
+    )
 
 
 def test_missing_or_empty_label_file_is_an_image_without_objects(tmp_path):
@@ -281,7 +283,12 @@ def test_prediction_sizes_from_images_saved_beside_labels(tmp_path):
 
 def test_gz_bom_and_crlf_prediction_files(tmp_path):
     write(tmp_path / "labels/a.txt.gz", "0 0.5 0.5 0.2 0.4 0.9\n", gz=True)
-    write(tmp_path / "labels/b.txt", "0 0.5 0.5 0.2 0.4 0.8\n1 0.5 0.5 0.2 0.4 0.7\n", bom=True, crlf=True)
+    write(
+        tmp_path / "labels/b.txt",
+        "0 0.5 0.5 0.2 0.4 0.8\n1 0.5 0.5 0.2 0.4 0.7\n",
+        bom=True,
+        crlf=True,
+    )
     d = load_yolo(str(tmp_path / "labels"), "pred", LoadOptions(image_size=(10, 10)))
     assert d.images.ids == ("a", "b") and d.score.tolist() == [0.9, 0.8, 0.7]
 
