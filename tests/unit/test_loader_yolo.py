@@ -236,22 +236,43 @@ def test_looks_like_yolo(tmp_path):
     assert not looks_like_yolo(str(tmp_path / "missing"))
 
 
+def test_detectors_never_read_standard_input(monkeypatch):
+    """``-`` (standard input) is no file or folder to any detector: nothing is read from it."""
+    import io
+    import sys
+
+    from iou_eval.loaders.cvat_xml import looks_like_cvat_xml
+    from iou_eval.loaders.labelme import looks_like_labelme
+    from iou_eval.loaders.openimages import looks_like_openimages
+
+    class Untouchable(io.StringIO):
+        def read(self, *a):  # pragma: no cover - failing is the point
+            raise AssertionError("standard input was read")
+
+    monkeypatch.setattr(sys, "stdin", Untouchable())
+    for detect in (looks_like_yolo, looks_like_labelme, looks_like_cvat_xml, looks_like_openimages):
+        assert detect("-") is False
+
+
 # --------------------------------------------------------------------------- predictions
 
 
-def predictions(root: Path, **files: str) -> Path:
+def predictions(root: Path, size: tuple[int, int] = (100, 50), **files: str) -> Path:
+    """A `predict` run folder: ``labels/<stem>.txt`` and the images saved beside ``labels/``."""
     for stem, text in files.items():
         write(root / "labels" / f"{stem}.txt", text)
+        image(root / f"{stem}.png", *size)
     return root / "labels"
 
 
 def test_ultralytics_predictions_read_the_last_number_as_the_confidence(tmp_path):
     """The trap: `class cx cy w h conf`; the txt loader takes the 2nd number for the score."""
     path = predictions(tmp_path, a="1 0.5 0.5 0.2 0.4 0.9\n0 0.25 0.5 0.3 0.3 0.4\n")
-    d = load_yolo(str(path), "pred", LoadOptions(image_size=(100, 50)))
+    d = load_yolo(str(path), "pred", LoadOptions())
     assert d.score.tolist() == [0.9, 0.4]
     np.testing.assert_allclose(d.xyxy[0], [40, 15, 60, 35])
-    old = load_txt(str(path), "pred", LoadOptions(normalized=True, image_size=(100, 50)))
+    sizes = {"image_size": (100, 50)} if "image_size" in LoadOptions.__dataclass_fields__ else {}
+    old = load_txt(str(path), "pred", LoadOptions(normalized=True, **sizes))
     assert old.score.tolist() == [0.5, 0.25]  # the wrong column
 
 
@@ -269,7 +290,7 @@ def test_prediction_sizes_come_from_the_ground_truth(tmp_path, monkeypatch):
 
 def test_predicted_polygons_take_the_last_number_as_confidence(tmp_path):
     path = predictions(tmp_path, a="0 0.1 0.2 0.5 0.2 0.3 0.8 0.75\n")
-    d, polygons = read_yolo(str(path), "pred", LoadOptions(image_size=(100, 50)))
+    d, polygons = read_yolo(str(path), "pred", LoadOptions())
     assert d.score.tolist() == [0.75]
     np.testing.assert_allclose(polygons[0], [10, 10, 50, 10, 30, 40])
 
@@ -289,14 +310,16 @@ def test_gz_bom_and_crlf_prediction_files(tmp_path):
         bom=True,
         crlf=True,
     )
-    d = load_yolo(str(tmp_path / "labels"), "pred", LoadOptions(image_size=(10, 10)))
+    image(tmp_path / "a.png", 10, 10)
+    image(tmp_path / "b.png", 10, 10)
+    d = load_yolo(str(tmp_path / "labels"), "pred", LoadOptions())
     assert d.images.ids == ("a", "b") and d.score.tolist() == [0.9, 0.8, 0.7]
 
 
 def test_prediction_errors_cite_file_and_line(tmp_path):
     path = predictions(tmp_path, a="0 0.5 0.5 0.2 0.4 0.9\n0 0.5 0.5 0.2 0.4\n")
     with pytest.raises(InputError) as e:
-        load_yolo(str(path), "pred", LoadOptions(image_size=(10, 10)))
+        load_yolo(str(path), "pred", LoadOptions())
     assert str(e.value).startswith(f"{path / 'a.txt'}:2: ")
     assert "predictions need a confidence last" in str(e.value)
 
@@ -335,14 +358,14 @@ def test_score_column_decided_by_falling_confidences():
 
 def test_ambiguous_predictions_warn_with_the_flag_to_force_the_other_order(tmp_path):
     path = predictions(tmp_path, a="0 0.5 0.5 0.5 0.2 0.2\n", b="0 0.4 0.5 0.5 0.2 0.3\n")
-    d = load_yolo(str(path), "pred", LoadOptions(image_size=(10, 10)))
+    d = load_yolo(str(path), "pred", LoadOptions())
     assert d.score.tolist() == [0.2, 0.3]
     assert "--pred-format txt --normalized" in d.warnings[0]
 
 
 def test_score_second_layout_is_read_with_a_warning(tmp_path):
-    path = predictions(tmp_path, a="0 0.9 0.5 0.5 0.2 0.2\n")
-    d = load_yolo(str(path), "pred", LoadOptions(image_size=(100, 100)))
+    path = predictions(tmp_path, (100, 100), a="0 0.9 0.5 0.5 0.2 0.2\n")
+    d = load_yolo(str(path), "pred", LoadOptions())
     assert d.score.tolist() == [0.9]
     np.testing.assert_allclose(d.xyxy[0], [40, 40, 60, 60])
     assert "read 6-number lines as 'class score cx cy w h'" in d.warnings[0]
