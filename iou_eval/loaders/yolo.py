@@ -97,11 +97,15 @@ def looks_like_yolo(path: str) -> bool:
         return False
     if any(n in entries for n in YAML_NAMES):
         return True
-    if "images" in entries and "labels" in entries:
+    if "labels" in entries and ("images" in entries or any(_is_image(e) for e in entries)):
+        return True  # a dataset folder, or a `predict` run folder (labels/ + the images)
+    if _images_beside(path) is not None:
         return True
-    if os.path.basename(os.path.normpath(path)) == "labels" or "labels" in entries:
-        return True
-    return _images_beside(path) is not None
+    if os.path.basename(os.path.normpath(path)) == "labels":
+        # `predict` saves the images beside labels/; a bare folder of .txt is the txt format's.
+        parent = os.path.dirname(os.path.abspath(path))
+        return any(_is_image(e) for e in os.listdir(parent)) or find_data_yaml(parent) is not None
+    return False
 
 
 def _images_beside(labels_dir: str) -> str | None:

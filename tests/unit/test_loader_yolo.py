@@ -233,6 +233,12 @@ def test_looks_like_yolo(tmp_path):
     assert looks_like_yolo(str(tmp_path / "labels/val"))
     write(tmp_path / "other/x.txt", "0 1 2 3 4\n")
     assert not looks_like_yolo(str(tmp_path / "other"))
+    write(tmp_path / "bare/labels/x.txt", "0 1 2 3 4\n")  # a txt folder that happens to be "labels"
+    assert not looks_like_yolo(str(tmp_path / "bare/labels"))
+    image(tmp_path / "bare/x.png", 10, 10)  # now a `predict` run: images beside labels/
+    assert looks_like_yolo(str(tmp_path / "bare/labels")) and looks_like_yolo(
+        str(tmp_path / "bare")
+    )
     assert not looks_like_yolo(str(tmp_path / "missing"))
 
 
