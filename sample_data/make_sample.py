@@ -8,7 +8,24 @@ evaluation of each pair must give the same numbers
 - ``coco/gt.json`` (a COCO dataset) and ``coco/preds.json`` (a results list);
 - ``voc/annotations/street_NN.xml`` and ``voc/predictions/street_NN.xml``
   (Pascal VOC, predictions carry ``<score>``);
-- ``csv/gt.csv`` and ``csv/preds.csv`` (one row per box).
+- ``csv/gt.csv`` and ``csv/preds.csv`` (one row per box);
+- ``yolo/``: an Ultralytics dataset (``data.yaml``, ``images/val`` with tiny
+  PNG and JPEG images of the scene's sizes, one JPEG stored portrait with
+  EXIF orientation 6, ``labels/val``), its predictions as ``predict``
+  writes them (``predictions/labels``: ``class cx cy w h conf``) and as
+  ``val(save_json=True)`` writes them (``predictions.json``: classes
+  numbered ``index + 1``, so they need ``--class-offset -1``);
+- ``labelme/gt`` and ``labelme/preds`` (one JSON per image, the score of a
+  prediction in the shape's ``score``);
+- ``cvat/gt.xml`` and ``cvat/preds.xml`` (CVAT for images 1.1, the score as
+  ``<attribute name="score">``, the crowd as ``is_crowd``);
+- ``openimages/``: ``gt.csv`` (fractions, ``IsGroupOf`` for the crowd),
+  ``preds.csv``, ``images.csv`` (every image, street_12 too) and
+  ``class-descriptions.csv``.
+
+YOLO and LabelMe have no crowd regions: there the group of pedestrians is
+an ordinary person.  The objects of street_04 are polygons in YOLO, LabelMe
+and CVAT (rectangles drawn as four corners, so their bounds are the boxes).
 
 What the scene holds, so that every part of a report has something to show:
 
@@ -25,8 +42,8 @@ What the scene holds, so that every part of a report has something to show:
 - distinct scores spread between 0.12 and 0.98 (no ties, so the result does
   not depend on how a tool orders equal scores).
 
-Coordinates are integer pixels, ``xmin, ymin, xmax, ymax``, so all three
-formats hold them exactly.  Category ids follow the alphabetical order of
+Coordinates are integer pixels, ``xmin, ymin, xmax, ymax``, so the pixel
+formats hold them exactly (YOLO and Open Images hold fractions of them).  Category ids follow the alphabetical order of
 the names, so that every format lists the classes in the same order and the
 averages over classes are summed in the same order.  The output is
 deterministic: running the script again rewrites identical files.
@@ -135,32 +152,30 @@ def _json_lines(key_values: list[tuple[str, list[dict]]]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def write_coco(out: str) -> None:
-    os.makedirs(out, exist_ok=True)
+def coco_dicts(crowd: bool = True) -> tuple[dict, list[dict]]:
+    """The scene as a COCO dataset and a COCO results list.
+
+    ``crowd=False`` makes the crowd region an ordinary box: the scene as
+    formats without crowd regions (YOLO, LabelMe) hold it.
+    """
     images = [
         {"id": _coco_id(s), "file_name": f"{s}.jpg", "width": w, "height": h}
         for s, (w, h) in IMAGES.items()
     ]
     categories = [{"id": i + 1, "name": n} for i, n in enumerate(CATEGORIES)]
     annotations = []
-    for k, (stem, cls, x1, y1, x2, y2, crowd, difficult) in enumerate(GROUND_TRUTH, start=1):
+    for k, (stem, cls, x1, y1, x2, y2, iscrowd, difficult) in enumerate(GROUND_TRUTH, start=1):
         ann = {
             "id": k,
             "image_id": _coco_id(stem),
             "category_id": CATEGORIES.index(cls) + 1,
             "bbox": [x1, y1, x2 - x1, y2 - y1],
             "area": (x2 - x1) * (y2 - y1),
-            "iscrowd": crowd,
+            "iscrowd": iscrowd if crowd else 0,
         }
         if difficult:
             ann["ignore"] = 1
         annotations.append(ann)
-    with open(os.path.join(out, "gt.json"), "w") as fh:
-        fh.write(
-            _json_lines(
-                [("images", images), ("annotations", annotations), ("categories", categories)]
-            )
-        )
     preds = [
         {
             "image_id": _coco_id(stem),
@@ -170,6 +185,15 @@ def write_coco(out: str) -> None:
         }
         for stem, cls, x1, y1, x2, y2, score in PREDICTIONS
     ]
+    gt = {"images": images, "annotations": annotations, "categories": categories}
+    return gt, preds
+
+
+def write_coco(out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    gt, preds = coco_dicts()
+    with open(os.path.join(out, "gt.json"), "w") as fh:
+        fh.write(_json_lines([(k, gt[k]) for k in ("images", "annotations", "categories")]))
     with open(os.path.join(out, "preds.json"), "w") as fh:
         fh.write("[\n" + ",\n".join("  " + json.dumps(p) for p in preds) + "\n]\n")
 
@@ -242,10 +266,208 @@ def write_csv(out: str) -> None:
             w.writerow([f"{stem}.jpg", cls, x1, y1, x2, y2, score])
 
 
+# Drawn as four-corner polygons in the formats that hold polygons.
+POLYGON_IMAGES = {"street_04"}
+# Open Images names classes by Freebase MID.
+MIDS = {"bicycle": "/m/0199g", "car": "/m/0k4j", "dog": "/m/0bt9lr", "person": "/m/01g317",
+        "traffic light": "/m/015qff"}  # fmt: skip
+# street_05 is stored portrait (480 x 640) with EXIF orientation 6 (turn a
+# quarter clockwise to view): upright it is 640 x 480 like the others.
+EXIF_ROTATED = "street_05"
+JPEG_IMAGES = {"street_01", EXIF_ROTATED}
+
+
+def _corners(x1: float, y1: float, x2: float, y2: float) -> list[tuple[float, float]]:
+    return [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]
+
+
+def _image_file(stem: str) -> str:
+    return f"{stem}.jpg" if stem in JPEG_IMAGES else f"{stem}.png"
+
+
+def _write_image(path: str, w: int, h: int, orientation: int | None = None) -> None:
+    """A blank image of the scene's size: a 1-bit PNG (about 120 bytes) or a small JPEG."""
+    from PIL import Image
+
+    if path.endswith(".png"):
+        Image.new("1", (w, h), 0).save(path, optimize=True)
+        return
+    exif = Image.Exif()
+    if orientation is not None:
+        exif[274] = orientation  # the EXIF orientation tag
+        w, h = h, w  # stored turned: the viewer turns it back
+    Image.new("L", (w, h), 0).save(path, quality=1, optimize=True, exif=exif.tobytes())
+
+
+def write_yolo(out: str) -> None:
+    for sub in ("images/val", "labels/val", "predictions/labels"):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+    with open(os.path.join(out, "data.yaml"), "w") as fh:
+        fh.write("# The sample street scene as an Ultralytics dataset (make_sample.py).\n")
+        fh.write("train: images/val\nval: images/val\nnames:\n")
+        fh.writelines(f"  {i}: {n}\n" for i, n in enumerate(CATEGORIES))
+    for stem, (w, h) in IMAGES.items():
+        name = _image_file(stem)
+        orientation = 6 if stem == EXIF_ROTATED else None
+        _write_image(os.path.join(out, "images/val", name), w, h, orientation)
+        lines = []
+        for s, cls, x1, y1, x2, y2, _crowd, _difficult in GROUND_TRUTH:
+            if s != stem:
+                continue
+            c = CATEGORIES.index(cls)
+            if stem in POLYGON_IMAGES:
+                pts = " ".join(f"{x / w:.6f} {y / h:.6f}" for x, y in _corners(x1, y1, x2, y2))
+                lines.append(f"{c} {pts}\n")
+            else:
+                cx, cy = (x1 + x2) / 2 / w, (y1 + y2) / 2 / h
+                lines.append(f"{c} {cx:.6f} {cy:.6f} {(x2 - x1) / w:.6f} {(y2 - y1) / h:.6f}\n")
+        # street_12 gets an empty label file: an image without objects.
+        with open(os.path.join(out, "labels/val", f"{stem}.txt"), "w") as fh:
+            fh.writelines(lines)
+        # Ultralytics' predict writes `class cx cy w h conf` with %g, by falling confidence.
+        rows = sorted((p for p in PREDICTIONS if p[0] == stem), key=lambda p: -p[6])
+        with open(os.path.join(out, "predictions/labels", f"{stem}.txt"), "w") as fh:
+            for _, cls, x1, y1, x2, y2, score in rows:
+                cx, cy = (x1 + x2) / 2 / w, (y1 + y2) / 2 / h
+                fh.write(
+                    f"{CATEGORIES.index(cls)} {cx:g} {cy:g} {(x2 - x1) / w:g} {(y2 - y1) / h:g} "
+                    f"{score:g}\n"
+                )
+    # val(save_json=True): image_id the stem, category_id index + 1 (since December 2024).
+    records = [
+        {
+            "image_id": stem,
+            "category_id": CATEGORIES.index(cls) + 1,
+            "bbox": [round(v, 3) for v in (x1, y1, x2 - x1, y2 - y1)],
+            "score": round(score, 5),
+        }
+        for stem, cls, x1, y1, x2, y2, score in PREDICTIONS
+    ]
+    with open(os.path.join(out, "predictions.json"), "w") as fh:
+        fh.write("[\n" + ",\n".join("  " + json.dumps(r) for r in records) + "\n]\n")
+
+
+def _labelme_shape(
+    cls: str, box: tuple[int, int, int, int], polygon: bool, **extra: object
+) -> dict:
+    x1, y1, x2, y2 = box
+    points = _corners(x1, y1, x2, y2) if polygon else [(x1, y1), (x2, y2)]
+    shape = {"label": cls, "points": [list(p) for p in points], "group_id": None,
+             "description": "", "shape_type": "polygon" if polygon else "rectangle", "flags": {}}  # fmt: skip
+    shape.update(extra)
+    return shape
+
+
+def write_labelme(out: str) -> None:
+    for role in ("gt", "preds"):
+        os.makedirs(os.path.join(out, role), exist_ok=True)
+    for stem, (w, h) in IMAGES.items():
+        gt = [
+            _labelme_shape(
+                cls,
+                (x1, y1, x2, y2),
+                stem in POLYGON_IMAGES,
+                **({"difficult": True} if difficult else {}),
+            )  # fmt: skip
+            for s, cls, x1, y1, x2, y2, _crowd, difficult in GROUND_TRUTH
+            if s == stem
+        ]
+        preds = [
+            _labelme_shape(cls, (x1, y1, x2, y2), False, score=score)
+            for s, cls, x1, y1, x2, y2, score in PREDICTIONS
+            if s == stem
+        ]
+        for role, shapes in (("gt", gt), ("preds", preds)):
+            doc = {"version": "5.5.0", "flags": {}, "shapes": shapes,
+                   "imagePath": f"../images/{stem}.jpg", "imageData": None,
+                   "imageHeight": h, "imageWidth": w}  # fmt: skip
+            with open(os.path.join(out, role, f"{stem}.json"), "w") as fh:
+                json.dump(doc, fh, indent=2)
+                fh.write("\n")
+
+
+def _cvat_document(shapes_of: dict[str, list[str]]) -> str:
+    labels = "".join(f"        <label><name>{n}</name></label>\n" for n in CATEGORIES)
+    head = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<annotations>\n  <version>1.1</version>\n'
+        "  <meta>\n    <task>\n      <name>street</name>\n      <labels>\n"
+        f"{labels}      </labels>\n    </task>\n  </meta>\n"
+    )
+    body = []
+    for i, (stem, (w, h)) in enumerate(IMAGES.items()):
+        shapes = shapes_of.get(stem, [])
+        tag = f'  <image id="{i}" name="{stem}.jpg" width="{w}" height="{h}"'
+        body.append(tag + (">\n" + "".join(shapes) + "  </image>\n" if shapes else "/>\n"))
+    return head + "".join(body) + "</annotations>\n"
+
+
+def _cvat_shape(cls: str, box: tuple[int, int, int, int], polygon: bool, attrs: dict) -> str:
+    x1, y1, x2, y2 = box
+    if polygon:
+        pts = ";".join(f"{x:.2f},{y:.2f}" for x, y in _corners(x1, y1, x2, y2))
+        open_tag = f'    <polygon label="{cls}" occluded="0" points="{pts}" z_order="0"'
+        close = "    </polygon>\n"
+    else:
+        open_tag = (
+            f'    <box label="{cls}" occluded="0" xtl="{x1:.2f}" ytl="{y1:.2f}" '
+            f'xbr="{x2:.2f}" ybr="{y2:.2f}" z_order="0"'
+        )
+        close = "    </box>\n"
+    if not attrs:
+        return open_tag + "/>\n"
+    inner = "".join(f'      <attribute name="{k}">{v}</attribute>\n' for k, v in attrs.items())
+    return open_tag + ">\n" + inner + close
+
+
+def write_cvat(out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    gt: dict[str, list[str]] = {}
+    for stem, cls, x1, y1, x2, y2, crowd, _difficult in GROUND_TRUTH:
+        attrs = {"is_crowd": "true"} if crowd else {}
+        gt.setdefault(stem, []).append(
+            _cvat_shape(cls, (x1, y1, x2, y2), stem in POLYGON_IMAGES, attrs)
+        )
+    preds: dict[str, list[str]] = {}
+    for stem, cls, x1, y1, x2, y2, score in PREDICTIONS:
+        preds.setdefault(stem, []).append(
+            _cvat_shape(cls, (x1, y1, x2, y2), False, {"score": f"{score}"})
+        )
+    for name, shapes in (("gt.xml", gt), ("preds.xml", preds)):
+        with open(os.path.join(out, name), "w") as fh:
+            fh.write(_cvat_document(shapes))
+
+
+def write_openimages(out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "gt.csv"), "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["ImageID", "Source", "LabelName", "Confidence", "XMin", "XMax", "YMin",
+                    "YMax", "IsOccluded", "IsTruncated", "IsGroupOf", "IsDepiction", "IsInside"])  # fmt: skip
+        for stem, cls, x1, y1, x2, y2, crowd, _difficult in GROUND_TRUTH:
+            iw, ih = IMAGES[stem]
+            w.writerow([stem, "xclick", MIDS[cls], 1, repr(x1 / iw), repr(x2 / iw),
+                        repr(y1 / ih), repr(y2 / ih), 0, 0, crowd, 0, 0])  # fmt: skip
+    with open(os.path.join(out, "preds.csv"), "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax"])
+        for stem, cls, x1, y1, x2, y2, score in PREDICTIONS:
+            iw, ih = IMAGES[stem]
+            w.writerow([stem, MIDS[cls], score, repr(x1 / iw), repr(x2 / iw),
+                        repr(y1 / ih), repr(y2 / ih)])  # fmt: skip
+    with open(os.path.join(out, "images.csv"), "w", newline="") as fh:
+        fh.write("ImageID,Subset\n" + "".join(f"{stem},validation\n" for stem in IMAGES))
+    with open(os.path.join(out, "class-descriptions.csv"), "w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows([MIDS[c], c] for c in CATEGORIES)
+
+
 def main() -> None:
     write_coco(os.path.join(HERE, "coco"))
     write_voc(os.path.join(HERE, "voc"))
     write_csv(os.path.join(HERE, "csv"))
+    write_yolo(os.path.join(HERE, "yolo"))
+    write_labelme(os.path.join(HERE, "labelme"))
+    write_cvat(os.path.join(HERE, "cvat"))
+    write_openimages(os.path.join(HERE, "openimages"))
 
 
 if __name__ == "__main__":

@@ -22,12 +22,14 @@ class LoadOptions:
         normalized: box numbers are fractions of the image size.
         names: class names by index, for files that give class indices.
         workers: processes a large file's decoding may be shared among.
+        split: the data.yaml split a YOLO dataset is read from.
     """
 
     box_format: BoxFormat | None = None
     normalized: bool = False
     names: tuple[str, ...] | None = None
     workers: int = 1
+    split: str = "val"
 
 
 _FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,

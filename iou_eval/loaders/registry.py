@@ -110,10 +110,36 @@ def _txt_file(path: str, head: bytes) -> bool:
     return not words & CSV_HEADER_WORDS
 
 
+def _looks(module: str, func: str) -> Callable[..., bool]:
+    """A detector from a format module's ``looks_like_x(path)``, imported when first asked."""
+
+    def detect(path: str, _other: object = None) -> bool:
+        found: bool = getattr(import_module(f".{module}", __package__), func)(path)
+        return found
+
+    return detect
+
+
 register(Format(
     "voc-results", "text:load_voc_results", roles=("pred",),
     detect_file=lambda p, h: _devkit_name(p), detect_folder=_devkit_folder, textual=True,
     describe="the devkit's comp4_det_test_<class>.txt files"))  # fmt: skip
+register(Format(
+    "yolo", "yolo:load_yolo", detect_file=_looks("yolo", "looks_like_yolo"),
+    detect_folder=_looks("yolo", "looks_like_yolo"),
+    describe="a YOLO / Ultralytics dataset (data.yaml or labels/ beside images/)"))  # fmt: skip
+register(Format(
+    "labelme", "labelme:load_labelme", detect_file=_looks("labelme", "looks_like_labelme"),
+    detect_folder=_looks("labelme", "looks_like_labelme"),
+    describe="LabelMe JSON files"))  # fmt: skip
+register(Format(
+    "cvat-xml", "cvat_xml:load_cvat_xml", detect_file=_looks("cvat_xml", "looks_like_cvat_xml"),
+    detect_folder=_looks("cvat_xml", "looks_like_cvat_xml"),
+    describe="CVAT for images 1.1 XML"))  # fmt: skip
+register(Format(
+    "openimages", "openimages:load_openimages",
+    detect_file=_looks("openimages", "looks_like_openimages"),
+    describe="Open Images CSV"))  # fmt: skip
 register(Format(
     "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
     describe="COCO dataset JSON or results list"))  # fmt: skip

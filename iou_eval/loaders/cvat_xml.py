@@ -1,0 +1,285 @@
+"""CVAT for images 1.1 XML (format ``cvat-xml``).
+
+One file (``annotations.xml``, or a folder holding it) for every frame::
+
+    <annotations>
+      <version>1.1</version>
+      <meta>...</meta>
+      <image id="0" name="street_01.jpg" width="640" height="480">
+        <box label="car" occluded="0" xtl="40.00" ytl="220.00" xbr="260.00" ybr="380.00"
+             z_order="0">
+          <attribute name="score">0.97</attribute>     <!-- predictions (Datumaro) -->
+        </box>
+        <polygon label="dog" occluded="0" points="250.00,300.00;370.00,300.00;..." />
+      </image>
+      <image id="1" name="street_12.jpg" width="640" height="480"/>   <!-- no objects -->
+    </annotations>
+
+Choices:
+
+- Every ``<image>`` is an image, empty ones included.  Its id is its
+  ``name`` (the file name as uploaded, folders included); ``width`` and
+  ``height`` its size.  The frame number ``id`` is not used.
+- ``<box>``: ``xtl ytl xbr ybr`` in pixels.  A box with a non-zero
+  ``rotation`` is refused: iou-eval evaluates axis-aligned boxes.
+  ``<polygon points="x,y;x,y;...">``: its box is its bounds; the polygon is
+  kept.  Other shapes (``polyline``, ``points``, ``ellipse``, ``cuboid``,
+  ``mask``, ``skeleton``, ``tag``) are skipped with a warning.
+- ``<attribute>`` children: ``score`` is a prediction's score (Datumaro
+  writes a score so); ``is_crowd`` (CVAT's and Datumaro's COCO attribute)
+  marks a crowd region; ``difficult`` (CVAT's VOC attribute) sets ``ignore``.
+  ``occluded`` is not read.
+- ``<track>`` elements are CVAT for video: refused.
+- DTDs and entity declarations are refused before parsing (no entity
+  expansion, no external fetches).
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..boxes import BoxFormat
+from ..dataset import Dataset, ImageTable, assemble
+from ..errors import InputError
+from .common import ClassVocabulary, LoadOptions
+from .shapes import ShapeRows
+from .source import read_file_bytes
+
+_TRUE = {"1", "true", "yes"}
+_FALSE = {"", "0", "false", "no"}
+ANNOTATIONS = "annotations.xml"
+
+
+def looks_like_cvat_xml(path: str) -> bool:
+    """Whether ``path`` (or its ``annotations.xml``) opens like a CVAT for images file."""
+    if os.path.isdir(path):
+        path = os.path.join(path, ANNOTATIONS)
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    if head[:2] == b"\x1f\x8b":
+        import zlib
+
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
+    return b"<annotations" in head and b"<annotation>" not in head
+
+
+def _file(path: str) -> str:
+    if os.path.isdir(path):
+        inside = os.path.join(path, ANNOTATIONS)
+        if not os.path.isfile(inside):
+            raise InputError(path, f"expected a CVAT {ANNOTATIONS} in this folder, found none")
+        return inside
+    if not os.path.exists(path):
+        raise InputError(path, "no such file or folder")
+    return path
+
+
+def parse_xml(file: str) -> ET.Element:
+    """The root element; DTDs and entities refused, parse errors located."""
+    data = read_file_bytes(file)
+    if not data.strip():
+        raise InputError(file, "file is empty")
+    head = data[:65536]
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
+        raise InputError(
+            file,
+            "the XML declares a DTD or entities, which iou-eval does not expand",
+            hint="CVAT writes no DOCTYPE; remove it",
+        )
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as exc:
+        line, column = exc.position
+        reason = str(exc).split(": line ")[0]
+        raise InputError(
+            file, f"malformed XML: {reason} (column {column + 1})", where=f"line {line}"
+        ) from None
+
+
+def _number(value: str | None, what: str, file: str, where: str) -> float:
+    text = (value or "").strip()
+    try:
+        v = float(text)
+    except ValueError:
+        raise InputError(file, f"{what} must be a number, got {text!r}", where=where) from None
+    if not np.isfinite(v):
+        raise InputError(file, f"{what} must be a finite number, got {text!r}", where=where)
+    return v
+
+
+def _flag(value: str, what: str, file: str, where: str) -> bool:
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    raise InputError(file, f"attribute {what!r} must be true or false, got {value!r}", where=where)
+
+
+def _points(text: str | None, file: str, where: str) -> np.ndarray:
+    """``points="x,y;x,y"`` as a flat ``[2P]`` array."""
+    cells = (text or "").replace(";", ",").split(",")
+    try:
+        flat = np.array([float(c) for c in cells], dtype=np.float64)
+    except ValueError:
+        raise InputError(
+            file, f"points must be 'x,y;x,y;...', got {(text or '')[:60]!r}", where=where
+        ) from None
+    if len(flat) % 2 or not len(flat) or not np.isfinite(flat).all():
+        raise InputError(
+            file, f"points must be finite 'x,y' pairs, got {(text or '')[:60]!r}", where=where
+        )
+    return flat
+
+
+class _Reader:
+    """Rows of one CVAT file, built through one :class:`ShapeRows`."""
+
+    def __init__(self, file: str, role: str, options: LoadOptions) -> None:
+        self.file = file
+        self.pred = role == "pred"
+        self.classes = ClassVocabulary(options.names)
+        self.rows = ShapeRows()
+        self.category_idx: list[int] = []
+        self.image_idx: list[int] = []
+        self.scores: list[float] = []
+        self.crowd: list[bool] = []
+        self.ignore: list[bool] = []
+        self.origin: list[int] = []
+        self.skipped: dict[str, str] = {}
+        self.skipped_count: dict[str, int] = {}
+
+    def read_image(self, image: ET.Element, ii: int) -> None:
+        name = image.get("name")
+        for k, el in enumerate(image):
+            where = f'image[{ii}] name="{name}" > {el.tag}[{k}]'
+            if el.tag == "box":
+                self._box(el, where)
+            elif el.tag == "polygon":
+                self.rows.add_polygon(_points(el.get("points"), self.file, where))
+            else:  # polyline, points, ellipse, cuboid, mask, skeleton, tag
+                self.skipped.setdefault(el.tag, where)
+                self.skipped_count[el.tag] = self.skipped_count.get(el.tag, 0) + 1
+                continue
+            self._attributes(el, where)
+            label = (el.get("label") or "").strip()
+            if not label:
+                raise InputError(self.file, f"<{el.tag}> has no label", where=where)
+            self.category_idx.append(self.classes.lookup(label, self.file, where))
+            self.image_idx.append(ii)
+            self.origin.append(len(self.origin))
+
+    def _box(self, el: ET.Element, where: str) -> None:
+        rotation = el.get("rotation")
+        if rotation is not None and _number(rotation, "rotation", self.file, where) % 360 != 0:
+            raise InputError(
+                self.file,
+                f"a rotated box (rotation={rotation}): iou-eval evaluates axis-aligned boxes",
+                where=where,
+                hint="draw it without rotation, or as a polygon (its bounds are then the box)",
+            )
+        x1, y1, x2, y2 = (
+            _number(el.get(k), k, self.file, where) for k in ("xtl", "ytl", "xbr", "ybr")
+        )
+        self.rows.add_box(x1, y1, x2, y2)
+
+    def _attributes(self, el: ET.Element, where: str) -> None:
+        attrs = {a.get("name", ""): (a.text or "") for a in el.findall("attribute")}
+        if self.pred:
+            if "score" not in attrs:
+                raise InputError(
+                    self.file,
+                    "prediction has no score",
+                    where=where,
+                    hint='predictions carry <attribute name="score">0.9</attribute> '
+                    "(as Datumaro writes it); is this the ground truth?",
+                )
+            self.scores.append(_number(attrs["score"], "score", self.file, where))
+        crowd = attrs.get("is_crowd", attrs.get("iscrowd", ""))
+        self.crowd.append(_flag(crowd, "is_crowd", self.file, where))
+        self.ignore.append(_flag(attrs.get("difficult", ""), "difficult", self.file, where))
+
+    def warnings(self, source: str) -> list[str]:
+        return [
+            f"{source}: {self.skipped_count[tag]} CVAT <{tag}> element(s) skipped (only <box> and "
+            f"<polygon> are objects; first: {where})"
+            for tag, where in self.skipped.items()
+        ]
+
+
+def read_cvat_xml(
+    path: str, role: str, options: LoadOptions
+) -> tuple[Dataset, list[np.ndarray | None]]:
+    """:func:`load_cvat_xml` and each row's polygon (``[2P]`` pixels, None for boxes)."""
+    file = _file(path)
+    root = parse_xml(file)
+    if root.tag != "annotations":
+        raise InputError(file, f"expected a CVAT <annotations> root element, found <{root.tag}>")
+    if root.find("track") is not None:
+        raise InputError(
+            file,
+            "this is CVAT for video (it has <track> elements)",
+            hint="export the task as 'CVAT for images 1.1'",
+        )
+    reader = _Reader(file, role, options)
+    ids: list[str] = []
+    widths: list[float] = []
+    heights: list[float] = []
+    seen: dict[str, int] = {}
+    for ii, image in enumerate(root.iter("image")):
+        name = (image.get("name") or "").strip()
+        where = f"image[{ii}]"
+        if not name:
+            raise InputError(file, "<image> has no name", where=where)
+        if name in seen:
+            raise InputError(file, f"image {name!r} is also image[{seen[name]}]", where=where)
+        seen[name] = ii
+        ids.append(name)
+        for key, out in (("width", widths), ("height", heights)):
+            v = image.get(key)
+            out.append(np.nan if v is None else _number(v, key, file, where))
+        reader.read_image(image, ii)
+    xyxy, polygons = reader.rows.columns()
+    n = len(reader.origin)
+    dataset = assemble(
+        source=path,
+        fmt="cvat-xml",
+        images=ImageTable.build(ids, ids, widths, heights),
+        categories=reader.classes.table(),
+        image_idx=np.asarray(reader.image_idx, dtype=np.int64),
+        category_idx=np.asarray(reader.category_idx, dtype=np.int64),
+        boxes=xyxy,
+        box_format=BoxFormat.XYXY,
+        score=np.asarray(reader.scores, dtype=np.float64) if reader.pred else None,
+        is_crowd=np.asarray(reader.crowd, dtype=bool),
+        ignore=np.asarray(reader.ignore, dtype=bool),
+        origin=np.asarray(reader.origin, dtype=np.int64),
+        origin_file=np.zeros(n, dtype=np.int32),
+        files=[file],
+        origin_label="shape",
+        warnings=reader.warnings(path),
+    )
+    return dataset, polygons
+
+
+def load_cvat_xml(path: str, role: str, options: LoadOptions) -> Dataset:
+    """Read a CVAT for images 1.1 XML file as ground truth or predictions.
+
+    Args:
+        path: ``annotations.xml`` (``.gz`` accepted) or a folder holding it.
+        role: ``"gt"`` or ``"pred"`` (``<attribute name="score">`` on every shape).
+        options: ``names`` (then a numeric label is an index into them).
+
+    Returns:
+        A :class:`Dataset` with one image per ``<image>`` (id = its name) and
+        one row per ``<box>`` or ``<polygon>``; rules in the module docstring.
+    """
+    return read_cvat_xml(path, role, options)[0]

@@ -1,0 +1,66 @@
+"""Rows that are boxes or polygons: the box columns plus the polygons kept aside.
+
+Loaders of formats that hold polygons (YOLO-seg, LabelMe, CVAT) evaluate
+boxes today: a polygon's box is its bounds.  The polygons themselves are
+kept, one flat float64 array ``[x1, y1, x2, y2, ...]`` per row (None for a
+box row), so that a mask column can take them later without re-reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class ShapeRows:
+    """Collects rows one shape at a time; :meth:`columns` gives the arrays.
+
+    Coordinates are whatever the loader gives (pixels or fractions), the
+    same for every row of one collection.
+    """
+
+    def __init__(self) -> None:
+        self._boxes: list[Sequence[float]] = []
+        self._polygons: list[np.ndarray | None] = []
+
+    def __len__(self) -> int:
+        return len(self._boxes)
+
+    def add_box(self, x1: float, y1: float, x2: float, y2: float) -> None:
+        """A box by its corners, in any order: the row's box is their min/max."""
+        self._boxes.append((min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)))
+        self._polygons.append(None)
+
+    def add_polygon(self, flat: np.ndarray) -> None:
+        """A polygon ``[2P]`` (x, y pairs); the row's box is its bounds."""
+        flat = np.asarray(flat, dtype=np.float64).reshape(-1)
+        self._boxes.append(polygon_bounds(flat))
+        self._polygons.append(flat)
+
+    def columns(self) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """``xyxy[N, 4]`` float64 and the ``N`` polygons (None for box rows)."""
+        n = len(self._boxes)
+        return np.asarray(self._boxes, dtype=np.float64).reshape(n, 4), list(self._polygons)
+
+
+def polygon_bounds(flat: np.ndarray) -> tuple[float, float, float, float]:
+    """``(x1, y1, x2, y2)``: min and max of a flat ``[x, y, x, y, ...]`` polygon."""
+    xs, ys = flat[0::2], flat[1::2]
+    return float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())
+
+
+def scale_polygons(
+    polygons: Sequence[np.ndarray | None], width: np.ndarray, height: np.ndarray
+) -> list[np.ndarray | None]:
+    """Fractional polygons in pixels: x times ``width[N]``, y times ``height[N]`` of each row."""
+    out: list[np.ndarray | None] = []
+    for p, w, h in zip(polygons, width, height, strict=True):
+        if p is None:
+            out.append(None)
+            continue
+        q = p.copy()
+        q[0::2] *= w
+        q[1::2] *= h
+        out.append(q)
+    return out
