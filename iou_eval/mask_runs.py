@@ -47,9 +47,9 @@ class BadRle(ValueError):
         self.reason = reason
 
 
-def _row_of(positions: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Row of each position given ``offsets[N + 1]`` of row starts."""
-    return np.searchsorted(offsets, positions, side="right") - 1
+def _row_of(position: int, offsets: np.ndarray) -> int:
+    """Row of ``position`` given ``offsets[N + 1]`` of row starts."""
+    return int(np.searchsorted(offsets, position, side="right") - 1)
 
 
 def _parse_numbers(buf: np.ndarray, str_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,57 +60,99 @@ def _parse_numbers(buf: np.ndarray, str_off: np.ndarray) -> tuple[np.ndarray, np
 
     Returns:
         ``x[C]`` int64 the signed numbers (before the delta rule) and
-        ``start[C]`` the position of each number's first character.
+        ``per_row[N]`` how many numbers each string holds.
     """
-    c = buf.astype(np.int64) - 48
-    bad = (c < 0) | (c > 63)
+    c = buf - np.uint8(48)  # wraps below '0': then > 63 as well
+    bad = c > 63
     if bad.any():
         p = int(np.flatnonzero(bad)[0])
-        row = int(_row_of(np.array([p]), str_off)[0])
-        raise BadRle(row, f"character {bytes([buf[p]])!r} is outside '0'..'o'")
-    more = (c & 0x20) != 0
+        raise BadRle(_row_of(p, str_off), f"character {bytes([buf[p]])!r} is outside '0'..'o'")
+    ends = c < 0x20  # no continuation bit: the number's last character
     lens = np.diff(str_off)
     last = str_off[1:][lens > 0] - 1
-    if more[last].any():
-        row = int(_row_of(last[more[last]][:1], str_off)[0])
+    if not ends[last].all():
+        row = _row_of(int(last[~ends[last]][0]), str_off)
         raise BadRle(row, "the string ends in the middle of a number")
-    end = np.flatnonzero(~more)
-    start = np.empty_like(end)
-    start[:1] = 0
-    start[1:] = end[:-1] + 1
-    n_chars = end - start + 1
-    if (n_chars > MAX_CHARS_PER_COUNT).any():
-        row = int(_row_of(start[n_chars > MAX_CHARS_PER_COUNT][:1], str_off)[0])
-        raise BadRle(row, f"a number longer than {MAX_CHARS_PER_COUNT} characters")
-    if len(end) == 0:
-        return np.zeros(0, np.int64), start
-    # Character k of a number holds bits 5k..5k+4 (rleFrString's x |= ... << 5*k).
-    k = np.arange(len(c)) - np.repeat(start, n_chars)
-    x = np.add.reduceat((c & 0x1F) << (5 * k), start)
-    # Sign extension from the last character: x |= -1 << 5*K.
-    x -= np.where((c[end] & 0x10) != 0, np.left_shift(1, 5 * n_chars), 0)
-    return x, start
+    end = np.flatnonzero(ends)
+    n_chars = np.diff(end, prepend=-1)
+    if len(end) and n_chars.max() > MAX_CHARS_PER_COUNT:
+        p = int(end[np.argmax(n_chars > MAX_CHARS_PER_COUNT)])
+        raise BadRle(_row_of(p, str_off), f"a number longer than {MAX_CHARS_PER_COUNT} characters")
+    # The last character holds the top 5 bits, sign included (rleFrString:
+    # x |= -1 << 5*K when its 0x10 bit is set): a signed 5-bit value.
+    top = (c[end] & 0x1F).astype(np.int64)
+    x = (top ^ 0x10) - 0x10
+    # Character k of a longer number holds bits 5k..5k+4 (x |= ... << 5*k);
+    # most numbers have one or two characters.
+    multi = np.flatnonzero(n_chars > 1)
+    if len(multi):
+        k_top = n_chars[multi] - 1
+        xm = x[multi] << (5 * k_top)
+        start = end[multi] - k_top
+        for k in range(int(k_top.max())):
+            sel = np.flatnonzero(k_top > k)
+            xm[sel] |= (c[start[sel] + k] & 0x1F).astype(np.int64) << (5 * k)
+        x[multi] = xm
+    per_row = np.searchsorted(end, str_off[1:]) - np.searchsorted(end, str_off[:-1])
+    return x, per_row
 
 
-def _undo_deltas(x: np.ndarray, j: np.ndarray, row: np.ndarray) -> np.ndarray:
+def _undo_deltas(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Counts from stored numbers: ``cnts[j] = x[j] + cnts[j - 2]`` for ``j > 2``.
 
-    So a count is the sum of its number and those two, four, ... places
-    before it, down to place 1 (odd places) or place 2 (even places).
+    A count is then the sum of its number and those two, four, ... places
+    before it in its string, down to place 1 (odd places) or 2 (even
+    places).  Over all strings at once: a running sum over every other
+    element (``x[0::2]``, ``x[1::2]``), restarted at each string's places
+    0, 1 and 2, which are the only places that do not add to an earlier one.
     """
-    cnts = x.copy()
+    per_row = np.diff(offsets)
+    restart = np.zeros(len(x), dtype=bool)
+    for place in (0, 1, 2):
+        restart[offsets[:-1][per_row > place] + place] = True
+    cnts = np.empty_like(x)
     for parity in (0, 1):
-        sel = np.flatnonzero((j % 2 == parity) & (j >= 1))
-        if len(sel) == 0:
+        xs = x[parity::2]
+        heads = np.flatnonzero(restart[parity::2])
+        if len(heads) == 0:
             continue
-        xs = x[sel]
-        cs = np.cumsum(xs)
-        r = row[sel]
-        first = np.ones(len(sel), dtype=bool)
-        first[1:] = r[1:] != r[:-1]
-        head = np.maximum.accumulate(np.where(first, np.arange(len(sel)), 0))
-        cnts[sel] = cs - (cs[head] - xs[head])
+        # The first element of each half is a restart place, so heads[0] == 0.
+        y = xs.copy()
+        y[heads[1:]] -= np.add.reduceat(xs, heads)[:-1]
+        np.cumsum(y, out=cnts[parity::2])
     return cnts
+
+
+def _decode(rle: np.ndarray, height: np.ndarray, width: np.ndarray):
+    """Counts of compressed strings, checked: ``(cnts[C], offsets[N + 1], prefix[C + 1])``.
+
+    ``prefix`` is the running sum of all counts: row ``i``'s count ``j``
+    starts at pixel ``prefix[offsets[i] + j] - prefix[offsets[i]]``.
+    """
+    n = len(rle)
+    lens = np.fromiter(map(len, rle), dtype=np.int64, count=n)
+    str_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=str_off[1:])
+    buf = np.frombuffer(b"".join(rle), dtype=np.uint8)
+    x, per_row = _parse_numbers(buf, str_off)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_row, out=offsets[1:])
+    cnts = _undo_deltas(x, offsets)
+    if len(cnts) and cnts.min() < 0:
+        row = _row_of(int(np.argmax(cnts < 0)), offsets)
+        raise BadRle(row, "a negative run length")
+    prefix = np.zeros(len(cnts) + 1, dtype=np.int64)
+    np.cumsum(cnts, out=prefix[1:])
+    sums = prefix[offsets[1:]] - prefix[offsets[:-1]]
+    hw = height.astype(np.int64) * width.astype(np.int64)
+    if (sums != hw).any():
+        r = int(np.flatnonzero(sums != hw)[0])
+        raise BadRle(
+            r,
+            f"run lengths add up to {int(sums[r])}, expected height * width = "
+            f"{int(height[r])} * {int(width[r])} = {int(hw[r])}",
+        )
+    return cnts, offsets, prefix
 
 
 def decode_counts(
@@ -133,31 +175,7 @@ def decode_counts(
         that do not add up to ``h * w`` (pycocotools reads all of these
         without a word and then reads or writes out of bounds).
     """
-    n = len(rle)
-    lens = np.fromiter(map(len, rle), dtype=np.int64, count=n)
-    str_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=str_off[1:])
-    buf = np.frombuffer(b"".join(rle), dtype=np.uint8)
-    x, start = _parse_numbers(buf, str_off)
-    row = _row_of(start, str_off)
-    per_row = np.bincount(row, minlength=n)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(per_row, out=offsets[1:])
-    j = np.arange(len(x)) - offsets[row]
-    cnts = _undo_deltas(x, j, row)
-    if (cnts < 0).any():
-        raise BadRle(int(row[np.flatnonzero(cnts < 0)[0]]), "a negative run length")
-    total = np.zeros(len(cnts) + 1, dtype=np.int64)
-    np.cumsum(cnts, out=total[1:])
-    sums = total[offsets[1:]] - total[offsets[:-1]]
-    hw = height.astype(np.int64) * width.astype(np.int64)
-    if (sums != hw).any():
-        r = int(np.flatnonzero(sums != hw)[0])
-        raise BadRle(
-            r,
-            f"run lengths add up to {int(sums[r])}, expected height * width = "
-            f"{int(height[r])} * {int(width[r])} = {int(hw[r])}",
-        )
+    cnts, offsets, _ = _decode(rle, height, width)
     return cnts, offsets
 
 
@@ -172,8 +190,8 @@ class MaskRuns:
         base: ``[N]`` int64 row bases, ``sum of (h * w + 1)`` of the rows before.
         height, width: ``[N]`` int64.
         pixels: ``[N]`` int64 foreground pixels (pycocotools' ``rleArea``).
-        bounds: ``[N, 4]`` int64 tight pixel bounds ``x0, y0, x1, y1``
-            (inclusive); an empty mask has ``x0 > x1``.
+        first, stop: ``[N]`` int64 the first foreground pixel and one past
+            the last (not rebased); ``first = stop = 0`` for an empty mask.
         zero_run: ``[N]`` bool, the counts hold a zero-length run after the
             first count and before the last pixel (pycocotools' ``rleIou``
             walk can stop early on those: see ``masks.mask_pair_overlaps``).
@@ -186,7 +204,8 @@ class MaskRuns:
     height: np.ndarray
     width: np.ndarray
     pixels: np.ndarray
-    bounds: np.ndarray
+    first: np.ndarray
+    stop: np.ndarray
     zero_run: np.ndarray
 
     def __len__(self) -> int:
@@ -210,7 +229,8 @@ class MaskRuns:
             height=height,
             width=width,
             pixels=self.pixels[rows],
-            bounds=self.bounds[rows],
+            first=self.first[rows],
+            stop=self.stop[rows],
             zero_run=self.zero_run[rows],
         )
 
@@ -221,75 +241,60 @@ def _bases(height: np.ndarray, width: np.ndarray) -> np.ndarray:
     return np.cumsum(size) - size
 
 
-def runs_from_counts(
-    cnts: np.ndarray, offsets: np.ndarray, height: np.ndarray, width: np.ndarray
-) -> MaskRuns:
-    """:class:`MaskRuns` of decoded counts (as :func:`decode_counts` returns them)."""
-    n = len(offsets) - 1
-    height = height.astype(np.int64)
-    width = width.astype(np.int64)
+def decode_runs(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> MaskRuns:
+    """:class:`MaskRuns` of compressed strings (checked as :func:`decode_counts` says)."""
+    n = len(rle)
+    height = np.asarray(height, dtype=np.int64)
+    width = np.asarray(width, dtype=np.int64)
+    cnts, offsets, prefix = _decode(rle, height, width)
     per_row = np.diff(offsets)
-    row = np.repeat(np.arange(n), per_row)
-    j = np.arange(len(cnts)) - offsets[row]
-    prefix = np.zeros(len(cnts) + 1, dtype=np.int64)
-    np.cumsum(cnts, out=prefix[1:])
-    local = prefix[:-1] - prefix[offsets[:-1]][row]
-    # Odd places are foreground (pycocotools' counts start with background).
-    fg = (j % 2 == 1) & (cnts > 0)
-    zero = (j >= 1) & (cnts == 0) & (local < (height * width)[row])
-    run_row = row[fg]
-    n_runs = np.bincount(run_row, minlength=n)
+    # Odd places are foreground (pycocotools' counts start with background):
+    # a count's place parity is its position's parity, flipped on odd rows starts.
+    odd = (np.arange(len(cnts)) & 1).astype(bool)
+    odd ^= np.repeat((offsets[:-1] & 1).astype(bool), per_row)
+    fg = odd & (cnts > 0)
+    n_runs = np.add.reduceat(fg.view(np.int8), offsets[:-1], dtype=np.int64) if n else per_row
+    n_runs[per_row == 0] = 0
     run_off = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(n_runs, out=run_off[1:])
-    base = _bases(height, width)
-    length = cnts[fg]
+    at = np.flatnonzero(fg)
+    length = cnts[at]
+    row_start = prefix[offsets[:-1]]
+    # Rebase: start + base - (pixels of all earlier rows' counts).
+    start = prefix[at] + np.repeat(_bases(height, width) - row_start, n_runs)
+    total = np.zeros(len(length) + 1, dtype=np.int64)
+    np.cumsum(length, out=total[1:])
+    has = n_runs > 0
+    first = np.where(has, prefix[at[np.minimum(run_off[:-1], len(at) - 1)]] - row_start, 0)
+    last = np.maximum(run_off[1:] - 1, 0)
+    stop = np.where(has, prefix[at[last] + 1] - row_start, 0) if len(at) else first
     return MaskRuns(
-        start=local[fg] + base[run_row],
+        start=start,
         length=length,
         offsets=run_off,
-        base=base,
+        base=_bases(height, width),
         height=height,
         width=width,
-        pixels=np.bincount(run_row, weights=length, minlength=n).astype(np.int64),
-        bounds=_bounds(local[fg], length, run_row, run_off, height),
-        zero_run=np.bincount(row[zero], minlength=n) > 0,
+        pixels=total[run_off[1:]] - total[run_off[:-1]],
+        first=first,
+        stop=stop,
+        zero_run=_zero_runs(cnts, offsets, prefix, height * width),
     )
 
 
-def _bounds(
-    local: np.ndarray, length: np.ndarray, run_row: np.ndarray, run_off: np.ndarray, h: np.ndarray
-) -> np.ndarray:
-    """``[N, 4]`` inclusive pixel bounds ``x0, y0, x1, y1`` of each mask's runs."""
-    n = len(run_off) - 1
-    hr = h[run_row]
-    last = local + length - 1
-    x0, y0 = np.divmod(local, hr)
-    x1, y1 = np.divmod(last, hr)
-    # A run that wraps to the next column covers every row of the image.
-    wraps = x1 > x0
-    y0 = np.where(wraps, 0, y0)
-    y1 = np.where(wraps, hr - 1, y1)
-    out = np.empty((n, 4), dtype=np.int64)
-    out[:, 0:2] = np.iinfo(np.int64).max
-    out[:, 2:4] = -1
-    full = np.flatnonzero(run_off[1:] > run_off[:-1])
-    if len(full):
-        at = run_off[full]
-        out[full, 0] = np.minimum.reduceat(x0, at)
-        out[full, 1] = np.minimum.reduceat(y0, at)
-        out[full, 2] = np.maximum.reduceat(x1, at)
-        out[full, 3] = np.maximum.reduceat(y1, at)
-    return out
+def _zero_runs(cnts, offsets, prefix, hw) -> np.ndarray:
+    """``[N]`` bool: a zero count after place 0 that starts before the last pixel."""
+    n = len(offsets) - 1
+    zero = np.flatnonzero(cnts == 0)
+    row = np.searchsorted(offsets, zero, side="right") - 1
+    keep = (zero > offsets[row]) & (prefix[zero] - prefix[offsets[row]] < hw[row])
+    return np.bincount(row[keep], minlength=n) > 0
 
 
-def bounds_meet(dr: MaskRuns, d: np.ndarray, gr: MaskRuns, g: np.ndarray) -> np.ndarray:
-    """``[P]`` bool: the pixel bounds of masks ``d[P]`` and ``g[P]`` share a pixel."""
-    bd = dr.bounds[d]
-    bg = gr.bounds[g]
-    return (
-        (np.maximum(bd[:, 0], bg[:, 0]) <= np.minimum(bd[:, 2], bg[:, 2]))
-        & (np.maximum(bd[:, 1], bg[:, 1]) <= np.minimum(bd[:, 3], bg[:, 3]))
-    )
+def spans_meet(dr: MaskRuns, d: np.ndarray, gr: MaskRuns, g: np.ndarray) -> np.ndarray:
+    """``[P]`` bool: masks ``d[P]`` and ``g[P]`` are both non-empty and their pixel spans
+    (first to last foreground pixel) overlap; if not, they share no pixel."""
+    return np.maximum(dr.first[d], gr.first[g]) < np.minimum(dr.stop[d], gr.stop[g])
 
 
 def pair_intersections(dr: MaskRuns, d: np.ndarray, gr: MaskRuns, g: np.ndarray) -> np.ndarray:
@@ -305,30 +310,24 @@ def pair_intersections(dr: MaskRuns, d: np.ndarray, gr: MaskRuns, g: np.ndarray)
     out = np.zeros(len(d), dtype=np.int64)
     if len(d) == 0 or len(gr.start) == 0:
         return out
-    # Sentinel run at -1 so that every key finds a run at or before it.
-    g_start = np.concatenate([[-1], gr.start])
-    g_len = np.concatenate([[0], gr.length])
-    g_cum = np.concatenate([[0], np.cumsum(gr.length)]) - g_len
+    # Sentinel runs: at -1 so that every key finds a run at or before it,
+    # and past every pixel so that a forward step always stops.
+    big = np.iinfo(np.int64).max
+    g_start = np.concatenate([[-1], gr.start, [big]])
+    g_len = np.concatenate([[0], gr.length, [0]])
+    g_cum = np.concatenate([[0], np.cumsum(gr.length), [0]]) - g_len
     d_end = dr.start + dr.length
-    g_has = gr.offsets[g + 1] > gr.offsets[g]
-    g_first = gr.start[np.minimum(gr.offsets[g], len(gr.start) - 1)] - gr.base[g]
-    g_stop = _stop_of(gr, g) - gr.base[g]
-    lo = np.searchsorted(d_end, dr.base[d] + g_first, side="right")
-    hi = np.searchsorted(dr.start, dr.base[d] + g_stop, side="left")
-    n_el = np.where(g_has, np.maximum(hi - lo, 0), 0)
+    # The prediction's runs that end after the ground truth's first pixel
+    # and start before its last (both searches stay within the row: bases
+    # keep the rows apart).
+    lo = np.searchsorted(d_end, dr.base[d] + gr.first[g], side="right")
+    hi = np.searchsorted(dr.start, dr.base[d] + gr.stop[g], side="left")
+    n_el = np.where(gr.stop[g] > gr.first[g], np.maximum(hi - lo, 0), 0)
     bounds = np.searchsorted(np.cumsum(n_el), np.arange(0, int(n_el.sum()), _CHUNK_ELEMENTS))
     cuts = np.unique(np.concatenate([[0], bounds, [len(d)]]))
     for a, b in zip(cuts[:-1], cuts[1:], strict=True):
         out[a:b] = _chunk_intersections(dr, gr, d, g, lo, n_el, a, b, (g_start, g_len, g_cum))
     return out
-
-
-def _stop_of(runs: MaskRuns, rows: np.ndarray) -> np.ndarray:
-    """``[P]`` one past the last foreground pixel of ``rows`` (rebased); base if empty."""
-    last = runs.offsets[rows + 1] - 1
-    safe = np.maximum(last, 0)
-    end = runs.start[safe] + runs.length[safe] if len(runs.start) else runs.base[rows]
-    return np.where(last >= runs.offsets[rows], end, runs.base[rows])
 
 
 def _chunk_intersections(dr, gr, d, g, lo, n_el, a, b, g_cols) -> np.ndarray:
@@ -345,12 +344,20 @@ def _chunk_intersections(dr, gr, d, g, lo, n_el, a, b, g_cols) -> np.ndarray:
     s = dr.start[run] + shift
     e = s + dr.length[run]
 
-    def below(key: np.ndarray) -> np.ndarray:
-        k = np.searchsorted(g_start, key, side="right") - 1
+    def below(key: np.ndarray, k: np.ndarray) -> np.ndarray:
         return g_cum[k] + np.clip(key - g_start[k], 0, g_len[k])
 
+    k_s = np.searchsorted(g_start, s, side="right") - 1
+    # The run at or before e: a step or two after the one before s, as runs
+    # are about as long as the columns they sit in.
+    k_e = k_s.copy()
+    todo = np.arange(total)
+    while len(todo):
+        step = g_start[k_e[todo] + 1] <= e[todo]
+        todo = todo[step]
+        k_e[todo] += 1
     shared = np.zeros(total + 1, dtype=np.int64)
-    np.cumsum(below(e) - below(s), out=shared[1:])
+    np.cumsum(below(e, k_e) - below(s, k_s), out=shared[1:])
     ends = np.cumsum(counts)
     return shared[ends] - shared[ends - counts]
 

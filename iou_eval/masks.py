@@ -47,11 +47,10 @@ from .errors import InputError
 from .mask_runs import (
     BadRle,
     MaskRuns,
-    bounds_meet,
-    decode_counts,
+    decode_runs,
     overlaps_from_counts,
     pair_intersections,
-    runs_from_counts,
+    spans_meet,
 )
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
@@ -101,10 +100,9 @@ class MaskColumn:
     def runs(self) -> MaskRuns:
         """The foreground runs of every row, decoded from :attr:`rle`."""
         try:
-            cnts, offsets = decode_counts(self.rle, self.height, self.width)
+            return decode_runs(self.rle, self.height, self.width)
         except BadRle as exc:
             raise ValueError(f"MaskColumn row {exc.row}: {exc.reason}") from exc
-        return runs_from_counts(cnts, offsets, self.height, self.width)
 
     def take(self, rows: np.ndarray) -> MaskColumn:
         """The rows selected by an integer or boolean index."""
@@ -135,8 +133,7 @@ def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray
     arr[:] = list(rle)
     h = np.asarray(height, dtype=np.int64)
     w = np.asarray(width, dtype=np.int64)
-    cnts, offsets = decode_counts(arr, h, w)
-    runs = runs_from_counts(cnts, offsets, h, w)
+    runs = decode_runs(arr, h, w)
     col = MaskColumn(arr, h, w, runs.pixels.astype(np.float64))
     col.__dict__["runs"] = runs
     return col
@@ -631,8 +628,8 @@ def mask_pair_overlaps(
     if ((dr.height[d] != gr.height[g]) | (dr.width[d] != gr.width[g])).any():
         raise ValueError("mask_pair_overlaps: a pair of masks of different sizes")
     crowd = np.asarray(gt_crowd, dtype=bool)[g]
-    # Masks whose pixel bounds are apart share nothing: 0, as rleIou's box check gives.
-    meet = np.flatnonzero(bounds_meet(dr, d, gr, g))
+    # Masks whose pixel spans are apart share nothing: 0, as rleIou's box check gives.
+    meet = np.flatnonzero(spans_meet(dr, d, gr, g))
     inter = np.zeros(len(d), dtype=np.int64)
     inter[meet] = pair_intersections(dr, d[meet], gr, g[meet])
     out = overlaps_from_counts(inter, dr.pixels[d], gr.pixels[g], crowd)
