@@ -2,9 +2,11 @@
 
 Masks are encoded exactly as pycocotools' ``COCO.annToRLE`` / ``loadRes``
 encode them, with pycocotools' own C rasteriser (``pycocotools._mask``), so
-the compressed strings, areas and boxes are byte for byte the reference's.
-Overlaps are computed by the numpy run kernel of :mod:`iou_eval.mask_runs`,
-equal bit for bit to ``pycocotools.mask.iou(dt, gt, iscrowd)``.
+the compressed strings, areas and boxes are byte for byte the reference's;
+overlaps are ``pycocotools.mask.iou(dt, gt, iscrowd)`` itself, called once
+per group (one image and category) with the column's RLE objects.  User
+strings are checked by :mod:`iou_eval.rle` first (pycocotools checks
+nothing).
 
 Reading rules for COCO ``segmentation`` values (each is tested):
 
@@ -44,14 +46,7 @@ import numpy as np
 from pycocotools import _mask
 
 from .errors import InputError
-from .mask_runs import (
-    BadRle,
-    MaskRuns,
-    decode_runs,
-    overlaps_from_counts,
-    pair_intersections,
-    spans_meet,
-)
+from .rle import BadRle, check_compressed, odd_sums
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
 COORD_LIMIT = 1.0e6
@@ -66,8 +61,6 @@ class MaskColumn:
         height, width: ``[N]`` int64 the mask's (its image's) size.
         area: ``[N]`` float64 foreground pixels (``pycocotools.mask.area``).
 
-    The decoded runs (:attr:`runs`) are computed once, on first use, and
-    travel with :meth:`take`.
     """
 
     rle: np.ndarray
@@ -97,34 +90,33 @@ class MaskColumn:
         return len(self.rle)
 
     @cached_property
-    def runs(self) -> MaskRuns:
-        """The foreground runs of every row, decoded from :attr:`rle`."""
-        try:
-            return decode_runs(self.rle, self.height, self.width)
-        except BadRle as exc:
-            raise ValueError(f"MaskColumn row {exc.row}: {exc.reason}") from exc
+    def _dicts(self) -> list[dict[str, Any]]:
+        # pycocotools' RLE objects, built once per column.
+        return [
+            {"size": [h, w], "counts": c}
+            for c, h, w in zip(self.rle, self.height.tolist(), self.width.tolist(), strict=True)
+        ]
 
     def take(self, rows: np.ndarray) -> MaskColumn:
         """The rows selected by an integer or boolean index."""
         rows = np.asarray(rows)
         if rows.dtype == np.bool_:
             rows = np.flatnonzero(rows)
-        out = MaskColumn(self.rle[rows], self.height[rows], self.width[rows], self.area[rows])
-        if "runs" in self.__dict__:
-            # Seed the new column's cache: decoding is the costly step.
-            out.__dict__["runs"] = self.runs.take(rows)
-        return out
+        return MaskColumn(self.rle[rows], self.height[rows], self.width[rows], self.area[rows])
 
     def rle_dicts(self, rows: np.ndarray | None = None) -> list[dict[str, Any]]:
-        """pycocotools RLE dicts ``{"size": [h, w], "counts": bytes}`` of ``rows`` (default all)."""
-        idx = range(len(self)) if rows is None else np.asarray(rows).tolist()
-        return [
-            {"size": [int(self.height[i]), int(self.width[i])], "counts": self.rle[i]} for i in idx
-        ]
+        """pycocotools RLE dicts ``{"size": [h, w], "counts": bytes}`` of ``rows`` (default all).
+
+        The dicts are shared with the column: do not modify them.
+        """
+        if rows is None:
+            return list(self._dicts)
+        d = self._dicts
+        return [d[i] for i in np.asarray(rows).tolist()]
 
 
 def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray) -> MaskColumn:
-    """A :class:`MaskColumn` of compressed RLEs (decoded once, areas from the runs).
+    """A :class:`MaskColumn` of compressed RLEs, checked, areas computed.
 
     Raises:
         BadRle: a string that is not a mask of its size (the first bad row).
@@ -133,10 +125,20 @@ def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray
     arr[:] = list(rle)
     h = np.asarray(height, dtype=np.int64)
     w = np.asarray(width, dtype=np.int64)
-    runs = decode_runs(arr, h, w)
-    col = MaskColumn(arr, h, w, runs.pixels.astype(np.float64))
-    col.__dict__["runs"] = runs
-    return col
+    return MaskColumn(arr, h, w, check_compressed(arr, h, w).astype(np.float64))
+
+
+def _pycoco_areas(rle: np.ndarray, h: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``[M]`` float64 ``pycocotools.mask.area`` of compressed RLEs made by pycocotools."""
+    objs = [
+        {"size": [a, b], "counts": c} for c, a, b in zip(rle, h.tolist(), w.tolist(), strict=True)
+    ]
+    out = np.zeros(len(objs), dtype=np.float64)
+    # pycocotools 2.0.x builds its result with np.array((n,), dtype=np.uint8):
+    # more than 255 masks in one call overflow under numpy 2.
+    for lo in range(0, len(objs), 255):
+        out[lo : lo + 255] = _mask.area(objs[lo : lo + 255])
+    return out
 
 
 # --------------------------------------------------------------------- places
@@ -347,41 +349,56 @@ def _merge_parts(
 # ------------------------------------------------------------------------ RLE
 
 
-def _rle_size(seg: dict, row: int, h: np.ndarray, w: np.ndarray, places: _Places) -> None:
-    """Check an RLE's ``size`` against its image; fill in an unknown image size."""
-    size = seg.get("size")
+def _rle_sizes(segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places) -> None:
+    """Check the RLE rows' ``size`` against their images; fill in unknown image sizes."""
+    sizes = [segs[r].get("size") for r in rows.tolist()]
+    arr = np.array(sizes, dtype=object)
+    ok = arr.shape == (len(rows), 2) and all(
+        type(v) is int
+        for pair in sizes
+        for v in pair  # noqa: E721 - bool is not a size
+    )
+    if not ok:
+        for r, size in zip(rows.tolist(), sizes, strict=True):
+            _check_size(size, r, places)
+    wh = np.array([[int(v) for v in size] for size in sizes], dtype=np.int64).reshape(-1, 2)
+    if (wh <= 0).any():
+        r = int(rows[(wh <= 0).any(axis=1)][0])
+        _check_size(sizes[int(np.searchsorted(rows, r))], r, places)
+    known = (h[rows] > 0) & (w[rows] > 0)
+    off = known & ((wh[:, 0] != h[rows]) | (wh[:, 1] != w[rows]))
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        r = int(rows[i])
+        raise places.error(
+            r,
+            f"the mask does not fit its image: RLE size [{wh[i, 0]}, {wh[i, 1]}], "
+            f"image height {int(h[r])} and width {int(w[r])}",
+            ".segmentation.size",
+        )
+    h[rows[~known]] = wh[~known, 0]
+    w[rows[~known]] = wh[~known, 1]
+
+
+def _check_size(size: Any, row: int, places: _Places) -> None:
+    """Refuse an RLE ``size`` that is not two positive whole numbers."""
     ok = isinstance(size, (list, tuple)) and len(size) == 2
-    if ok:
-        try:
-            vals = [float(v) for v in size]
-        except (TypeError, ValueError):
-            ok = False
-        else:
-            ok = all(v > 0 and v.is_integer() for v in vals) and not any(
-                isinstance(v, bool) for v in size
-            )
+    ok = ok and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and float(v).is_integer()
+        for v in size
+    )
     if not ok:
         raise places.error(
             row,
             f"an RLE's size must be [height, width], two positive integers, got {size!r}",
             ".segmentation.size",
         )
-    sh, sw = int(size[0]), int(size[1])
-    if h[row] <= 0 or w[row] <= 0:
-        h[row], w[row] = sh, sw
-    elif (sh, sw) != (h[row], w[row]):
-        raise places.error(
-            row,
-            f"the mask does not fit its image: RLE size [{sh}, {sw}], "
-            f"image height {int(h[row])} and width {int(w[row])}",
-            ".segmentation.size",
-        )
 
 
 def _encode_uncompressed(
     segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places: _Places
-) -> np.ndarray:
-    """``[M]`` compressed RLEs of uncompressed RLE rows (``frUncompressedRLE``)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compressed RLEs ``[M]`` of uncompressed RLE rows (``frUncompressedRLE``) and areas ``[M]``."""
     lists = [segs[r]["counts"] for r in rows.tolist()]
     lens = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     flat = _flat_numbers(lists, lens)
@@ -391,35 +408,35 @@ def _encode_uncompressed(
         )
     off = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lens, out=off[1:])
-    bad = ~np.isfinite(flat) | (flat < 0) | (flat != np.floor(flat))
+    bad = ~np.isfinite(flat) | (flat < 0) | (flat != np.floor(flat)) | (flat >= 2**32)
     if bad.any():
-        i = int(np.searchsorted(off, np.flatnonzero(bad)[0], side="right") - 1)
-        v = flat[np.flatnonzero(bad)[0]]
+        p = int(np.flatnonzero(bad)[0])
         raise places.error(
-            int(rows[i]),
-            f"uncompressed RLE counts must be non-negative integers, got {v}",
+            int(rows[np.searchsorted(off, p, side="right") - 1]),
+            f"uncompressed RLE counts must be non-negative integers, got {flat[p]}",
             ".segmentation.counts",
         )
-    total = np.zeros(len(flat) + 1)
-    np.cumsum(flat, out=total[1:])
+    counts = flat.astype(np.int64)
+    total = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=total[1:])
     sums = total[off[1:]] - total[off[:-1]]
     hw = h[rows] * w[rows]
     if (sums != hw).any():
         i = int(np.flatnonzero(sums != hw)[0])
         raise places.error(
             int(rows[i]),
-            f"uncompressed RLE counts add up to {sums[i]:.0f}, expected height * width = "
+            f"uncompressed RLE counts add up to {int(sums[i])}, expected height * width = "
             f"{int(h[rows[i]])} * {int(w[rows[i]])} = {int(hw[i])}",
             ".segmentation.counts",
         )
-    counts = flat.astype(np.uint32)
+    c32 = counts.astype(np.uint32)
     objs = [
-        {"counts": counts[off[i] : off[i + 1]], "size": [int(h[r]), int(w[r])]}
+        {"counts": c32[off[i] : off[i + 1]], "size": [int(h[r]), int(w[r])]}
         for i, r in enumerate(rows.tolist())
     ]
     out = np.empty(len(rows), dtype=object)
     out[:] = [o["counts"] for o in _mask.frUncompressedRLE(objs, 0, 0)]
-    return out
+    return out, odd_sums(counts, off).astype(np.float64)
 
 
 def _compressed(segs: Sequence[Any], rows: np.ndarray, places: _Places) -> np.ndarray:
@@ -515,28 +532,31 @@ def encode_segmentations(
     places = _places(path, origins, origin_label, n)
     kind = _classify(segs, places)
     rle = np.empty(n, dtype=object)
+    area = np.zeros(n, dtype=np.float64)
+    _rle_sizes(segs, np.flatnonzero(kind >= _UNCOMPRESSED), h, w, places)
     warnings: list[str] = []
-    for r in np.flatnonzero(kind >= _UNCOMPRESSED).tolist():
-        _rle_size(segs[r], r, h, w, places)
     rows = np.flatnonzero(kind == _POLY)
     if len(rows):
         rle[rows], warnings = _encode_polygons(segs, rows, h, w, places)
+        area[rows] = _pycoco_areas(rle[rows], h[rows], w[rows])
     rows = np.flatnonzero(kind == _UNCOMPRESSED)
     if len(rows):
-        rle[rows] = _encode_uncompressed(segs, rows, h, w, places)
+        rle[rows], area[rows] = _encode_uncompressed(segs, rows, h, w, places)
     rows = np.flatnonzero(kind == _COMPRESSED)
     if len(rows):
         rle[rows] = _compressed(segs, rows, places)
+        try:
+            area[rows] = check_compressed(rle[rows], h[rows], w[rows])
+        except BadRle as exc:
+            r = int(rows[exc.row])
+            raise places.error(
+                r,
+                f"compressed RLE counts are not a mask of size [{int(h[r])}, {int(w[r])}]: "
+                f"{exc.reason}",
+                ".segmentation.counts",
+            ) from None
     _fill_empty(rle, np.flatnonzero(kind == _EMPTY), h, w, places)
-    try:
-        return column_from_rles(rle, h, w), warnings
-    except BadRle as exc:
-        raise places.error(
-            exc.row,
-            f"compressed RLE counts are not a mask of size [{int(h[exc.row])}, "
-            f"{int(w[exc.row])}]: {exc.reason}",
-            ".segmentation.counts",
-        ) from None
+    return MaskColumn(rle, h, w, area), warnings
 
 
 def polygon_rles(
@@ -587,7 +607,9 @@ def polygon_rles(
     keep = np.flatnonzero(~short)
     rle[keep] = _rasterise([parts[i] for i in keep.tolist()], h[keep], w[keep])
     _fill_empty(rle, np.flatnonzero(short), h, w, places)
-    return column_from_rles(rle, h, w), warnings
+    area = np.zeros(n, dtype=np.float64)
+    area[keep] = _pycoco_areas(rle[keep], h[keep], w[keep])
+    return MaskColumn(rle, h, w, area), warnings
 
 
 def mask_boxes(column: MaskColumn) -> np.ndarray:
@@ -602,56 +624,31 @@ def mask_boxes(column: MaskColumn) -> np.ndarray:
 
 
 # -------------------------------------------------------------------- overlap
+#
+# pycocotools' ``iou`` is called once per group.  Measured against a numpy
+# kernel on decoded runs (tests/bench/bench_mask_kernel.py) it is faster end
+# to end: its C decoder reads a string in a fraction of the time numpy takes,
+# and it keeps nothing but the compressed strings in memory.
 
 
-def mask_pair_overlaps(
-    pred: MaskColumn,
-    gt: MaskColumn,
-    gt_crowd: np.ndarray,
-    pred_rows: np.ndarray,
-    gt_rows: np.ndarray,
-) -> np.ndarray:
-    """``[P]`` float64 overlaps of the aligned pairs ``pred_rows[P]``, ``gt_rows[P]``.
-
-    Each value is ``pycocotools.mask.iou([dt], [gt], [crowd])`` bit for bit:
-    intersection over union of the pixel counts, or intersection over the
-    prediction's area when ``gt_crowd[gt_row]`` (IoF), and exactly 0 when
-    the masks share no pixel.  Both masks of a pair must have the same size
-    (one image); pycocotools would give -1 there, here it is a ValueError.
-
-    Args:
-        gt_crowd: ``[len(gt)]`` bool crowd flag of every ground-truth row.
-    """
-    d = np.asarray(pred_rows, dtype=np.int64)
-    g = np.asarray(gt_rows, dtype=np.int64)
-    dr, gr = pred.runs, gt.runs
-    if ((dr.height[d] != gr.height[g]) | (dr.width[d] != gr.width[g])).any():
-        raise ValueError("mask_pair_overlaps: a pair of masks of different sizes")
-    crowd = np.asarray(gt_crowd, dtype=bool)[g]
-    # Masks whose pixel spans are apart share nothing: 0, as rleIou's box check gives.
-    meet = np.flatnonzero(spans_meet(dr, d, gr, g))
-    inter = np.zeros(len(d), dtype=np.int64)
-    inter[meet] = pair_intersections(dr, d[meet], gr, g[meet])
-    out = overlaps_from_counts(inter, dr.pixels[d], gr.pixels[g], crowd)
-    # rleIou's run walk stops early where both masks hold a zero-length run at
-    # the same pixel (only hand-written counts have those): ask pycocotools.
-    odd = meet[dr.zero_run[d[meet]] & gr.zero_run[g[meet]]]
-    for p in odd.tolist():
-        dd, gg = pred.rle_dicts([d[p]]), gt.rle_dicts([g[p]])
-        out[p] = _mask.iou(dd, gg, [int(crowd[p])])[0, 0]
-    return out
+def _iou(dt: list, gt: list, crowd: np.ndarray) -> np.ndarray:
+    """``[D, G]`` ``pycocotools.mask.iou`` (which gives ``[]`` for an empty side)."""
+    if not dt or not gt:
+        return np.zeros((len(dt), len(gt)), dtype=np.float64)
+    return _mask.iou(dt, gt, crowd)
 
 
 def mask_overlaps(pred: MaskColumn, gt: MaskColumn, gt_crowd: np.ndarray) -> np.ndarray:
     """``[D, G]`` float64 overlaps of every prediction with every ground truth.
 
-    Equal bit for bit to ``pycocotools.mask.iou(dt_rles, gt_rles, gt_crowd)``
-    (which returns ``[]`` when ``D`` or ``G`` is 0; here a ``[D, G]`` array).
+    ``pycocotools.mask.iou(dt_rles, gt_rles, gt_crowd)``: intersection over
+    union of the pixel counts, or over the prediction's area for a crowd
+    ground truth (IoF); exactly 0 when the masks' boxes are apart; -1 for a
+    pair of masks of different sizes (not one image).  A ``[D, G]`` array
+    also when ``D`` or ``G`` is 0 (pycocotools gives ``[]``).
     """
-    D, G = len(pred), len(gt)
-    d = np.repeat(np.arange(D), G)
-    g = np.tile(np.arange(G), D)
-    return mask_pair_overlaps(pred, gt, gt_crowd, d, g).reshape(D, G)
+    crowd = np.asarray(gt_crowd, dtype=np.uint8).reshape(-1)
+    return _iou(pred.rle_dicts(), gt.rle_dicts(), crowd)
 
 
 def mask_overlaps_batched(
@@ -672,22 +669,58 @@ def mask_overlaps_batched(
         gt_rows, gt_starts: the same for the ground truth.
 
     Returns:
-        ``(values, offsets[K + 1])``: group ``k``'s matrix is
+        ``(values, offsets[K + 1])`` float64 and int64: group ``k``'s matrix is
         ``values[offsets[k]:offsets[k + 1]].reshape(D_k, G_k)`` (row-major),
-        equal to ``mask_overlaps`` of its rows.
+        equal to :func:`mask_overlaps` of its rows.
     """
-    pred_starts = np.asarray(pred_starts, dtype=np.int64)
-    gt_starts = np.asarray(gt_starts, dtype=np.int64)
-    n_d = np.diff(pred_starts)
-    n_g = np.diff(gt_starts)
-    offsets = np.zeros(len(n_d) + 1, dtype=np.int64)
-    np.cumsum(n_d * n_g, out=offsets[1:])
-    # Pairs prediction-major within each group (as candidate_pairs orders them).
-    group = np.repeat(np.arange(len(n_d)), n_d)
-    per = n_g[group]
-    d_pos = np.repeat(np.arange(len(group)), per)
-    shift = gt_starts[group] - (np.cumsum(per) - per)
-    g_pos = np.repeat(shift, per) + np.arange(int(per.sum()))
-    d = np.asarray(pred_rows, dtype=np.int64)[d_pos]
-    g = np.asarray(gt_rows, dtype=np.int64)[g_pos]
-    return mask_pair_overlaps(pred, gt, gt_crowd, d, g), offsets
+    ps = np.asarray(pred_starts, dtype=np.int64)
+    gs = np.asarray(gt_starts, dtype=np.int64)
+    offsets = np.zeros(len(ps), dtype=np.int64)
+    np.cumsum(np.diff(ps) * np.diff(gs), out=offsets[1:])
+    values = np.zeros(int(offsets[-1]), dtype=np.float64)
+    dd, gd = pred._dicts, gt._dicts
+    d_list = np.asarray(pred_rows, dtype=np.int64).tolist()
+    g_arr = np.asarray(gt_rows, dtype=np.int64)
+    g_list = g_arr.tolist()
+    crowd = np.asarray(gt_crowd, dtype=np.uint8)[g_arr]
+    ps_l, gs_l, off_l = ps.tolist(), gs.tolist(), offsets.tolist()
+    for k in np.flatnonzero(offsets[1:] > offsets[:-1]).tolist():
+        a, b, c, e = ps_l[k], ps_l[k + 1], gs_l[k], gs_l[k + 1]
+        m = _mask.iou([dd[i] for i in d_list[a:b]], [gd[i] for i in g_list[c:e]], crowd[c:e])
+        values[off_l[k] : off_l[k + 1]] = m.ravel()
+    return values, offsets
+
+
+def mask_pair_overlaps(
+    pred: MaskColumn,
+    gt: MaskColumn,
+    gt_crowd: np.ndarray,
+    pred_rows: np.ndarray,
+    gt_rows: np.ndarray,
+) -> np.ndarray:
+    """``[P]`` float64 overlaps of the aligned pairs ``pred_rows[P]``, ``gt_rows[P]``.
+
+    Each value is ``pycocotools.mask.iou([dt], [gt], [crowd])[0, 0]`` (see
+    :func:`mask_overlaps`); one pycocotools call per distinct prediction.
+
+    Args:
+        gt_crowd: ``[len(gt)]`` bool crowd flag of every ground-truth row.
+    """
+    d = np.asarray(pred_rows, dtype=np.int64)
+    g = np.asarray(gt_rows, dtype=np.int64)
+    order = np.argsort(d, kind="stable")
+    d_sorted = d[order]
+    # One group per distinct prediction: a [1, G] matrix each.
+    head = np.flatnonzero(np.r_[True, d_sorted[1:] != d_sorted[:-1]]) if len(d) else d
+    vals, _ = mask_overlaps_batched(
+        pred,
+        gt,
+        gt_crowd,
+        d_sorted[head],
+        np.arange(len(head) + 1),
+        g[order],
+        np.append(head, len(d)),
+    )
+    out = np.empty(len(d), dtype=np.float64)
+    out[order] = vals
+    return out

@@ -1,23 +1,22 @@
-"""Masks as runs of pixels, and the mask overlap kernel (pure numpy).
+"""The numpy run kernel for mask overlaps, kept for the benchmark only.
 
-A mask of an ``h x w`` image is a set of pixels numbered column by column
-(``x * h + y``), as pycocotools' RLE numbers them.  Its foreground is a
-sorted list of runs ``[start, start + length)``.  :class:`MaskRuns` holds the
-runs of ``N`` masks in flat columns, each mask's runs shifted by a row base
-(``base[i] = sum of (h * w + 1)`` over the rows before it) so that one
-``searchsorted`` can serve every mask at once.
+Measured against pycocotools' ``iou`` per group (see bench_mask_kernel.py):
+equal bit for bit, but slower end to end (each mask's compressed string is
+decoded to runs in numpy, about 8x slower than pycocotools' C decoder) and
+holding about 16 bytes per run (some 100 MB per 1,000 COCO-like images).
+``iou_eval.masks`` therefore calls pycocotools; this module documents the
+alternative so that the figures can be measured again.
 
-The compressed strings are pycocotools' ``rleToString`` format: each count
-is a little-endian sequence of 6-bit characters (``chr(48 + c)``), 5 bits of
-value each, ``0x20`` = another character follows, ``0x10`` in the last
-character = negative; from the fourth count on, a count is stored as the
-difference to the count two places before.  :func:`decode_counts` reads any
-number of them in one pass of array operations.
-
-The overlap of two masks is computed as pycocotools' ``rleIou`` does:
-``i / u`` in double from integer pixel counts, ``u`` the union, or the
-prediction's area when the ground truth is a crowd region; exactly 0 when
-they share no pixel.
+A mask's foreground is a sorted list of runs ``[start, start + length)`` of
+pixels numbered column by column.  :class:`MaskRuns` holds the runs of ``N``
+masks in flat columns, each mask's runs shifted by a row base (``base[i] =
+sum of (h * w + 1)`` over the rows before it) so that one ``searchsorted``
+serves every mask at once.  For a pair, the prediction's runs within the
+ground truth's span are looked up in the ground truth's runs: with ``F(x)``
+the ground-truth pixels below ``x``, a run ``[s, e)`` shares ``F(e) - F(s)``
+pixels with it.  pycocotools' walk stops early where both masks hold a
+zero-length run at the same pixel; this kernel does not mirror that (only
+hand-written counts have them).
 """
 
 from __future__ import annotations
@@ -26,157 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# pycocotools reads a count with ``x |= (c & 0x1f) << 5*k`` on a C int: a 7th
-# character would shift past 31 bits.  Six characters hold |count| < 2**29.
-MAX_CHARS_PER_COUNT = 6
+from iou_eval.rle import _decode
 
-# Pairs expanded at a time in the overlap kernel (prediction runs).
 _CHUNK_ELEMENTS = 1 << 21
-
-
-class BadRle(ValueError):
-    """A compressed string that is not a valid mask of its size.
-
-    Attributes:
-        row: the first offending row; reason: what is wrong, for the user.
-    """
-
-    def __init__(self, row: int, reason: str) -> None:
-        super().__init__(f"row {row}: {reason}")
-        self.row = row
-        self.reason = reason
-
-
-def _row_of(position: int, offsets: np.ndarray) -> int:
-    """Row of ``position`` given ``offsets[N + 1]`` of row starts."""
-    return int(np.searchsorted(offsets, position, side="right") - 1)
-
-
-def _parse_numbers(buf: np.ndarray, str_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The raw numbers of concatenated compressed strings.
-
-    Args:
-        buf: ``[B]`` uint8, all strings back to back; str_off: ``[N + 1]``.
-
-    Returns:
-        ``x[C]`` int64 the signed numbers (before the delta rule) and
-        ``per_row[N]`` how many numbers each string holds.
-    """
-    c = buf - np.uint8(48)  # wraps below '0': then > 63 as well
-    bad = c > 63
-    if bad.any():
-        p = int(np.flatnonzero(bad)[0])
-        raise BadRle(_row_of(p, str_off), f"character {bytes([buf[p]])!r} is outside '0'..'o'")
-    ends = c < 0x20  # no continuation bit: the number's last character
-    lens = np.diff(str_off)
-    last = str_off[1:][lens > 0] - 1
-    if not ends[last].all():
-        row = _row_of(int(last[~ends[last]][0]), str_off)
-        raise BadRle(row, "the string ends in the middle of a number")
-    end = np.flatnonzero(ends)
-    n_chars = np.diff(end, prepend=-1)
-    if len(end) and n_chars.max() > MAX_CHARS_PER_COUNT:
-        p = int(end[np.argmax(n_chars > MAX_CHARS_PER_COUNT)])
-        raise BadRle(_row_of(p, str_off), f"a number longer than {MAX_CHARS_PER_COUNT} characters")
-    # The last character holds the top 5 bits, sign included (rleFrString:
-    # x |= -1 << 5*K when its 0x10 bit is set): a signed 5-bit value.
-    top = (c[end] & 0x1F).astype(np.int64)
-    x = (top ^ 0x10) - 0x10
-    # Character k of a longer number holds bits 5k..5k+4 (x |= ... << 5*k);
-    # most numbers have one or two characters.
-    multi = np.flatnonzero(n_chars > 1)
-    if len(multi):
-        k_top = n_chars[multi] - 1
-        xm = x[multi] << (5 * k_top)
-        start = end[multi] - k_top
-        for k in range(int(k_top.max())):
-            sel = np.flatnonzero(k_top > k)
-            xm[sel] |= (c[start[sel] + k] & 0x1F).astype(np.int64) << (5 * k)
-        x[multi] = xm
-    per_row = np.searchsorted(end, str_off[1:]) - np.searchsorted(end, str_off[:-1])
-    return x, per_row
-
-
-def _undo_deltas(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Counts from stored numbers: ``cnts[j] = x[j] + cnts[j - 2]`` for ``j > 2``.
-
-    A count is then the sum of its number and those two, four, ... places
-    before it in its string, down to place 1 (odd places) or 2 (even
-    places).  Over all strings at once: a running sum over every other
-    element (``x[0::2]``, ``x[1::2]``), restarted at each string's places
-    0, 1 and 2, which are the only places that do not add to an earlier one.
-    """
-    per_row = np.diff(offsets)
-    restart = np.zeros(len(x), dtype=bool)
-    for place in (0, 1, 2):
-        restart[offsets[:-1][per_row > place] + place] = True
-    cnts = np.empty_like(x)
-    for parity in (0, 1):
-        xs = x[parity::2]
-        heads = np.flatnonzero(restart[parity::2])
-        if len(heads) == 0:
-            continue
-        # The first element of each half is a restart place, so heads[0] == 0.
-        y = xs.copy()
-        y[heads[1:]] -= np.add.reduceat(xs, heads)[:-1]
-        np.cumsum(y, out=cnts[parity::2])
-    return cnts
-
-
-def _decode(rle: np.ndarray, height: np.ndarray, width: np.ndarray):
-    """Counts of compressed strings, checked: ``(cnts[C], offsets[N + 1], prefix[C + 1])``.
-
-    ``prefix`` is the running sum of all counts: row ``i``'s count ``j``
-    starts at pixel ``prefix[offsets[i] + j] - prefix[offsets[i]]``.
-    """
-    n = len(rle)
-    lens = np.fromiter(map(len, rle), dtype=np.int64, count=n)
-    str_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=str_off[1:])
-    buf = np.frombuffer(b"".join(rle), dtype=np.uint8)
-    x, per_row = _parse_numbers(buf, str_off)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(per_row, out=offsets[1:])
-    cnts = _undo_deltas(x, offsets)
-    if len(cnts) and cnts.min() < 0:
-        row = _row_of(int(np.argmax(cnts < 0)), offsets)
-        raise BadRle(row, "a negative run length")
-    prefix = np.zeros(len(cnts) + 1, dtype=np.int64)
-    np.cumsum(cnts, out=prefix[1:])
-    sums = prefix[offsets[1:]] - prefix[offsets[:-1]]
-    hw = height.astype(np.int64) * width.astype(np.int64)
-    if (sums != hw).any():
-        r = int(np.flatnonzero(sums != hw)[0])
-        raise BadRle(
-            r,
-            f"run lengths add up to {int(sums[r])}, expected height * width = "
-            f"{int(height[r])} * {int(width[r])} = {int(hw[r])}",
-        )
-    return cnts, offsets, prefix
-
-
-def decode_counts(
-    rle: np.ndarray, height: np.ndarray, width: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Decode compressed RLE strings to their counts, checking each is a mask of its size.
-
-    Args:
-        rle: ``[N]`` object array of ``bytes`` (pycocotools' compressed counts).
-        height, width: ``[N]`` int64 each mask's size.
-
-    Returns:
-        ``counts[C]`` int64 and ``offsets[N + 1]``: row ``i``'s counts are
-        ``counts[offsets[i]:offsets[i + 1]]``, alternating background and
-        foreground, background first.
-
-    Raises:
-        BadRle: a character outside ``'0'..'o'``, a string that stops inside a
-        number, a number over six characters, a negative count, or counts
-        that do not add up to ``h * w`` (pycocotools reads all of these
-        without a word and then reads or writes out of bounds).
-    """
-    cnts, offsets, _ = _decode(rle, height, width)
-    return cnts, offsets
 
 
 @dataclass(frozen=True)
@@ -246,7 +97,9 @@ def decode_runs(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> MaskR
     n = len(rle)
     height = np.asarray(height, dtype=np.int64)
     width = np.asarray(width, dtype=np.int64)
-    cnts, offsets, prefix = _decode(rle, height, width)
+    cnts, offsets, _ = _decode(rle, height, width)
+    prefix = np.zeros(len(cnts) + 1, dtype=np.int64)
+    np.cumsum(cnts, out=prefix[1:])
     per_row = np.diff(offsets)
     # Odd places are foreground (pycocotools' counts start with background):
     # a count's place parity is its position's parity, flipped on odd rows starts.
@@ -374,3 +227,11 @@ def overlaps_from_counts(
     union = np.where(crowd, d_pixels, d_pixels + g_pixels - inter)
     union = np.where(inter == 0, 1, union)
     return inter.astype(np.float64) / union.astype(np.float64)
+
+
+def pair_overlaps(dr: MaskRuns, gr: MaskRuns, gt_crowd: np.ndarray, d: np.ndarray, g: np.ndarray):
+    """``[P]`` overlaps of the aligned pairs ``d[P]``, ``g[P]`` (rows of ``dr``, ``gr``)."""
+    meet = np.flatnonzero(spans_meet(dr, d, gr, g))
+    inter = np.zeros(len(d), dtype=np.int64)
+    inter[meet] = pair_intersections(dr, d[meet], gr, g[meet])
+    return overlaps_from_counts(inter, dr.pixels[d], gr.pixels[g], gt_crowd[g])

@@ -1,0 +1,220 @@
+"""pycocotools' compressed RLE strings, read with numpy: checks and areas.
+
+A mask of an ``h x w`` image is numbered column by column (pixel ``x * h +
+y``) and stored as run lengths, background first.  pycocotools compresses
+the counts to a string (``rleToString``): each count is a little-endian
+sequence of 6-bit characters (``chr(48 + c)``), 5 bits of value each,
+``0x20`` = another character follows, ``0x10`` in the last character =
+negative; from the fourth count on, a count is stored as the difference to
+the count two places before.
+
+pycocotools reads such strings without a single check (``rleFrString``):
+a stray character, a string cut short or counts that do not cover the image
+give garbage or out-of-bounds reads later.  :func:`check_compressed` reads
+any number of strings in a few passes of array operations, refuses those,
+and returns each mask's area on the way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# pycocotools reads a count with ``x |= (c & 0x1f) << 5*k`` on a C int: a 7th
+# character would shift past 31 bits.  Six characters hold |count| < 2**29.
+MAX_CHARS_PER_COUNT = 6
+
+# Strings decoded at a time: bounds the temporary arrays (about 150 counts
+# of 8 bytes per COCO-sized mask, a few arrays of them).
+_CHUNK_ROWS = 1 << 14
+
+
+class BadRle(ValueError):
+    """A compressed string that is not a valid mask of its size.
+
+    Attributes:
+        row: the first offending row; reason: what is wrong, for the user.
+    """
+
+    def __init__(self, row: int, reason: str) -> None:
+        super().__init__(f"row {row}: {reason}")
+        self.row = row
+        self.reason = reason
+
+
+def _row_of(position: int, offsets: np.ndarray) -> int:
+    """Row of ``position`` given ``offsets[N + 1]`` of row starts."""
+    return int(np.searchsorted(offsets, position, side="right") - 1)
+
+
+def _parse_numbers(buf: np.ndarray, str_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The raw numbers of concatenated compressed strings.
+
+    Args:
+        buf: ``[B]`` uint8, all strings back to back; str_off: ``[N + 1]``.
+
+    Returns:
+        ``x[C]`` int64 the signed numbers (before the delta rule) and
+        ``per_row[N]`` how many numbers each string holds.
+    """
+    c = buf - np.uint8(48)  # wraps below '0': then > 63 as well
+    bad = c > 63
+    if bad.any():
+        p = int(np.flatnonzero(bad)[0])
+        raise BadRle(_row_of(p, str_off), f"character {bytes([buf[p]])!r} is outside '0'..'o'")
+    ends = c < 0x20  # no continuation bit: the number's last character
+    lens = np.diff(str_off)
+    last = str_off[1:][lens > 0] - 1
+    if not ends[last].all():
+        row = _row_of(int(last[~ends[last]][0]), str_off)
+        raise BadRle(row, "the string ends in the middle of a number")
+    end = np.flatnonzero(ends)
+    n_chars = end.copy()
+    n_chars[1:] -= end[:-1]
+    n_chars[:1] += 1
+    if len(end) and n_chars.max() > MAX_CHARS_PER_COUNT:
+        p = int(end[np.argmax(n_chars > MAX_CHARS_PER_COUNT)])
+        raise BadRle(_row_of(p, str_off), f"a number longer than {MAX_CHARS_PER_COUNT} characters")
+    # The last character holds the top 5 bits, sign included (rleFrString:
+    # x |= -1 << 5*K when its 0x10 bit is set): a signed 5-bit value.
+    x = (((c[end] & 0x1F) ^ 0x10).view(np.int8) - np.int8(0x10)).astype(np.int64)
+    # Character k of a longer number holds bits 5k..5k+4 (x |= ... << 5*k);
+    # most numbers have one or two characters.
+    multi = np.flatnonzero(n_chars > 1)
+    if len(multi):
+        k_top = n_chars[multi] - 1
+        xm = x[multi] << (5 * k_top)
+        start = end[multi] - k_top
+        for k in range(int(k_top.max())):
+            sel = np.flatnonzero(k_top > k)
+            xm[sel] |= (c[start[sel] + k] & 0x1F).astype(np.int64) << (5 * k)
+        x[multi] = xm
+    # Numbers per string: its characters that end a number.
+    per_row = np.zeros(len(lens), dtype=np.int64)
+    full = np.flatnonzero(lens)
+    if len(full):
+        per_row[full] = np.add.reduceat(ends.view(np.int8), str_off[full], dtype=np.int64)
+    return x, per_row
+
+
+def _undo_deltas(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Counts from stored numbers: ``cnts[j] = x[j] + cnts[j - 2]`` for ``j > 2``.
+
+    A count is then the sum of its number and those two, four, ... places
+    before it in its string, down to place 1 (odd places) or 2 (even
+    places).  Over all strings at once: a running sum over every other
+    element (``x[0::2]``, ``x[1::2]``), restarted at each string's places
+    0, 1 and 2, which are the only places that do not add to an earlier one.
+    """
+    per_row = np.diff(offsets)
+    restart = np.zeros(len(x), dtype=bool)
+    for place in (0, 1, 2):
+        restart[offsets[:-1][per_row > place] + place] = True
+    cnts = np.empty_like(x)
+    for parity in (0, 1):
+        xs = x[parity::2]
+        heads = np.flatnonzero(restart[parity::2])
+        if len(heads) == 0:
+            continue
+        # The first element of each half is a restart place, so heads[0] == 0.
+        y = xs.copy()
+        y[heads[1:]] -= np.add.reduceat(xs, heads)[:-1]
+        np.cumsum(y, out=cnts[parity::2])
+    return cnts
+
+
+def _place_sums(cnts: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``([N], [N])`` each row's sum of counts at even places and at odd places.
+
+    From two running sums, over the counts at even and at odd positions of
+    the flat array: a row's odd places are its odd positions when the row
+    starts at an even position, its even positions otherwise.
+    """
+    on_even = np.zeros((len(cnts) + 1) // 2 + 1, dtype=np.int64)
+    on_odd = np.zeros(len(cnts) // 2 + 1, dtype=np.int64)
+    np.cumsum(cnts[0::2], out=on_even[1:])
+    np.cumsum(cnts[1::2], out=on_odd[1:])
+    a, b = offsets[:-1], offsets[1:]
+    even = on_even[(b + 1) // 2] - on_even[(a + 1) // 2]
+    odd = on_odd[b // 2] - on_odd[a // 2]
+    starts_even = (a & 1) == 0
+    return np.where(starts_even, even, odd), np.where(starts_even, odd, even)
+
+
+def odd_sums(cnts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``[N]`` each row's sum of counts at odd places: its foreground pixels (``rleArea``)."""
+    return _place_sums(cnts, offsets)[1]
+
+
+def _decode(rle: np.ndarray, height: np.ndarray, width: np.ndarray):
+    """Counts of compressed strings, checked: ``(cnts[C], offsets[N + 1], area[N])``."""
+    n = len(rle)
+    lens = np.fromiter(map(len, rle), dtype=np.int64, count=n)
+    str_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=str_off[1:])
+    buf = np.frombuffer(b"".join(rle), dtype=np.uint8)
+    x, per_row = _parse_numbers(buf, str_off)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_row, out=offsets[1:])
+    cnts = _undo_deltas(x, offsets)
+    if len(cnts) and cnts.min() < 0:
+        row = _row_of(int(np.argmax(cnts < 0)), offsets)
+        raise BadRle(row, "a negative run length")
+    background, area = _place_sums(cnts, offsets)
+    sums = background + area
+    hw = height.astype(np.int64) * width.astype(np.int64)
+    if (sums != hw).any():
+        r = int(np.flatnonzero(sums != hw)[0])
+        raise BadRle(
+            r,
+            f"run lengths add up to {int(sums[r])}, expected height * width = "
+            f"{int(height[r])} * {int(width[r])} = {int(hw[r])}",
+        )
+    return cnts, offsets, area
+
+
+def decode_counts(
+    rle: np.ndarray, height: np.ndarray, width: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Decode compressed RLE strings to their counts, checking each is a mask of its size.
+
+    Args:
+        rle: ``[N]`` object array of ``bytes`` (pycocotools' compressed counts).
+        height, width: ``[N]`` int64 each mask's size.
+
+    Returns:
+        ``counts[C]`` int64 and ``offsets[N + 1]``: row ``i``'s counts are
+        ``counts[offsets[i]:offsets[i + 1]]``, alternating background and
+        foreground, background first.
+
+    Raises:
+        BadRle: a character outside ``'0'..'o'``, a string that stops inside a
+        number, a number over six characters, a negative count, or counts
+        that do not add up to ``h * w`` (pycocotools reads all of these
+        without a word and then reads or writes out of bounds).
+    """
+    cnts, offsets, _ = _decode(rle, height, width)
+    return cnts, offsets
+
+
+def check_compressed(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Check compressed strings are masks of their sizes; return their areas.
+
+    Args:
+        rle: ``[N]`` object array of ``bytes``; height, width: ``[N]`` int64.
+
+    Returns:
+        ``area[N]`` int64 foreground pixels (pycocotools' ``rleArea``: the
+        sum of the counts at odd places).
+
+    Raises:
+        BadRle: as :func:`decode_counts` says, for the first bad row.
+    """
+    n = len(rle)
+    area = np.zeros(n, dtype=np.int64)
+    for lo in range(0, n, _CHUNK_ROWS):
+        hi = min(n, lo + _CHUNK_ROWS)
+        try:
+            _, _, area[lo:hi] = _decode(rle[lo:hi], height[lo:hi], width[lo:hi])
+        except BadRle as exc:
+            raise BadRle(exc.row + lo, exc.reason) from None
+    return area
