@@ -29,7 +29,8 @@ Reading rules for COCO ``segmentation`` values (each is tested):
   ``COORD_LIMIT`` pixels (pycocotools converts ``5 * x`` to a C int and
   allocates the outline at 1/5 pixel: a far point is undefined behaviour or
   gigabytes); an RLE whose ``size`` differs from its image's height and
-  width; uncompressed counts that are not non-negative integers adding up to
+  width (pycocotools keeps such a mask at its own size: ``size_mismatch=
+  "warn"`` does too, with a warning); uncompressed counts that are not non-negative integers adding up to
   ``h * w``; a compressed string that does not decode to such counts; any
   other type.
 """
@@ -349,8 +350,16 @@ def _merge_parts(
 # ------------------------------------------------------------------------ RLE
 
 
-def _rle_sizes(segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places) -> None:
-    """Check the RLE rows' ``size`` against their images; fill in unknown image sizes."""
+def _rle_sizes(
+    segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places, mismatch: str
+) -> list[str]:
+    """Check the RLE rows' ``size`` against their images; fill in unknown image sizes.
+
+    A size that differs from a known image size is an error, or with
+    ``mismatch="warn"`` a warning, the mask keeping its own size (as
+    pycocotools keeps it: such a mask then overlaps masks of another size
+    by -1).
+    """
     sizes = [segs[r].get("size") for r in rows.tolist()]
     arr = np.array(sizes, dtype=object)
     ok = arr.shape == (len(rows), 2) and all(
@@ -367,17 +376,22 @@ def _rle_sizes(segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarr
         _check_size(sizes[int(np.searchsorted(rows, r))], r, places)
     known = (h[rows] > 0) & (w[rows] > 0)
     off = known & ((wh[:, 0] != h[rows]) | (wh[:, 1] != w[rows]))
+    warnings = []
     if off.any():
         i = int(np.flatnonzero(off)[0])
         r = int(rows[i])
-        raise places.error(
-            r,
-            f"the mask does not fit its image: RLE size [{wh[i, 0]}, {wh[i, 1]}], "
-            f"image height {int(h[r])} and width {int(w[r])}",
-            ".segmentation.size",
+        what = f"RLE size [{wh[i, 0]}, {wh[i, 1]}], image height {int(h[r])} and width {int(w[r])}"
+        if mismatch == "error":
+            raise places.error(r, f"the mask does not fit its image: {what}", ".segmentation.size")
+        warnings.append(
+            f"{places.file()}{int(off.sum())} RLE mask(s) differ in size from their image "
+            f"(first: {places.where(r, '.segmentation.size')}: {what}); they keep their own "
+            "size and overlap masks of another size by -1, as in pycocotools"
         )
-    h[rows[~known]] = wh[~known, 0]
-    w[rows[~known]] = wh[~known, 1]
+    take = ~known | off
+    h[rows[take]] = wh[take, 0]
+    w[rows[take]] = wh[take, 1]
+    return warnings
 
 
 def _check_size(size: Any, row: int, places: _Places) -> None:
@@ -511,6 +525,7 @@ def encode_segmentations(
     path: str | None = None,
     origins: np.ndarray | None = None,
     origin_label: str = "annotations",
+    size_mismatch: str = "error",
 ) -> tuple[MaskColumn, list[str]]:
     """Encode COCO ``segmentation`` values as pycocotools' ``annToRLE`` does.
 
@@ -522,22 +537,27 @@ def encode_segmentations(
             empty mask is an error).
         path, origins, origin_label: where rows came from, for messages:
             row ``i`` is ``f"{origin_label}[{origins[i]}]"`` of ``path``.
+        size_mismatch: ``"error"`` (default): an RLE whose ``size`` is not
+            its image's is an InputError; ``"warn"``: a warning, and the mask
+            keeps its own size, as pycocotools keeps it.
 
     Returns:
         ``(MaskColumn[N], warnings)``.  See the module notes for the rules and
         the errors (:class:`~iou_eval.errors.InputError`).
     """
+    if size_mismatch not in ("error", "warn"):
+        raise ValueError(f"size_mismatch must be 'error' or 'warn', got {size_mismatch!r}")
     n = len(segs)
     h, w = _image_sizes(height, width, n)
     places = _places(path, origins, origin_label, n)
     kind = _classify(segs, places)
     rle = np.empty(n, dtype=object)
     area = np.zeros(n, dtype=np.float64)
-    _rle_sizes(segs, np.flatnonzero(kind >= _UNCOMPRESSED), h, w, places)
-    warnings: list[str] = []
+    warnings = _rle_sizes(segs, np.flatnonzero(kind >= _UNCOMPRESSED), h, w, places, size_mismatch)
     rows = np.flatnonzero(kind == _POLY)
     if len(rows):
-        rle[rows], warnings = _encode_polygons(segs, rows, h, w, places)
+        rle[rows], poly_warnings = _encode_polygons(segs, rows, h, w, places)
+        warnings += poly_warnings
         area[rows] = _pycoco_areas(rle[rows], h[rows], w[rows])
     rows = np.flatnonzero(kind == _UNCOMPRESSED)
     if len(rows):

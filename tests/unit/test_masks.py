@@ -205,6 +205,23 @@ def test_rle_that_does_not_fit_its_image():
     raises_input_error([seg], "annotations[0].segmentation.size", "[8, 8]", "width 9", w=9)
 
 
+def test_size_mismatch_warn_keeps_the_rle_size():
+    """pycocotools keeps such a mask at its own size; a pair of sizes overlaps by -1."""
+    seg = {"counts": [0, 4, 12], "size": [4, 4]}
+    col, warnings = encode_segmentations(
+        [seg, [SQUARE]], np.full(2, 8), np.full(2, 8), path="gt.json", size_mismatch="warn"
+    )
+    assert col.height.tolist() == [4, 8] and col.width.tolist() == [4, 8]
+    assert col.area.tolist() == [4.0, 16.0]
+    assert len(warnings) == 1
+    assert "gt.json: 1 RLE mask(s) differ in size" in warnings[0]
+    assert "annotations[0].segmentation.size" in warnings[0]
+    got = mask_overlaps(col.take([0]), col.take([1]), np.array([False]))
+    np.testing.assert_array_equal(got, [[-1.0]])
+    with pytest.raises(ValueError, match="size_mismatch"):
+        encode_segmentations([seg], [8], [8], size_mismatch="ignore")
+
+
 @pytest.mark.parametrize(
     ("counts", "words"),
     [
