@@ -361,19 +361,16 @@ def _rle_sizes(
     by -1).
     """
     sizes = [segs[r].get("size") for r in rows.tolist()]
-    arr = np.array(sizes, dtype=object)
-    ok = arr.shape == (len(rows), 2) and all(
-        type(v) is int
-        for pair in sizes
-        for v in pair  # noqa: E721 - bool is not a size
-    )
-    if not ok:
+    wh = None
+    # Fast path: every size a pair of Python ints (not bools), all positive.
+    if all(type(v) is list and len(v) == 2 for v in sizes) and set(
+        map(type, itertools.chain.from_iterable(sizes))
+    ) <= {int}:
+        wh = np.array(sizes, dtype=np.int64).reshape(-1, 2)
+    if wh is None or (wh <= 0).any():
         for r, size in zip(rows.tolist(), sizes, strict=True):
             _check_size(size, r, places)
-    wh = np.array([[int(v) for v in size] for size in sizes], dtype=np.int64).reshape(-1, 2)
-    if (wh <= 0).any():
-        r = int(rows[(wh <= 0).any(axis=1)][0])
-        _check_size(sizes[int(np.searchsorted(rows, r))], r, places)
+        wh = np.array([[int(v) for v in size] for size in sizes], dtype=np.int64).reshape(-1, 2)
     known = (h[rows] > 0) & (w[rows] > 0)
     off = known & ((wh[:, 0] != h[rows]) | (wh[:, 1] != w[rows]))
     warnings = []
@@ -455,19 +452,19 @@ def _encode_uncompressed(
 
 def _compressed(segs: Sequence[Any], rows: np.ndarray, places: _Places) -> np.ndarray:
     """``[M]`` the compressed strings of compressed RLE rows, as bytes (used as they are)."""
+    counts = [segs[r]["counts"] for r in rows.tolist()]
     out = np.empty(len(rows), dtype=object)
-    for i, r in enumerate(rows.tolist()):
-        c = segs[r]["counts"]
-        if isinstance(c, str):
-            try:
-                c = c.encode("ascii")
-            except UnicodeEncodeError:
+    try:
+        out[:] = [c.encode("ascii") if type(c) is str else c for c in counts]
+    except UnicodeEncodeError:
+        for r, c in zip(rows.tolist(), counts, strict=True):
+            if isinstance(c, str) and not c.isascii():
                 raise places.error(
                     r,
                     "compressed RLE counts must be ASCII characters '0'..'o'",
                     ".segmentation.counts",
                 ) from None
-        out[i] = c
+        raise
     return out
 
 
@@ -480,31 +477,46 @@ def _classify(segs: Sequence[Any], places: _Places) -> np.ndarray:
     """``[N]`` int8: how each segmentation is written (empty, polygons, RLE)."""
     kind = []
     for i, seg in enumerate(segs):
-        if isinstance(seg, list):
-            kind.append(_POLY if seg else _EMPTY)
-        elif isinstance(seg, dict):
-            c = seg.get("counts")
-            if isinstance(c, list):
-                kind.append(_UNCOMPRESSED)
-            elif isinstance(c, (str, bytes)):
+        t = type(seg)
+        if t is dict:
+            tc = type(seg.get("counts"))
+            if tc is str or tc is bytes:
                 kind.append(_COMPRESSED)
-            else:
-                got = "no 'counts'" if c is None else f"counts of type {type(c).__name__}"
-                raise places.error(
-                    i,
-                    f"an RLE segmentation needs 'counts' (a list of integers or a string), got {got}",
-                    ".segmentation",
-                )
-        elif seg is None:
-            kind.append(_EMPTY)
-        else:
-            raise places.error(
-                i,
-                "segmentation must be a list of polygons or an RLE dict {counts, size}, "
-                f"got {type(seg).__name__}",
-                ".segmentation",
-            )
+                continue
+            if tc is list:
+                kind.append(_UNCOMPRESSED)
+                continue
+        elif t is list:
+            kind.append(_POLY if seg else _EMPTY)
+            continue
+        kind.append(_classify_slowly(seg, i, places))
     return np.asarray(kind, dtype=np.int8)
+
+
+def _classify_slowly(seg: Any, i: int, places: _Places) -> int:
+    """The kind of a segmentation of a less common type (subclasses, None), or the error."""
+    if isinstance(seg, list):
+        return _POLY if seg else _EMPTY
+    if isinstance(seg, dict):
+        c = seg.get("counts")
+        if isinstance(c, list):
+            return _UNCOMPRESSED
+        if isinstance(c, (str, bytes)):
+            return _COMPRESSED
+        got = "no 'counts'" if c is None else f"counts of type {type(c).__name__}"
+        raise places.error(
+            i,
+            f"an RLE segmentation needs 'counts' (a list of integers or a string), got {got}",
+            ".segmentation",
+        )
+    if seg is None:
+        return _EMPTY
+    raise places.error(
+        i,
+        "segmentation must be a list of polygons or an RLE dict {counts, size}, "
+        f"got {type(seg).__name__}",
+        ".segmentation",
+    )
 
 
 def _fill_empty(rle: np.ndarray, rows: np.ndarray, h, w, places: _Places) -> None:

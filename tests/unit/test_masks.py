@@ -150,6 +150,14 @@ def test_mixed_kinds_keep_row_order():
     assert col.rle[3] == mask_utils.frPyObjects(unc, 8, 8)["counts"]
 
 
+def test_no_rows_give_empty_columns():
+    col, warnings = encode_segmentations([], np.zeros(0), np.zeros(0))
+    assert len(col) == 0 and warnings == []
+    assert mask_boxes(col).shape == (0, 4)
+    col, warnings = polygon_rles([], np.zeros(0), np.zeros(0))
+    assert len(col) == 0 and warnings == []
+
+
 # ------------------------------------------------------------------ errors
 
 
