@@ -10,17 +10,25 @@ detector's low-score tail).  Groups are
 (image, category) pairs with both predictions and ground truths, as
 pycocotools' ``computeIoU`` sees them.
 
-Measured (seconds per 1,000 images, one run each, on a shared machine: the
-figures are indicative):
+Measured (CPU seconds, the least of 3 runs, per 1,000 images; the machine
+is shared, so the figures are indicative):
 
 - encode: ground-truth polygons with ``encode_segmentations`` (pycocotools'
   rasteriser, parts merged) vs ``annToRLE`` one annotation at a time;
-  predictions' strings with ``encode_segmentations`` (checks + decoding).
-- overlaps: (a) ``pycocotools.mask.iou`` once per group on RLE dicts, as
-  COCOeval calls it; (b) the numpy run kernel, all groups in one
-  ``mask_overlaps_batched`` call (runs decoded once); (b1) the same kernel
-  called once per group through ``mask_overlaps`` (on a sample of groups).
-The matrices of (a) and (b) are compared for equality.
+  predictions' strings with ``encode_segmentations`` (checks and areas),
+  of which the numpy decoding, beside pycocotools' C decoder for scale.
+- overlaps of every group: (a) ``pycocotools.mask.iou`` once per group on
+  RLE dicts, as COCOeval calls it, raw and through
+  ``masks.mask_overlaps_batched``; (b) the numpy run kernel of
+  ``mask_run_kernel.py``: every mask decoded once to runs, then one batched
+  call over all pairs.  The three results are compared for equality.
+- the memory the predictions' masks take as strings and as runs.
+
+Figures of one run (1,000 images, 7,100 ground truths, 100,000 predictions,
+2,777 groups, 114,223 pairs): encode gt 0.12 s (annToRLE 0.11 s), encode
+predictions 0.59 s (numpy checks 0.45 s, C decoder 0.08 s); overlaps
+(a) 0.18 s, (b) 1.17 s of which the kernel 0.25 s; strings 18 MB, runs
+130 MB.  Hence masks.py calls pycocotools.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Measured against pycocotools' ``iou`` per group (see bench_mask_kernel.py):
 equal bit for bit, but slower end to end (each mask's compressed string is
-decoded to runs in numpy, about 8x slower than pycocotools' C decoder) and
-holding about 16 bytes per run (some 100 MB per 1,000 COCO-like images).
+decoded to runs in numpy, about 10x slower than pycocotools' C decoder) and
+holding 16 bytes per run (some 130 MB per 1,000 COCO-like images, against
+18 MB of strings).
 ``iou_eval.masks`` therefore calls pycocotools; this module documents the
 alternative so that the figures can be measured again.
 
