@@ -344,7 +344,7 @@ def masks(a: Any, b: Any) -> float | np.ndarray:
     Raises:
         ArgumentError: a mask that is not binary, a malformed RLE, or sizes that differ.
     """
-    from .rle import mask_rows, pair_counts
+    from .mask_rows import mask_rows, pair_counts
 
     a_rows, a_size, a_single = mask_rows(a, "a")
     b_rows, b_size, b_single = mask_rows(b, "b")

@@ -1,135 +1,220 @@
-"""COCO run-length encoding read in numpy, and pixel counts of mask pairs.
+"""pycocotools' compressed RLE strings, read with numpy: checks and areas.
 
-A COCO RLE ``{"size": [H, W], "counts": ...}`` lists alternating runs of 0s
-and 1s (starting with 0s) over the pixels in column-major order.  Compressed
-counts are pycocotools' ``rleToString`` text: each count in 5-bit groups
-(``chr(48 + group)``, bit 0x20 = more groups follow, bit 0x10 of the last
-group = negative), counts from the third on stored as the difference to the
-count two places before.  Decoded here without pycocotools, which the
-package does not import.
+A mask of an ``h x w`` image is numbered column by column (pixel ``x * h +
+y``) and stored as run lengths, background first.  pycocotools compresses
+the counts to a string (``rleToString``): each count is a little-endian
+sequence of 6-bit characters (``chr(48 + c)``), 5 bits of value each,
+``0x20`` = another character follows, ``0x10`` in the last character =
+negative; from the fourth count on, a count is stored as the difference to
+the count two places before.
+
+pycocotools reads such strings without a single check (``rleFrString``):
+a stray character, a string cut short or counts that do not cover the image
+give garbage or out-of-bounds reads later.  :func:`check_compressed` reads
+any number of strings in a few passes of array operations, refuses those,
+and returns each mask's area on the way.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .iou import ArgumentError
+# pycocotools reads a count with ``x |= (c & 0x1f) << 5*k`` on a C int: a 7th
+# character would shift past 31 bits.  Six characters hold |count| < 2**29.
+MAX_CHARS_PER_COUNT = 6
 
-# Pixels per step of the pairwise counts: (N + M) * chunk float32 values at a
-# time, and float32 sums of 0/1 stay exact below 2**24 per step.
-PAIR_BUDGET = 1 << 26
-MAX_CHUNK = 1 << 22
-
-
-def decode_counts(text: str | bytes, where: str) -> np.ndarray:
-    """Compressed COCO counts -> run lengths ``[R]`` int64 (pycocotools' ``rleFrString``)."""
-    raw = text.encode("ascii") if isinstance(text, str) else bytes(text)
-    c = np.frombuffer(raw, dtype=np.uint8).astype(np.int64) - 48
-    if len(c) == 0:
-        return np.zeros(0, dtype=np.int64)
-    if c.min() < 0 or c.max() > 63:
-        raise ArgumentError(f"{where}: counts is not a COCO compressed RLE string")
-    more = (c & 0x20) != 0
-    if more[-1]:
-        raise ArgumentError(f"{where}: counts ends in the middle of a number")
-    last = np.flatnonzero(~more)  # the last 5-bit group of each count
-    first = np.concatenate(([0], last[:-1] + 1))
-    k = np.arange(len(c)) - np.repeat(first, last - first + 1)
-    values = np.add.reduceat((c & 0x1F) << (5 * k), first)
-    # Sign extension: the top bit (0x10) of a count's last group.
-    negative = (c[last] & 0x10) != 0
-    values[negative] -= np.int64(1) << (5 * (k[last][negative] + 1))
-    # From the third count on, each is stored as the difference to the count
-    # two places before: a running sum over every other count from there.
-    values[3::2] = np.cumsum(values[1::2])[1:]
-    values[2::2] = np.cumsum(values[2::2])
-    return values
+# Strings decoded at a time: bounds the temporary arrays (about 150 counts
+# of 8 bytes per COCO-sized mask, a few arrays of them).
+_CHUNK_ROWS = 1 << 14
 
 
-def _rle_row(obj: dict, where: str) -> tuple[np.ndarray, tuple[int, int]]:
-    """One RLE dict -> its pixels ``[H * W]`` bool (column-major) and ``(H, W)``."""
-    size, counts = obj.get("size"), obj.get("counts")
-    if not isinstance(size, (list, tuple)) or len(size) != 2 or counts is None:
-        raise ArgumentError(f"{where}: an RLE is {{'size': [H, W], 'counts': ...}}")
-    try:
-        h, w = (int(v) for v in size)
-    except (TypeError, ValueError):
-        raise ArgumentError(
-            f"{where}: RLE size must be two integers [H, W], got {size!r}"
-        ) from None
-    if isinstance(counts, (str, bytes)):
-        runs = decode_counts(counts, where)
-    else:
-        runs = np.asarray(counts, dtype=np.int64).reshape(-1)
-    if (runs < 0).any():
-        raise ArgumentError(f"{where}: RLE counts must not be negative")
-    if int(runs.sum()) != h * w:
-        raise ArgumentError(
-            f"{where}: RLE counts cover {int(runs.sum())} pixels, size {h}x{w} has {h * w}"
-        )
-    on = (np.arange(len(runs)) % 2).astype(bool)  # runs alternate 0s, 1s, 0s, ...
-    return np.repeat(on, runs), (h, w)
+class BadRle(ValueError):
+    """A compressed string that is not a valid mask of its size.
 
-
-def _binary_rows(arr: np.ndarray, name: str) -> tuple[np.ndarray, tuple[int, int], bool]:
-    """Binary masks ``[H, W]`` / ``[N, H, W]`` -> ``[N, H * W]`` bool in column-major order."""
-    single = arr.ndim == 2
-    stack = arr[None] if single else arr
-    if stack.ndim != 3:
-        raise ArgumentError(
-            f"{name}: expected a mask [H, W], masks [N, H, W] or COCO RLE, "
-            f"got an array of shape {list(arr.shape)}"
-        )
-    if stack.dtype != bool:
-        bad = ~((stack == 0) | (stack == 1)).reshape(len(stack), -1).all(axis=1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ArgumentError(f"{name}[{i}]: a binary mask holds only 0 and 1 (or bool)")
-    n, h, w = stack.shape
-    # RLE runs go down the columns first: the same pixel order for both kinds.
-    return stack.astype(bool).transpose(0, 2, 1).reshape(n, h * w), (h, w), single
-
-
-def mask_rows(x: Any, name: str) -> tuple[np.ndarray, tuple[int, int] | None, bool]:
-    """Masks or RLEs -> ``(rows[N, H * W] bool, (H, W) or None when N = 0, single)``."""
-    if isinstance(x, dict):
-        row, size = _rle_row(x, f"{name}[0]")
-        return row[None], size, True
-    if isinstance(x, (list, tuple)) and (len(x) == 0 or isinstance(x[0], dict)):
-        rows: list[np.ndarray] = []
-        sizes: set[tuple[int, int]] = set()
-        for i, obj in enumerate(x):
-            if not isinstance(obj, dict):
-                raise ArgumentError(f"{name}[{i}]: expected an RLE dict like the others")
-            row, size = _rle_row(obj, f"{name}[{i}]")
-            if sizes and size not in sizes:
-                (first,) = sizes
-                raise ArgumentError(
-                    f"{name}[{i}]: size {size[0]}x{size[1]}, the first is {first[0]}x{first[1]}"
-                )
-            sizes.add(size)
-            rows.append(row)
-        if not rows:
-            return np.zeros((0, 0), dtype=bool), None, False
-        return np.stack(rows), sizes.pop(), False
-    return _binary_rows(np.asarray(x), name)
-
-
-def pair_counts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pixels set in both, ``[N, M]`` float64, for rows ``a[N, P]`` and ``b[M, P]`` bool.
-
-    A matrix product of 0/1 float32 blocks of columns: exact (each block's
-    sums stay below 2**24) and BLAS-fast, with memory bounded by the block.
+    Attributes:
+        row: the first offending row; reason: what is wrong, for the user.
     """
-    n, m = len(a), len(b)
-    out = np.zeros((n, m), dtype=np.float64)
-    if n == 0 or m == 0:
-        return out
-    pixels = a.shape[1]
-    chunk = int(min(MAX_CHUNK, max(1024, PAIR_BUDGET // (n + m))))
-    for start in range(0, pixels, chunk):
-        cols = slice(start, start + chunk)
-        out += a[:, cols].astype(np.float32) @ b[:, cols].astype(np.float32).T
-    return out
+
+    def __init__(self, row: int, reason: str) -> None:
+        super().__init__(f"row {row}: {reason}")
+        self.row = row
+        self.reason = reason
+
+
+def _row_of(position: int, offsets: np.ndarray) -> int:
+    """Row of ``position`` given ``offsets[N + 1]`` of row starts."""
+    return int(np.searchsorted(offsets, position, side="right") - 1)
+
+
+def _parse_numbers(buf: np.ndarray, str_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The raw numbers of concatenated compressed strings.
+
+    Args:
+        buf: ``[B]`` uint8, all strings back to back; str_off: ``[N + 1]``.
+
+    Returns:
+        ``x[C]`` int64 the signed numbers (before the delta rule) and
+        ``per_row[N]`` how many numbers each string holds.
+    """
+    c = buf - np.uint8(48)  # wraps below '0': then > 63 as well
+    bad = c > 63
+    if bad.any():
+        p = int(np.flatnonzero(bad)[0])
+        raise BadRle(_row_of(p, str_off), f"character {bytes([buf[p]])!r} is outside '0'..'o'")
+    ends = c < 0x20  # no continuation bit: the number's last character
+    lens = np.diff(str_off)
+    last = str_off[1:][lens > 0] - 1
+    if not ends[last].all():
+        row = _row_of(int(last[~ends[last]][0]), str_off)
+        raise BadRle(row, "the string ends in the middle of a number")
+    end = np.flatnonzero(ends)
+    n_chars = end.copy()
+    n_chars[1:] -= end[:-1]
+    n_chars[:1] += 1
+    if len(end) and n_chars.max() > MAX_CHARS_PER_COUNT:
+        p = int(end[np.argmax(n_chars > MAX_CHARS_PER_COUNT)])
+        raise BadRle(_row_of(p, str_off), f"a number longer than {MAX_CHARS_PER_COUNT} characters")
+    # The last character holds the top 5 bits, sign included (rleFrString:
+    # x |= -1 << 5*K when its 0x10 bit is set): a signed 5-bit value.
+    x = (((c[end] & 0x1F) ^ 0x10).view(np.int8) - np.int8(0x10)).astype(np.int64)
+    # Character k of a longer number holds bits 5k..5k+4 (x |= ... << 5*k);
+    # most numbers have one or two characters.
+    multi = np.flatnonzero(n_chars > 1)
+    if len(multi):
+        k_top = n_chars[multi] - 1
+        xm = x[multi] << (5 * k_top)
+        start = end[multi] - k_top
+        for k in range(int(k_top.max())):
+            sel = np.flatnonzero(k_top > k)
+            xm[sel] |= (c[start[sel] + k] & 0x1F).astype(np.int64) << (5 * k)
+        x[multi] = xm
+    # Numbers per string: its characters that end a number.
+    per_row = np.zeros(len(lens), dtype=np.int64)
+    full = np.flatnonzero(lens)
+    if len(full):
+        per_row[full] = np.add.reduceat(ends.view(np.int8), str_off[full], dtype=np.int64)
+    return x, per_row
+
+
+def _undo_deltas(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Counts from stored numbers: ``cnts[j] = x[j] + cnts[j - 2]`` for ``j > 2``.
+
+    A count is then the sum of its number and those two, four, ... places
+    before it in its string, down to place 1 (odd places) or 2 (even
+    places).  Over all strings at once: a running sum over every other
+    element (``x[0::2]``, ``x[1::2]``), restarted at each string's places
+    0, 1 and 2, which are the only places that do not add to an earlier one.
+    """
+    per_row = np.diff(offsets)
+    restart = np.zeros(len(x), dtype=bool)
+    for place in (0, 1, 2):
+        restart[offsets[:-1][per_row > place] + place] = True
+    cnts = np.empty_like(x)
+    for parity in (0, 1):
+        xs = x[parity::2]
+        heads = np.flatnonzero(restart[parity::2])
+        if len(heads) == 0:
+            continue
+        # The first element of each half is a restart place, so heads[0] == 0.
+        y = xs.copy()
+        y[heads[1:]] -= np.add.reduceat(xs, heads)[:-1]
+        np.cumsum(y, out=cnts[parity::2])
+    return cnts
+
+
+def _place_sums(cnts: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``([N], [N])`` each row's sum of counts at even places and at odd places.
+
+    From two running sums, over the counts at even and at odd positions of
+    the flat array: a row's odd places are its odd positions when the row
+    starts at an even position, its even positions otherwise.
+    """
+    on_even = np.zeros((len(cnts) + 1) // 2 + 1, dtype=np.int64)
+    on_odd = np.zeros(len(cnts) // 2 + 1, dtype=np.int64)
+    np.cumsum(cnts[0::2], out=on_even[1:])
+    np.cumsum(cnts[1::2], out=on_odd[1:])
+    a, b = offsets[:-1], offsets[1:]
+    even = on_even[(b + 1) // 2] - on_even[(a + 1) // 2]
+    odd = on_odd[b // 2] - on_odd[a // 2]
+    starts_even = (a & 1) == 0
+    return np.where(starts_even, even, odd), np.where(starts_even, odd, even)
+
+
+def odd_sums(cnts: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``[N]`` each row's sum of counts at odd places: its foreground pixels (``rleArea``)."""
+    return _place_sums(cnts, offsets)[1]
+
+
+def _decode(rle: np.ndarray, height: np.ndarray, width: np.ndarray):
+    """Counts of compressed strings, checked: ``(cnts[C], offsets[N + 1], area[N])``."""
+    n = len(rle)
+    lens = np.fromiter(map(len, rle), dtype=np.int64, count=n)
+    str_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=str_off[1:])
+    buf = np.frombuffer(b"".join(rle), dtype=np.uint8)
+    x, per_row = _parse_numbers(buf, str_off)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_row, out=offsets[1:])
+    cnts = _undo_deltas(x, offsets)
+    if len(cnts) and cnts.min() < 0:
+        row = _row_of(int(np.argmax(cnts < 0)), offsets)
+        raise BadRle(row, "a negative run length")
+    background, area = _place_sums(cnts, offsets)
+    sums = background + area
+    hw = height.astype(np.int64) * width.astype(np.int64)
+    if (sums != hw).any():
+        r = int(np.flatnonzero(sums != hw)[0])
+        raise BadRle(
+            r,
+            f"run lengths add up to {int(sums[r])}, expected height * width = "
+            f"{int(height[r])} * {int(width[r])} = {int(hw[r])}",
+        )
+    return cnts, offsets, area
+
+
+def decode_counts(
+    rle: np.ndarray, height: np.ndarray, width: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Decode compressed RLE strings to their counts, checking each is a mask of its size.
+
+    Args:
+        rle: ``[N]`` object array of ``bytes`` (pycocotools' compressed counts).
+        height, width: ``[N]`` int64 each mask's size.
+
+    Returns:
+        ``counts[C]`` int64 and ``offsets[N + 1]``: row ``i``'s counts are
+        ``counts[offsets[i]:offsets[i + 1]]``, alternating background and
+        foreground, background first.
+
+    Raises:
+        BadRle: a character outside ``'0'..'o'``, a string that stops inside a
+        number, a number over six characters, a negative count, or counts
+        that do not add up to ``h * w`` (pycocotools reads all of these
+        without a word and then reads or writes out of bounds).
+    """
+    cnts, offsets, _ = _decode(rle, height, width)
+    return cnts, offsets
+
+
+def check_compressed(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Check compressed strings are masks of their sizes; return their areas.
+
+    Args:
+        rle: ``[N]`` object array of ``bytes``; height, width: ``[N]`` int64.
+
+    Returns:
+        ``area[N]`` int64 foreground pixels (pycocotools' ``rleArea``: the
+        sum of the counts at odd places).
+
+    Raises:
+        BadRle: as :func:`decode_counts` says, for the first bad row.
+    """
+    n = len(rle)
+    area = np.zeros(n, dtype=np.int64)
+    for lo in range(0, n, _CHUNK_ROWS):
+        hi = min(n, lo + _CHUNK_ROWS)
+        try:
+            _, _, area[lo:hi] = _decode(rle[lo:hi], height[lo:hi], width[lo:hi])
+        except BadRle as exc:
+            raise BadRle(exc.row + lo, exc.reason) from None
+    return area

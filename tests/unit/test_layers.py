@@ -60,9 +60,10 @@ def test_pandas_only_where_tables_are_built():
             assert rel in PANDAS_OK, rel
 
 
-def test_pycocotools_not_imported_by_the_package():
+def test_pycocotools_only_where_masks_are_encoded():
     for path in PKG.rglob("*.py"):
-        assert "pycocotools" not in third_party_imports(path), path
+        if path.relative_to(PKG).as_posix() != "masks.py":
+            assert "pycocotools" not in third_party_imports(path), path
 
 
 def test_a_plain_run_does_not_import_pandas(tmp_path):

@@ -1,0 +1,758 @@
+"""Instance masks: COCO segmentations to compressed RLE columns, and mask IoU / IoF.
+
+Masks are encoded exactly as pycocotools' ``COCO.annToRLE`` / ``loadRes``
+encode them, with pycocotools' own C rasteriser (``pycocotools._mask``), so
+the compressed strings, areas and boxes are byte for byte the reference's;
+overlaps are ``pycocotools.mask.iou(dt, gt, iscrowd)`` itself, called once
+per group (one image and category) with the column's RLE objects.  User
+strings are checked by :mod:`iou_eval.rle` first (pycocotools checks
+nothing).
+
+Reading rules for COCO ``segmentation`` values (each is tested):
+
+- A list of polygons (``[[x1, y1, x2, y2, ...], ...]``) is rasterised at its
+  image's height and width, clipped there, each part with pycocotools'
+  ``frPoly`` and the parts merged by union (``annToRLE``).
+- A polygon part of exactly 4 numbers has no pixels, with a warning.
+  pycocotools reads a *first* such part as a box ``[x, y, w, h]`` (and
+  fails on the list), a later one as a 2-point outline with no pixels; one
+  rule for every position keeps a mask independent of the parts' order.
+- ``segmentation: []`` (and a missing one, ``None``) is an empty mask of the
+  image's size (pycocotools fails on ``[]``).
+- An uncompressed RLE (``{"counts": [ints], "size": [h, w]}``) is
+  compressed with ``frUncompressedRLE``; a compressed one (``counts`` a
+  ``str`` or ``bytes``) is used as it is.
+- Errors (:class:`~iou_eval.errors.InputError` naming the file, the place
+  such as ``annotations[12].segmentation[1]``, what was expected and found):
+  a part with an odd count of numbers; a part of fewer than 3 points other
+  than the 4-number case; numbers that are not finite or lie beyond
+  ``COORD_LIMIT`` pixels (pycocotools converts ``5 * x`` to a C int and
+  allocates the outline at 1/5 pixel: a far point is undefined behaviour or
+  gigabytes); an RLE whose ``size`` differs from its image's height and
+  width (pycocotools keeps such a mask at its own size: ``size_mismatch=
+  "warn"`` does too, with a warning); uncompressed counts that are not non-negative integers adding up to
+  ``h * w``; a compressed string that does not decode to such counts; any
+  other type.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Any
+
+import numpy as np
+from pycocotools import _mask
+
+from .errors import InputError
+from .rle import BadRle, check_compressed, odd_sums
+
+# Polygon coordinates beyond this many pixels are refused (see the module notes).
+COORD_LIMIT = 1.0e6
+
+
+@dataclass(frozen=True)
+class MaskColumn:
+    """The masks of ``N`` rows, each a compressed RLE of its image's size.
+
+    Attributes:
+        rle: ``[N]`` object array of ``bytes``, pycocotools' compressed counts.
+        height, width: ``[N]`` int64 the mask's (its image's) size.
+        area: ``[N]`` float64 foreground pixels (``pycocotools.mask.area``).
+
+    """
+
+    rle: np.ndarray
+    height: np.ndarray
+    width: np.ndarray
+    area: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.rle)
+        expect = {
+            "rle": (np.object_, (n,)),
+            "height": (np.int64, (n,)),
+            "width": (np.int64, (n,)),
+            "area": (np.float64, (n,)),
+        }
+        for name, (dtype, shape) in expect.items():
+            arr = getattr(self, name)
+            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.shape != shape:
+                found = (
+                    f"{arr.dtype}{arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
+                )
+                raise ValueError(
+                    f"MaskColumn.{name}: expected {np.dtype(dtype)}{shape}, found {found}"
+                )
+
+    def __len__(self) -> int:
+        return len(self.rle)
+
+    @cached_property
+    def _dicts(self) -> list[dict[str, Any]]:
+        # pycocotools' RLE objects, built once per column.
+        return [
+            {"size": [h, w], "counts": c}
+            for c, h, w in zip(self.rle, self.height.tolist(), self.width.tolist(), strict=True)
+        ]
+
+    def take(self, rows: np.ndarray) -> MaskColumn:
+        """The rows selected by an integer or boolean index."""
+        rows = np.asarray(rows)
+        if rows.dtype == np.bool_:
+            rows = np.flatnonzero(rows)
+        return MaskColumn(self.rle[rows], self.height[rows], self.width[rows], self.area[rows])
+
+    def rle_dicts(self, rows: np.ndarray | None = None) -> list[dict[str, Any]]:
+        """pycocotools RLE dicts ``{"size": [h, w], "counts": bytes}`` of ``rows`` (default all).
+
+        The dicts are shared with the column: do not modify them.
+        """
+        if rows is None:
+            return list(self._dicts)
+        d = self._dicts
+        return [d[i] for i in np.asarray(rows).tolist()]
+
+
+def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray) -> MaskColumn:
+    """A :class:`MaskColumn` of compressed RLEs, checked, areas computed.
+
+    Raises:
+        BadRle: a string that is not a mask of its size (the first bad row).
+    """
+    arr = np.empty(len(rle), dtype=object)
+    arr[:] = list(rle)
+    h = np.asarray(height, dtype=np.int64)
+    w = np.asarray(width, dtype=np.int64)
+    return MaskColumn(arr, h, w, check_compressed(arr, h, w).astype(np.float64))
+
+
+def _pycoco_areas(rle: np.ndarray, h: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``[M]`` float64 ``pycocotools.mask.area`` of compressed RLEs made by pycocotools."""
+    objs = [
+        {"size": [a, b], "counts": c} for c, a, b in zip(rle, h.tolist(), w.tolist(), strict=True)
+    ]
+    out = np.zeros(len(objs), dtype=np.float64)
+    # pycocotools 2.0.x builds its result with np.array((n,), dtype=np.uint8):
+    # more than 255 masks in one call overflow under numpy 2.
+    for lo in range(0, len(objs), 255):
+        out[lo : lo + 255] = _mask.area(objs[lo : lo + 255])
+    return out
+
+
+# --------------------------------------------------------------------- places
+
+
+@dataclass(frozen=True)
+class _Places:
+    """Where row ``i`` came from, for errors and warnings."""
+
+    path: str | None
+    origins: np.ndarray
+    label: str
+
+    def where(self, row: int, suffix: str = "") -> str:
+        o = int(self.origins[row])
+        if self.label == "line":
+            return str(o)
+        return f"{self.label}[{o}]{suffix}"
+
+    def error(self, row: int, message: str, suffix: str = "", hint: str | None = None):
+        return InputError(self.path, message, where=self.where(row, suffix), hint=hint)
+
+    def file(self) -> str:
+        return f"{self.path}: " if self.path else ""
+
+
+def _places(path: str | None, origins: np.ndarray | None, label: str, n: int) -> _Places:
+    origins = np.arange(n, dtype=np.int64) if origins is None else np.asarray(origins)
+    return _Places(path, origins, label)
+
+
+def _image_sizes(height, width, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[N]`` int64 image heights and widths; 0 where unknown (NaN or <= 0)."""
+    out = []
+    for name, v in (("height", height), ("width", width)):
+        a = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,))
+        known = np.isfinite(a) & (a > 0)
+        if (a[known] != np.floor(a[known])).any():
+            raise ValueError(f"image {name}s must be whole numbers of pixels")
+        out.append(np.where(known, a, 0).astype(np.int64))
+    return out[0], out[1]
+
+
+@lru_cache(maxsize=256)
+def _empty_rle(h: int, w: int) -> bytes:
+    """The compressed RLE of an ``h x w`` mask with no pixels."""
+    return _mask.frUncompressedRLE([{"counts": [h * w], "size": [h, w]}], h, w)[0]["counts"]
+
+
+# ------------------------------------------------------------------- polygons
+
+
+def _rasterise(parts: list[np.ndarray], h: np.ndarray, w: np.ndarray) -> list[bytes]:
+    """Compressed RLEs of polygon ``parts[P]`` at sizes ``h[P]``, ``w[P]``.
+
+    One ``frPoly`` call per image size: the C loop then runs over all the
+    parts of that size.
+    """
+    out: list[bytes] = [b""] * len(parts)
+    if not parts:
+        return out
+    key = h * (int(w.max()) + 1) + w
+    order = np.argsort(key, kind="stable")
+    _, first, count = np.unique(key[order], return_index=True, return_counts=True)
+    for a, c in zip(first.tolist(), count.tolist(), strict=True):
+        idx = order[a : a + c].tolist()
+        rles = _mask.frPoly([parts[i] for i in idx], int(h[idx[0]]), int(w[idx[0]]))
+        for i, r in zip(idx, rles, strict=True):
+            out[i] = r["counts"]
+    return out
+
+
+def _first_bad_part(
+    lens: np.ndarray, flat: np.ndarray, part_off: np.ndarray, short_ok: bool = False
+) -> tuple[int, str]:
+    """The first polygon part that is an error, and why; ``(-1, "")`` if none.
+
+    Parts of fewer than 3 points are errors unless ``short_ok``, except
+    4-number parts (the caller gives those no pixels).
+    """
+    nonfinite = ~np.isfinite(flat)
+    far = np.abs(np.where(nonfinite, 0.0, flat)) > COORD_LIMIT
+    n_bad = np.add.reduceat(np.concatenate([nonfinite | far, [False]]), part_off[:-1])
+    n_bad = np.where(lens > 0, n_bad, 0)
+    short = (lens < 6) & (lens != 4) & (not short_ok)
+    bad = (lens % 2 == 1) | short | (n_bad > 0)
+    if not bad.any():
+        return -1, ""
+    p = int(np.flatnonzero(bad)[0])
+    n = int(lens[p])
+    if n % 2 == 1:
+        return p, f"a polygon needs an even count of numbers (x, y pairs), got {n}"
+    if n < 6 and not short_ok:
+        return p, f"a polygon needs at least 3 points (6 numbers), got {n} numbers"
+    vals = flat[part_off[p] : part_off[p + 1]]
+    v = vals[~np.isfinite(vals) | (np.abs(vals) > COORD_LIMIT)][0]
+    if not np.isfinite(v):
+        return p, f"polygon coordinates must be finite numbers, got {v}"
+    return p, f"polygon coordinate {v} is beyond +-{COORD_LIMIT:g} pixels"
+
+
+def _flat_numbers(parts: list, lens: np.ndarray) -> np.ndarray | int:
+    """All numbers of ``parts`` as one float64 array, or the index of the first unreadable part."""
+    try:
+        return np.fromiter(
+            itertools.chain.from_iterable(parts), dtype=np.float64, count=int(lens.sum())
+        )
+    except (TypeError, ValueError):
+        for i, p in enumerate(parts):
+            try:
+                np.fromiter(p, dtype=np.float64, count=len(p))
+            except (TypeError, ValueError):
+                return i
+        raise
+
+
+def _polygon_parts(segs: Sequence[Any], rows: np.ndarray, places: _Places):
+    """The parts of the polygon rows ``rows[M]``, checked for type.
+
+    Returns:
+        ``parts[P]`` (the lists as given), ``part_row[P]``, ``part_k[P]``
+        (index within its segmentation), ``lens[P]``, ``flat`` float64 all
+        numbers, ``part_off[P + 1]`` into ``flat``.
+    """
+    n_parts = np.fromiter((len(segs[r]) for r in rows), dtype=np.int64, count=len(rows))
+    parts = list(itertools.chain.from_iterable(segs[r] for r in rows))
+    part_row = np.repeat(rows, n_parts)
+    part_k = np.arange(len(parts)) - np.repeat(np.cumsum(n_parts) - n_parts, n_parts)
+    if not all(isinstance(p, (list, tuple, np.ndarray)) for p in parts):
+        i = next(i for i, p in enumerate(parts) if not isinstance(p, (list, tuple, np.ndarray)))
+        flat_list = isinstance(parts[i], (int, float))
+        raise places.error(
+            int(part_row[i]),
+            "segmentation polygons must be lists of numbers [x1, y1, x2, y2, ...], got "
+            + ("a list of numbers" if flat_list else f"a {type(parts[i]).__name__}"),
+            ".segmentation",
+            hint="one polygon is written [[x1, y1, x2, y2, ...]]" if flat_list else None,
+        )
+    lens = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    part_off = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=part_off[1:])
+    flat = _flat_numbers(parts, lens)
+    if isinstance(flat, int):
+        raise places.error(
+            int(part_row[flat]),
+            "polygon coordinates must be numbers",
+            f".segmentation[{int(part_k[flat])}]",
+        )
+    return parts, part_row, part_k, lens, flat, part_off
+
+
+def _encode_polygons(
+    segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places: _Places
+) -> tuple[np.ndarray, list[str]]:
+    """Compressed RLEs ``[M]`` of the polygon rows ``rows[M]``, and warnings.
+
+    Each part is rasterised by ``frPoly`` at its image's size; a row of
+    several parts is their union (``annToRLE``: ``merge(frPyObjects(...))``).
+    """
+    _, part_row, part_k, lens, flat, part_off = _polygon_parts(segs, rows, places)
+    p, why = _first_bad_part(lens, flat, part_off)
+    if p >= 0:
+        raise places.error(int(part_row[p]), why, f".segmentation[{int(part_k[p])}]")
+    if (h[rows] <= 0).any() or (w[rows] <= 0).any():
+        r = int(rows[(h[rows] <= 0) | (w[rows] <= 0)][0])
+        raise places.error(r, "a polygon mask needs its image's height and width", ".segmentation")
+    warnings = []
+    box_like = lens == 4
+    if box_like.any():
+        first = int(np.flatnonzero(box_like)[0])
+        where = places.where(int(part_row[first]), f".segmentation[{int(part_k[first])}]")
+        warnings.append(
+            f"{places.file()}{int(box_like.sum())} polygon part(s) of 4 numbers have no pixels "
+            f"(first: {where}); pycocotools reads a first part of 4 numbers as a box"
+        )
+    keep = np.flatnonzero(~box_like)
+    kept_row = part_row[keep]
+    rles = _rasterise(
+        [flat[part_off[i] : part_off[i + 1]] for i in keep.tolist()], h[kept_row], w[kept_row]
+    )
+    return _merge_parts(rows, kept_row, rles, h, w), warnings
+
+
+def _merge_parts(
+    rows: np.ndarray, kept_row: np.ndarray, rles: list[bytes], h: np.ndarray, w: np.ndarray
+) -> np.ndarray:
+    """``[M]`` one RLE per row of ``rows``: its only part, the union of several, or empty."""
+    out = np.empty(len(rows), dtype=object)
+    pos = np.searchsorted(rows, kept_row)
+    n = np.bincount(pos, minlength=len(rows))
+    start = np.cumsum(n) - n
+    single = np.flatnonzero(n == 1)
+    if len(single):
+        arr = np.empty(len(rles), dtype=object)
+        arr[:] = rles
+        out[single] = arr[start[single]]
+    for i in np.flatnonzero(n != 1).tolist():
+        r = int(rows[i])
+        hw = [int(h[r]), int(w[r])]
+        if n[i] == 0:
+            out[i] = _empty_rle(*hw)
+        else:
+            parts = [{"size": hw, "counts": c} for c in rles[start[i] : start[i] + n[i]]]
+            out[i] = _mask.merge(parts, 0)["counts"]
+    return out
+
+
+# ------------------------------------------------------------------------ RLE
+
+
+def _rle_sizes(
+    segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places, mismatch: str
+) -> list[str]:
+    """Check the RLE rows' ``size`` against their images; fill in unknown image sizes.
+
+    A size that differs from a known image size is an error, or with
+    ``mismatch="warn"`` a warning, the mask keeping its own size (as
+    pycocotools keeps it: such a mask then overlaps masks of another size
+    by -1).
+    """
+    sizes = [segs[r].get("size") for r in rows.tolist()]
+    wh = None
+    # Fast path: every size a pair of Python ints (not bools), all positive.
+    if all(type(v) is list and len(v) == 2 for v in sizes) and set(
+        map(type, itertools.chain.from_iterable(sizes))
+    ) <= {int}:
+        wh = np.array(sizes, dtype=np.int64).reshape(-1, 2)
+    if wh is None or (wh <= 0).any():
+        for r, size in zip(rows.tolist(), sizes, strict=True):
+            _check_size(size, r, places)
+        wh = np.array([[int(v) for v in size] for size in sizes], dtype=np.int64).reshape(-1, 2)
+    known = (h[rows] > 0) & (w[rows] > 0)
+    off = known & ((wh[:, 0] != h[rows]) | (wh[:, 1] != w[rows]))
+    warnings = []
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        r = int(rows[i])
+        what = f"RLE size [{wh[i, 0]}, {wh[i, 1]}], image height {int(h[r])} and width {int(w[r])}"
+        if mismatch == "error":
+            raise places.error(r, f"the mask does not fit its image: {what}", ".segmentation.size")
+        warnings.append(
+            f"{places.file()}{int(off.sum())} RLE mask(s) differ in size from their image "
+            f"(first: {places.where(r, '.segmentation.size')}: {what}); they keep their own "
+            "size and overlap masks of another size by -1, as in pycocotools"
+        )
+    take = ~known | off
+    h[rows[take]] = wh[take, 0]
+    w[rows[take]] = wh[take, 1]
+    return warnings
+
+
+def _check_size(size: Any, row: int, places: _Places) -> None:
+    """Refuse an RLE ``size`` that is not two positive whole numbers."""
+    ok = isinstance(size, (list, tuple)) and len(size) == 2
+    ok = ok and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and float(v).is_integer()
+        for v in size
+    )
+    if not ok:
+        raise places.error(
+            row,
+            f"an RLE's size must be [height, width], two positive integers, got {size!r}",
+            ".segmentation.size",
+        )
+
+
+def _encode_uncompressed(
+    segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places: _Places
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compressed RLEs ``[M]`` of uncompressed RLE rows (``frUncompressedRLE``) and areas ``[M]``."""
+    lists = [segs[r]["counts"] for r in rows.tolist()]
+    lens = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    flat = _flat_numbers(lists, lens)
+    if isinstance(flat, int):
+        raise places.error(
+            int(rows[flat]), "uncompressed RLE counts must be integers", ".segmentation.counts"
+        )
+    off = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    bad = ~np.isfinite(flat) | (flat < 0) | (flat != np.floor(flat)) | (flat >= 2**32)
+    if bad.any():
+        p = int(np.flatnonzero(bad)[0])
+        raise places.error(
+            int(rows[np.searchsorted(off, p, side="right") - 1]),
+            f"uncompressed RLE counts must be non-negative integers, got {flat[p]}",
+            ".segmentation.counts",
+        )
+    counts = flat.astype(np.int64)
+    total = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=total[1:])
+    sums = total[off[1:]] - total[off[:-1]]
+    hw = h[rows] * w[rows]
+    if (sums != hw).any():
+        i = int(np.flatnonzero(sums != hw)[0])
+        raise places.error(
+            int(rows[i]),
+            f"uncompressed RLE counts add up to {int(sums[i])}, expected height * width = "
+            f"{int(h[rows[i]])} * {int(w[rows[i]])} = {int(hw[i])}",
+            ".segmentation.counts",
+        )
+    c32 = counts.astype(np.uint32)
+    objs = [
+        {"counts": c32[off[i] : off[i + 1]], "size": [int(h[r]), int(w[r])]}
+        for i, r in enumerate(rows.tolist())
+    ]
+    out = np.empty(len(rows), dtype=object)
+    out[:] = [o["counts"] for o in _mask.frUncompressedRLE(objs, 0, 0)]
+    return out, odd_sums(counts, off).astype(np.float64)
+
+
+def _compressed(segs: Sequence[Any], rows: np.ndarray, places: _Places) -> np.ndarray:
+    """``[M]`` the compressed strings of compressed RLE rows, as bytes (used as they are)."""
+    counts = [segs[r]["counts"] for r in rows.tolist()]
+    out = np.empty(len(rows), dtype=object)
+    try:
+        out[:] = [c.encode("ascii") if type(c) is str else c for c in counts]
+    except UnicodeEncodeError:
+        for r, c in zip(rows.tolist(), counts, strict=True):
+            if isinstance(c, str) and not c.isascii():
+                raise places.error(
+                    r,
+                    "compressed RLE counts must be ASCII characters '0'..'o'",
+                    ".segmentation.counts",
+                ) from None
+        raise
+    return out
+
+
+# ------------------------------------------------------------------- encoding
+
+_EMPTY, _POLY, _UNCOMPRESSED, _COMPRESSED = 0, 1, 2, 3
+
+
+def _classify(segs: Sequence[Any], places: _Places) -> np.ndarray:
+    """``[N]`` int8: how each segmentation is written (empty, polygons, RLE)."""
+    kind = []
+    for i, seg in enumerate(segs):
+        t = type(seg)
+        if t is dict:
+            tc = type(seg.get("counts"))
+            if tc is str or tc is bytes:
+                kind.append(_COMPRESSED)
+                continue
+            if tc is list:
+                kind.append(_UNCOMPRESSED)
+                continue
+        elif t is list:
+            kind.append(_POLY if seg else _EMPTY)
+            continue
+        kind.append(_classify_slowly(seg, i, places))
+    return np.asarray(kind, dtype=np.int8)
+
+
+def _classify_slowly(seg: Any, i: int, places: _Places) -> int:
+    """The kind of a segmentation of a less common type (subclasses, None), or the error."""
+    if isinstance(seg, list):
+        return _POLY if seg else _EMPTY
+    if isinstance(seg, dict):
+        c = seg.get("counts")
+        if isinstance(c, list):
+            return _UNCOMPRESSED
+        if isinstance(c, (str, bytes)):
+            return _COMPRESSED
+        got = "no 'counts'" if c is None else f"counts of type {type(c).__name__}"
+        raise places.error(
+            i,
+            f"an RLE segmentation needs 'counts' (a list of integers or a string), got {got}",
+            ".segmentation",
+        )
+    if seg is None:
+        return _EMPTY
+    raise places.error(
+        i,
+        "segmentation must be a list of polygons or an RLE dict {counts, size}, "
+        f"got {type(seg).__name__}",
+        ".segmentation",
+    )
+
+
+def _fill_empty(rle: np.ndarray, rows: np.ndarray, h, w, places: _Places) -> None:
+    """Empty masks of their images' sizes for ``rows``."""
+    unknown = (h[rows] <= 0) | (w[rows] <= 0)
+    if unknown.any():
+        r = int(rows[unknown][0])
+        raise places.error(r, "an empty mask needs its image's height and width", ".segmentation")
+    for r in rows.tolist():
+        rle[r] = _empty_rle(int(h[r]), int(w[r]))
+
+
+def encode_segmentations(
+    segs: Sequence[Any],
+    height: np.ndarray,
+    width: np.ndarray,
+    *,
+    path: str | None = None,
+    origins: np.ndarray | None = None,
+    origin_label: str = "annotations",
+    size_mismatch: str = "error",
+) -> tuple[MaskColumn, list[str]]:
+    """Encode COCO ``segmentation`` values as pycocotools' ``annToRLE`` does.
+
+    Args:
+        segs: ``[N]`` values as decoded from JSON: polygon lists, RLE dicts,
+            ``[]`` or ``None`` (no mask: empty).
+        height, width: ``[N]`` each row's image size in pixels; NaN or 0 for
+            unknown (then an RLE's own ``size`` is taken, and a polygon or an
+            empty mask is an error).
+        path, origins, origin_label: where rows came from, for messages:
+            row ``i`` is ``f"{origin_label}[{origins[i]}]"`` of ``path``.
+        size_mismatch: ``"error"`` (default): an RLE whose ``size`` is not
+            its image's is an InputError; ``"warn"``: a warning, and the mask
+            keeps its own size, as pycocotools keeps it.
+
+    Returns:
+        ``(MaskColumn[N], warnings)``.  See the module notes for the rules and
+        the errors (:class:`~iou_eval.errors.InputError`).
+    """
+    if size_mismatch not in ("error", "warn"):
+        raise ValueError(f"size_mismatch must be 'error' or 'warn', got {size_mismatch!r}")
+    n = len(segs)
+    h, w = _image_sizes(height, width, n)
+    places = _places(path, origins, origin_label, n)
+    kind = _classify(segs, places)
+    rle = np.empty(n, dtype=object)
+    area = np.zeros(n, dtype=np.float64)
+    warnings = _rle_sizes(segs, np.flatnonzero(kind >= _UNCOMPRESSED), h, w, places, size_mismatch)
+    rows = np.flatnonzero(kind == _POLY)
+    if len(rows):
+        rle[rows], poly_warnings = _encode_polygons(segs, rows, h, w, places)
+        warnings += poly_warnings
+        area[rows] = _pycoco_areas(rle[rows], h[rows], w[rows])
+    rows = np.flatnonzero(kind == _UNCOMPRESSED)
+    if len(rows):
+        rle[rows], area[rows] = _encode_uncompressed(segs, rows, h, w, places)
+    rows = np.flatnonzero(kind == _COMPRESSED)
+    if len(rows):
+        rle[rows] = _compressed(segs, rows, places)
+        try:
+            area[rows] = check_compressed(rle[rows], h[rows], w[rows])
+        except BadRle as exc:
+            r = int(rows[exc.row])
+            raise places.error(
+                r,
+                f"compressed RLE counts are not a mask of size [{int(h[r])}, {int(w[r])}]: "
+                f"{exc.reason}",
+                ".segmentation.counts",
+            ) from None
+    _fill_empty(rle, np.flatnonzero(kind == _EMPTY), h, w, places)
+    return MaskColumn(rle, h, w, area), warnings
+
+
+def polygon_rles(
+    polygons: Sequence[np.ndarray],
+    height: np.ndarray,
+    width: np.ndarray,
+    *,
+    path: str | None = None,
+    origins: np.ndarray | None = None,
+    origin_label: str = "line",
+) -> tuple[MaskColumn, list[str]]:
+    """Masks of one polygon per row (YOLO-seg), rasterised as pycocotools does.
+
+    Args:
+        polygons: ``[N]`` float64 flat arrays ``x1, y1, x2, y2, ...`` in
+            absolute pixels of the upright image.
+        height, width: ``[N]`` each row's image size.
+        path, origins, origin_label: where rows came from (line numbers).
+
+    Returns:
+        ``(MaskColumn[N], warnings)``.  A contour of 0, 1 or 2 points has no
+        pixels (one warning names the count and the first place); an odd
+        count of numbers, a non-finite number, a coordinate beyond
+        ``COORD_LIMIT`` or an image without a size is an InputError.
+    """
+    n = len(polygons)
+    h, w = _image_sizes(height, width, n)
+    places = _places(path, origins, origin_label, n)
+    parts = [np.asarray(p, dtype=np.float64).reshape(-1) for p in polygons]
+    lens = np.fromiter(map(len, parts), dtype=np.int64, count=n)
+    off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    flat = np.concatenate(parts) if n else np.zeros(0)
+    p, why = _first_bad_part(lens, flat, off, short_ok=True)
+    if p >= 0:
+        raise places.error(p, why)
+    if ((h <= 0) | (w <= 0)).any():
+        raise places.error(int(np.flatnonzero((h <= 0) | (w <= 0))[0]), "the image has no size")
+    short = lens < 6
+    warnings = []
+    if short.any():
+        first = int(np.flatnonzero(short)[0])
+        warnings.append(
+            f"{places.file()}{int(short.sum())} polygon(s) of fewer than 3 points have no pixels "
+            f"(first: {places.where(first)})"
+        )
+    rle = np.empty(n, dtype=object)
+    keep = np.flatnonzero(~short)
+    rle[keep] = _rasterise([parts[i] for i in keep.tolist()], h[keep], w[keep])
+    _fill_empty(rle, np.flatnonzero(short), h, w, places)
+    area = np.zeros(n, dtype=np.float64)
+    area[keep] = _pycoco_areas(rle[keep], h[keep], w[keep])
+    return MaskColumn(rle, h, w, area), warnings
+
+
+def mask_boxes(column: MaskColumn) -> np.ndarray:
+    """``[N, 4]`` float64 ``xywh`` boxes of the masks, as ``pycocotools.mask.toBbox`` gives them.
+
+    (``loadRes`` gives a mask result without a ``bbox`` this box.)  The
+    areas are ``column.area``, as ``pycocotools.mask.area`` gives them.
+    """
+    if len(column) == 0:
+        return np.zeros((0, 4), dtype=np.float64)
+    return np.asarray(_mask.toBbox(column.rle_dicts()), dtype=np.float64).reshape(-1, 4)
+
+
+# -------------------------------------------------------------------- overlap
+#
+# pycocotools' ``iou`` is called once per group.  Measured against a numpy
+# kernel on decoded runs (tests/bench/bench_mask_kernel.py) it is faster end
+# to end: its C decoder reads a string in a fraction of the time numpy takes,
+# and it keeps nothing but the compressed strings in memory.
+
+
+def _iou(dt: list, gt: list, crowd: np.ndarray) -> np.ndarray:
+    """``[D, G]`` ``pycocotools.mask.iou`` (which gives ``[]`` for an empty side)."""
+    if not dt or not gt:
+        return np.zeros((len(dt), len(gt)), dtype=np.float64)
+    return _mask.iou(dt, gt, crowd)
+
+
+def mask_overlaps(pred: MaskColumn, gt: MaskColumn, gt_crowd: np.ndarray) -> np.ndarray:
+    """``[D, G]`` float64 overlaps of every prediction with every ground truth.
+
+    ``pycocotools.mask.iou(dt_rles, gt_rles, gt_crowd)``: intersection over
+    union of the pixel counts, or over the prediction's area for a crowd
+    ground truth (IoF); exactly 0 when the masks' boxes are apart; -1 for a
+    pair of masks of different sizes (not one image).  A ``[D, G]`` array
+    also when ``D`` or ``G`` is 0 (pycocotools gives ``[]``).
+    """
+    crowd = np.asarray(gt_crowd, dtype=np.uint8).reshape(-1)
+    return _iou(pred.rle_dicts(), gt.rle_dicts(), crowd)
+
+
+def mask_overlaps_batched(
+    pred: MaskColumn,
+    gt: MaskColumn,
+    gt_crowd: np.ndarray,
+    pred_rows: np.ndarray,
+    pred_starts: np.ndarray,
+    gt_rows: np.ndarray,
+    gt_starts: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``[D_k, G_k]`` overlap matrices of ``K`` groups in one call.
+
+    Args:
+        pred, gt: the columns the rows index; gt_crowd: ``[len(gt)]`` bool.
+        pred_rows: rows of ``pred``, group by group; pred_starts: ``[K + 1]``
+            offsets, group ``k`` is ``pred_rows[pred_starts[k]:pred_starts[k + 1]]``.
+        gt_rows, gt_starts: the same for the ground truth.
+
+    Returns:
+        ``(values, offsets[K + 1])`` float64 and int64: group ``k``'s matrix is
+        ``values[offsets[k]:offsets[k + 1]].reshape(D_k, G_k)`` (row-major),
+        equal to :func:`mask_overlaps` of its rows.
+    """
+    ps = np.asarray(pred_starts, dtype=np.int64)
+    gs = np.asarray(gt_starts, dtype=np.int64)
+    offsets = np.zeros(len(ps), dtype=np.int64)
+    np.cumsum(np.diff(ps) * np.diff(gs), out=offsets[1:])
+    values = np.zeros(int(offsets[-1]), dtype=np.float64)
+    dd, gd = pred._dicts, gt._dicts
+    d_list = np.asarray(pred_rows, dtype=np.int64).tolist()
+    g_arr = np.asarray(gt_rows, dtype=np.int64)
+    g_list = g_arr.tolist()
+    crowd = np.asarray(gt_crowd, dtype=np.uint8)[g_arr]
+    ps_l, gs_l, off_l = ps.tolist(), gs.tolist(), offsets.tolist()
+    for k in np.flatnonzero(offsets[1:] > offsets[:-1]).tolist():
+        a, b, c, e = ps_l[k], ps_l[k + 1], gs_l[k], gs_l[k + 1]
+        m = _mask.iou([dd[i] for i in d_list[a:b]], [gd[i] for i in g_list[c:e]], crowd[c:e])
+        values[off_l[k] : off_l[k + 1]] = m.ravel()
+    return values, offsets
+
+
+def mask_pair_overlaps(
+    pred: MaskColumn,
+    gt: MaskColumn,
+    gt_crowd: np.ndarray,
+    pred_rows: np.ndarray,
+    gt_rows: np.ndarray,
+) -> np.ndarray:
+    """``[P]`` float64 overlaps of the aligned pairs ``pred_rows[P]``, ``gt_rows[P]``.
+
+    Each value is ``pycocotools.mask.iou([dt], [gt], [crowd])[0, 0]`` (see
+    :func:`mask_overlaps`); one pycocotools call per distinct prediction.
+
+    Args:
+        gt_crowd: ``[len(gt)]`` bool crowd flag of every ground-truth row.
+    """
+    d = np.asarray(pred_rows, dtype=np.int64)
+    g = np.asarray(gt_rows, dtype=np.int64)
+    order = np.argsort(d, kind="stable")
+    d_sorted = d[order]
+    # One group per distinct prediction: a [1, G] matrix each.
+    head = np.flatnonzero(np.r_[True, d_sorted[1:] != d_sorted[:-1]]) if len(d) else d
+    vals, _ = mask_overlaps_batched(
+        pred,
+        gt,
+        gt_crowd,
+        d_sorted[head],
+        np.arange(len(head) + 1),
+        g[order],
+        np.append(head, len(d)),
+    )
+    out = np.empty(len(d), dtype=np.float64)
+    out[order] = vals
+    return out
