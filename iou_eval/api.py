@@ -102,6 +102,7 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
     out: list[str] = []
     if protocol.is_voc:
         return out
+    out.extend(protocol.summary_warnings())
     if protocol.zero_id_quirk:
         n0 = int((gt.ann_id == 0).sum())
         if n0:
