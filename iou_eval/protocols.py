@@ -13,6 +13,7 @@ import numpy as np
 
 from .accumulate import COCO_STATS, stat_max_det
 from .boxes import PixelConvention
+from .errors import UsageError
 
 # pycocotools builds its grids with linspace; the same expressions give the
 # same floats, so a threshold such as 0.75 compares equal in both tools.
@@ -77,6 +78,16 @@ class Protocol:
     zero_id_quirk: bool = True
     honour_ignore: bool = False
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        # pycocotools selects a summary's maxDets by value: a repeated cap
+        # selects two slices and averages both.  Refused rather than mimicked.
+        repeated = sorted({m for m in self.max_dets if self.max_dets.count(m) > 1})
+        if repeated:
+            raise UsageError(
+                f"--max-dets: each cap may be given once, got "
+                f"{','.join(map(str, self.max_dets))} ({', '.join(map(str, repeated))} repeated)"
+            )
 
     @property
     def is_voc(self) -> bool:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
+from iou_eval.errors import UsageError
 
 from .synth import make_scene, run_pycocotools
 from .test_coco_parity import assert_same
@@ -57,6 +58,22 @@ def test_summary_labels_name_the_caps_used():
     assert default["AP"] == "IoU=0.50:0.95  area=all     maxDets=100"
     assert default["AP75"] == "IoU=0.75       area=all     maxDets=100"
     assert default["ARl"] == "IoU=0.50:0.95  area=large   maxDets=100"
+
+
+@pytest.mark.parametrize("max_dets", [[1, 10, 100, 100], [10, 10, 100], [100, 1, 100]])
+def test_a_repeated_cap_is_refused(max_dets, write_json):
+    gt, preds = make_scene(906, n_images=5)
+    with pytest.raises(UsageError, match="--max-dets"):
+        evaluate(write_json("gt.json", gt), write_json("p.json", preds), max_dets=max_dets)
+
+
+def test_a_repeated_cap_is_a_usage_error_on_the_command_line(write_json):
+    from tests.cli.helpers import run
+
+    gt, preds = make_scene(907, n_images=5)
+    r = run(write_json("gt.json", gt), write_json("p.json", preds), "--max-dets", "1,10,100,100",
+            expect=2)  # fmt: skip
+    assert "--max-dets" in r.err and "100" in r.err, r
 
 
 def test_max_dets_is_sorted_as_pycocotools_sorts_it(write_json):
