@@ -1,15 +1,17 @@
 """Reconcile image and category identities between ground truth and predictions.
 
 Images are matched by id, else by file name, else by file stem; categories
-by id, else by name.  The ground truth's vocabularies are put in canonical
-order (ids sorted as pycocotools sorts them) and the predictions re-indexed
-into them.  Prediction-only categories are appended after the ground
+by id, else by name.  Ids join by value ("2299" is 2299).  The ground
+truth's vocabularies are put in canonical order (a COCO file's ids sorted as
+pycocotools sorts them, see :func:`id_order`) and the predictions
+re-indexed into them.  Prediction-only categories are appended after the ground
 truth's ``K`` categories; predictions on unknown images are set aside.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -112,12 +114,35 @@ class Alignment:
         return list(range(self.n_categories, len(self.gt.categories)))
 
 
+def value_order(ids: Sequence[Key]) -> list[int]:
+    """Positions of ``ids`` ordered by value: numbers (numeric strings too), then text."""
+    return sorted(range(len(ids)), key=lambda i: sort_key(_norm(ids[i])))
+
+
+def id_order(ids: Sequence[Key]) -> list[int]:
+    """Positions of ``ids[N]`` in pycocotools' order: ``sorted()`` of the ids as given.
+
+    pycocotools sorts ``imgIds`` and ``catIds`` as the file spells them:
+    integers numerically, strings as text ("10" before "9").  That order
+    decides how tied scores rank (per-image results are concatenated in it
+    before the stable score sort).  A mix of integers and strings makes
+    pycocotools' ``sorted`` raise; it is ordered by value instead.
+    """
+    kinds = {type(k) for k in ids}
+    if kinds == {int} or kinds == {str}:
+        return sorted(range(len(ids)), key=ids.__getitem__)
+    return value_order(ids)
+
+
 def canonical(gt: Dataset) -> Dataset:
-    """The ground truth with images and categories sorted by id."""
-    img_order = sorted(range(len(gt.images)), key=lambda i: sort_key(_norm(gt.images.ids[i])))
-    cat_order = sorted(
-        range(len(gt.categories)), key=lambda i: sort_key(_norm(gt.categories.ids[i]))
-    )
+    """The ground truth with images and categories sorted by id.
+
+    A COCO file's ids in pycocotools' order (:func:`id_order`); other
+    formats' keys (file stems, class names) by value.
+    """
+    order = id_order if gt.format == "coco" else value_order
+    img_order = order(gt.images.ids)
+    cat_order = value_order(gt.categories.ids)
     img_new = np.empty(len(img_order), dtype=np.int64)
     img_new[img_order] = np.arange(len(img_order))
     cat_new = np.empty(len(cat_order), dtype=np.int64)

@@ -358,6 +358,8 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
 
     # Images.
     if images_in is not None:
+        # The table keeps the ids as the file spells them (pycocotools orders
+        # "10" and 10 differently); annotations join them by value.
         ids = []
         for i, im in enumerate(images_in):
             try:
@@ -375,12 +377,12 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                     )
                 seen[k] = i
         images = ImageTable.build(
-            ids,
+            [im.id for im in images_in],
             [im.file_name for im in images_in],
             [np.nan if im.width is None else im.width for im in images_in],
             [np.nan if im.height is None else im.height for im in images_in],
         )
-        image_idx = _positions(img_keys, images.ids)
+        image_idx = _positions(img_keys, tuple(ids))
     elif isinstance(img_keys, np.ndarray):
         # A results list names its images by id only: sorted ids, one pass.
         uniq, image_idx = dense_codes(img_keys)
