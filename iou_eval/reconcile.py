@@ -142,7 +142,7 @@ def canonical(gt: Dataset) -> Dataset:
     """
     order = id_order if gt.format == "coco" else value_order
     img_order = order(gt.images.ids)
-    cat_order = value_order(gt.categories.ids)
+    cat_order = order(gt.categories.ids)
     img_new = np.empty(len(img_order), dtype=np.int64)
     img_new[img_order] = np.arange(len(img_order))
     cat_new = np.empty(len(cat_order), dtype=np.int64)

@@ -393,7 +393,8 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
 
     # Categories.
     if categories_in is not None and (role == "gt" or categories_in):
-        cids, cnames = [], []
+        # As for images: ids as spelled in the table, joined by value.
+        cids, raw_cids, cnames = [], [], []
         for i, c in enumerate(categories_in):
             try:
                 cid = normalize_id(c.id)
@@ -404,15 +405,17 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                     path, f"category id {cid!r} appears twice", where=f"categories[{i}].id"
                 )
             cids.append(cid)
-            cnames.append(c.name if c.name is not None else str(cid))
+            raw_cids.append(c.id)
+            cnames.append(c.name if c.name is not None else str(c.id))
         if role == "pred":
             # Result categories that the file's own list lacks are still kept.
             for k in _vocab(cat_keys):
                 if k not in cids:
                     cids.append(k)
+                    raw_cids.append(k)
                     cnames.append(str(k))
-        categories = CategoryTable(tuple(cids), tuple(cnames))
-        category_idx = _positions(cat_keys, categories.ids)
+        categories = CategoryTable(tuple(raw_cids), tuple(cnames))
+        category_idx = _positions(cat_keys, tuple(cids))
     elif isinstance(cat_keys, np.ndarray):
         uniq_c, category_idx = dense_codes(cat_keys)
         cvocab = tuple(uniq_c.tolist())

@@ -52,6 +52,18 @@ def test_numeric_string_image_ids_are_ordered_as_text(seed, write_json):
     assert_same(ours, run_pycocotools(gt, preds, as_given=True), f"seed {seed}")
 
 
+@pytest.mark.parametrize("seed", range(1010, 1014))
+def test_numeric_string_category_ids_are_ordered_as_text(seed, write_json):
+    gt, preds = spelled_as_text(*make_scene(seed, n_categories=12, tie_decimals=1), images=False,
+                                categories=True)  # fmt: skip
+    assert text_order_differs([int(c["id"]) for c in gt["categories"]])
+    files = write_json("gt.json", gt), write_json("p.json", preds)
+    assert_same(evaluate(*files), run_pycocotools(gt, preds, as_given=True), f"seed {seed}")
+    agnostic = evaluate(*files, class_agnostic=True)
+    ref = run_pycocotools(gt, preds, as_given=True, useCats=0)
+    assert_same(agnostic, ref, f"seed {seed}, class-agnostic")
+
+
 def test_string_ids_in_the_ground_truth_join_integer_predictions(write_json):
     """Predictions that spell the ids as numbers score as if they spelled them as text."""
     gt, preds = spelled_as_text(*make_scene(1020, tie_decimals=1))
@@ -64,9 +76,10 @@ def test_string_ids_in_the_ground_truth_join_integer_predictions(write_json):
 
 
 def test_ids_are_reported_as_the_ground_truth_spells_them(write_json):
-    gt, preds = spelled_as_text(*make_scene(1021, n_images=8))
+    gt, preds = spelled_as_text(*make_scene(1021, n_images=8), categories=True)
     r = evaluate(write_json("gt.json", gt), write_json("p.json", preds))
     assert list(r.images["image_id"]) == sorted(im["id"] for im in gt["images"])
+    assert list(r.classes["category_id"]) == sorted(c["id"] for c in gt["categories"])
 
 
 @pytest.mark.parametrize(
