@@ -119,11 +119,6 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
                 "crowd; like pycocotools, they count as ordinary objects (pass --honour-ignore "
                 "to ignore them)"
             )
-    if len(gt):
-        ids = np.sort(gt.ann_id)
-        dup = int((ids[1:] == ids[:-1]).sum())
-        if dup:
-            out.append(f"{gt.source}: {dup} duplicate annotation id(s) in the ground truth")
     return out
 
 

@@ -23,6 +23,7 @@ from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normali
 from ..errors import InputError
 from ..ordering import dense_codes, distinct
 from ..parallel import run_parts
+from ..reconcile import id_order
 from .common import LoadOptions, json_error, read_bytes
 
 Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
@@ -165,18 +166,82 @@ def annotation_columns(anns: list, path: str, label: str, role: str, offset: int
         cols["iscrowd"] = np.array([bool(a.iscrowd) for a in anns], dtype=bool)
         cols["ignore"] = np.array([bool(a.ignore) for a in anns], dtype=bool)
         raw_ids = [a.id for a in anns]
+        cols["id_source"] = None
         if any(v is None for v in raw_ids):
             # pycocotools cannot index annotations without ids; number them.
             cols["id"] = np.arange(1, n + 1, dtype=np.int64)
         else:
             ids = _ids(raw_ids, path, label + ".id")
-            if not isinstance(ids, np.ndarray):
+            numeric = isinstance(ids, np.ndarray)
+            if not numeric:
                 # Non-numeric annotation ids: only their being 0 matters.
                 ids = np.array(
                     [v if isinstance(v, int) else i + 1 for i, v in enumerate(ids)], dtype=np.int64
                 )
             cols["id"] = ids
+            if not numeric or (n > 1 and (np.diff(np.sort(ids)) == 0).any()):
+                cols["id_source"] = last_with_same_id(raw_ids)
+                cols["raw_ids"] = raw_ids
     return cols
+
+
+def last_with_same_id(raw_ids: list) -> np.ndarray | None:
+    """``[N]`` the position of the last annotation with each one's id; None if ids are distinct.
+
+    pycocotools' ``createIndex`` keeps one annotation per id (``anns[id] =
+    ann``, the last one wins), keyed by the id as the file spells it (5 and
+    "5" are two ids).
+    """
+    last = dict(zip(raw_ids, range(len(raw_ids)), strict=True))
+    if len(last) == len(raw_ids):
+        return None
+    return np.fromiter(map(last.__getitem__, raw_ids), dtype=np.int64, count=len(raw_ids))
+
+
+def indexed_by_id(
+    source: np.ndarray,
+    raw_ids: list,
+    listed: np.ndarray,
+    image_idx: np.ndarray,
+    images: ImageTable,
+    path: str,
+) -> tuple[np.ndarray, str]:
+    """The rows pycocotools evaluates when annotations share ids, and a warning.
+
+    ``COCOeval`` collects the ids of the annotations listed under each image
+    (images in sorted-id order, annotations in file order) and loads them
+    from the id index: each listed annotation is replaced by ``source[i]``,
+    the last one with its id, box, category and image included.  One whose
+    own image or category is unknown is not listed; one replaced by such an
+    annotation is not evaluated.
+
+    Args:
+        source: ``[N]`` from :func:`last_with_same_id`; raw_ids: ``[N]`` the ids as given.
+        listed: ``[N]`` bool, the annotation's image and category are known.
+        image_idx: ``[N]`` the image each annotation is listed under.
+
+    Returns:
+        ``[N']`` annotation positions whose content each evaluated row takes,
+        in pycocotools' order of the listed annotations, and the warning.
+    """
+    rows = np.flatnonzero(listed & listed[source])
+    if (image_idx[source[rows]] != image_idx[rows]).any():
+        # A box that moves to another image joins it where its own image
+        # stands in pycocotools' image order.
+        rank = np.empty(len(images), dtype=np.int64)
+        rank[id_order(images.ids)] = np.arange(len(images))
+        rows = rows[np.argsort(rank[image_idx[rows]], kind="stable")]
+    replaced = np.flatnonzero(source != np.arange(len(source)))
+    first = int(replaced[0])
+    last = int(source[first])
+    n_ids = len(np.unique(source[replaced]))
+    note = (
+        f"{path}: annotation id {raw_ids[first]!r} is shared by annotations[{first}] and "
+        f"annotations[{last}] ({n_ids} id(s) shared by several annotations); like "
+        f"pycocotools, which indexes annotations by id, each such annotation is evaluated "
+        f"as the last one with its id ({len(replaced)} annotation(s) replaced)"
+    )
+    return source[rows], note
 
 
 # Where one results-list element ends and the next begins: "}" "," "{".
@@ -461,6 +526,12 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     # Views, not copies, when every row stays (the usual case).
     origin = np.flatnonzero(keep)
     rows: slice | np.ndarray = slice(None) if len(origin) == len(keep) else origin
+    if role == "gt" and cols["id_source"] is not None:
+        origin, note = indexed_by_id(
+            cols["id_source"], cols["raw_ids"], keep, image_idx, images, path
+        )
+        rows = origin
+        warnings.append(note)
     ds = assemble(
         source=path,
         fmt="coco",
