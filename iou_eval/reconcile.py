@@ -59,13 +59,16 @@ class ImageMatcher:
     def by_stem(self) -> dict[str, int]:
         return self._names[1]
 
-    def find(self, key: Key, file_name: str | None = None) -> tuple[int, str]:
+    def find(
+        self, key: Key, file_name: str | None = None, key_is_name: bool = True
+    ) -> tuple[int, str]:
         """``(index, how)``; index -1 when nothing matches.
 
         A file name the prediction file gives for its image (or its stem) wins
         over its id: a COCO predictions dict numbers its own images, and a
         per-image text file "00001.txt" means the picture "00001.jpg", not
-        whatever image has id 1.
+        whatever image has id 1.  ``key_is_name=False``: the key is an id
+        only (a COCO ``image_id``), never compared with file names.
         """
         if file_name:
             j = self.by_name.get(os.path.basename(file_name))
@@ -76,6 +79,8 @@ class ImageMatcher:
         j = self.by_id.get(_norm(key))
         if j is not None:
             return j, "id"
+        if not key_is_name:
+            return -1, ""
         for name in filter(None, (file_name, str(key))):
             j = self.by_name.get(os.path.basename(name))
             if j is not None:
@@ -173,8 +178,10 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
     matcher = ImageMatcher(gt.images)
     img_map = np.empty(len(pred.images), dtype=np.int64)
     img_how = {"id": 0, "file name": 0, "file stem": 0}
+    # A COCO image_id is a number the file gives its image, not a file name.
+    key_is_name = pred.format != "coco"
     for j, key in enumerate(pred.images.ids):
-        img_map[j], how = matcher.find(key, pred.images.file_names[j])
+        img_map[j], how = matcher.find(key, pred.images.file_names[j], key_is_name)
         if how:
             img_how[how] += 1
 
