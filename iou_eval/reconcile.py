@@ -170,6 +170,23 @@ def _how(counts: dict[str, int]) -> str:
     return " + ".join(used) if used else "none"
 
 
+def _respelled_warning(
+    source: str, pred: Dataset, cats: list[int], cat_map: np.ndarray, gt_cats: CategoryTable
+) -> list[str]:
+    """Predictions whose category id equals a ground-truth id in value only ("1" for 1)."""
+    per_cat = np.bincount(pred.category_idx, minlength=len(pred.categories))
+    n = int(per_cat[cats].sum())
+    if not n:
+        return []
+    j = next(c for c in cats if per_cat[c])
+    return [
+        f"{source}: {n} prediction(s) give a category id spelled otherwise than the ground "
+        f"truth spells it (e.g. category_id {pred.categories.ids[j]!r} for "
+        f"{gt_cats.ids[cat_map[j]]!r}); joined by value, but pycocotools compares ids exactly "
+        "and would leave them out"
+    ]
+
+
 def align(gt: Dataset, pred: Dataset) -> Alignment:
     """Re-index ``pred`` into the (canonical) vocabularies of ``gt``."""
     gt = canonical(gt)
@@ -191,6 +208,7 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
     cat_how = {"id": 0, "name": 0}
     extra_ids: list[Key] = []
     extra_names: list[str] = []
+    respelled: list[int] = []  # prediction categories whose id joined by value only
     for j, key in enumerate(pred.categories.ids):
         name = pred.categories.names[j]
         # A name of its own (not just the id spelled out) comes from the
@@ -202,6 +220,8 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
             i = gt_cat_by_id.get(_norm(key))
             if i is not None:
                 cat_how["id"] += 1
+                if key != gt.categories.ids[i]:
+                    respelled.append(j)
             else:
                 i = gt_cat_by_name.get(name)
                 if i is not None:
@@ -245,6 +265,9 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
         category_idx=cat_map[kept.category_idx] if len(kept) else np.zeros(0, np.int64),
         warnings=(),
     )
+    # Only two COCO files are something pycocotools would read.
+    if respelled and len(kept) and gt.format == pred.format == "coco":
+        warnings.extend(_respelled_warning(pred.source, kept, respelled, cat_map, gt.categories))
     gt2 = replace(gt, categories=categories, warnings=())
     return Alignment(
         gt=gt2,

@@ -80,6 +80,18 @@ def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
         return out
 
 
+def _all_int(values: list) -> bool:
+    """Whether every value (an int or a str, as decoded) is an int.
+
+    ``sum`` is CPython's fastest pass over a list of ints; a string stops it.
+    """
+    try:
+        sum(values)
+    except TypeError:
+        return False
+    return True
+
+
 def _positions(keys: np.ndarray | list[Key], vocab: tuple[Key, ...]) -> np.ndarray:
     """``[N]`` index of each key in ``vocab``, -1 where absent."""
     if isinstance(keys, np.ndarray) and all(type(v) is int for v in vocab):
@@ -139,14 +151,17 @@ def annotation_columns(anns: list, path: str, label: str, role: str, offset: int
             where=label.format(offset + first),
             hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h]",
         ) from None
+    raw_cats = list(map(attrgetter("category_id"), anns))
     cols: dict = {
         "boxes": boxes,
         "score": None,
         "image_id": _ids(list(map(attrgetter("image_id"), anns)), path, label + ".image_id"),
-        "category_id": _ids(
-            list(map(attrgetter("category_id"), anns)), path, label + ".category_id"
-        ),
+        "category_id": _ids(raw_cats, path, label + ".category_id"),
     }
+    if role == "pred" and isinstance(cols["category_id"], np.ndarray) and not _all_int(raw_cats):
+        # Numeric strings: pycocotools compares category ids exactly ("1" is
+        # not 1), so the spelling is kept for the join to report.
+        cols["category_id"] = raw_cats
     if role == "pred":
         # A missing score reads as NaN (JSON itself cannot hold NaN).
         score = np.fromiter(map(attrgetter("score"), anns), dtype=np.float64, count=n)
