@@ -11,7 +11,7 @@ envelope, summed in the devkit's order so the last bits agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -180,6 +180,8 @@ def run_voc(
     gt, pred = alignment.gt, alignment.pred
     k = alignment.n_categories
     thr = protocol.iou_thresholds[0] if iou_thr is None else float(iou_thr)
+    # The parameters reported (and compared with a baseline's) are those used.
+    protocol = replace(protocol, iou_thresholds=(thr,))
     scored = np.flatnonzero(pred.category_idx < k)
     dt_class = pred.category_idx[scored]
     n_img = len(gt.images)
