@@ -103,6 +103,9 @@ class Alignment:
         unknown_image_rows: prediction rows whose image is not in the ground truth.
         unknown_image_keys: a few of those images' ids, for the report.
         warnings: messages for the user.
+        class_order: ``[K]`` the ground truth's categories in its own order (the
+            class list: ``--names``, the file's category list, or first seen),
+            as positions in ``gt.categories``; empty: that order itself.
     """
 
     gt: Dataset
@@ -113,6 +116,7 @@ class Alignment:
     unknown_image_rows: int
     unknown_image_keys: tuple[Key, ...]
     warnings: tuple[str, ...] = field(default=())
+    class_order: tuple[int, ...] = field(default=())
 
     @property
     def pred_only_categories(self) -> list[int]:
@@ -189,7 +193,9 @@ def _respelled_warning(
 
 def align(gt: Dataset, pred: Dataset) -> Alignment:
     """Re-index ``pred`` into the (canonical) vocabularies of ``gt``."""
+    own_order = gt.categories.ids
     gt = canonical(gt)
+    position = {k: i for i, k in enumerate(gt.categories.ids)}
     warnings: list[str] = list(gt.warnings) + list(pred.warnings)
 
     matcher = ImageMatcher(gt.images)
@@ -278,4 +284,5 @@ def align(gt: Dataset, pred: Dataset) -> Alignment:
         unknown_image_rows=unknown_rows,
         unknown_image_keys=unknown_keys,
         warnings=tuple(warnings),
+        class_order=tuple(position[k] for k in own_order),
     )
