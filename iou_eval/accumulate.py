@@ -436,6 +436,38 @@ def _at_recall_points(
     return q, ss
 
 
+# pycocotools' ``_summarizeDets``: (AP?, IoU, area, maxDets) of each of the 12
+# statistics.  The maxDets of the first is the *value* 100 (``_summarize``'s
+# default); the others name a position in ``params.maxDets``.
+COCO_STATS: dict[str, tuple[bool, float | None, str, tuple[str, int]]] = {
+    "AP": (True, None, "all", ("value", 100)),
+    "AP50": (True, 0.5, "all", ("index", 2)),
+    "AP75": (True, 0.75, "all", ("index", 2)),
+    "APs": (True, None, "small", ("index", 2)),
+    "APm": (True, None, "medium", ("index", 2)),
+    "APl": (True, None, "large", ("index", 2)),
+    "AR1": (False, None, "all", ("index", 0)),
+    "AR10": (False, None, "all", ("index", 1)),
+    "AR100": (False, None, "all", ("index", 2)),
+    "ARs": (False, None, "small", ("index", 2)),
+    "ARm": (False, None, "medium", ("index", 2)),
+    "ARl": (False, None, "large", ("index", 2)),
+}
+
+
+def stat_max_det(key: str, max_dets: tuple[int, ...]) -> int | None:
+    """The maxDets value statistic ``key`` reads, or None where ``max_dets`` lacks it.
+
+    A value pycocotools asks for but ``max_dets`` does not hold gives an
+    empty selection (its -1); a position past the end makes its
+    ``summarize`` raise.  Either way the statistic is undefined.
+    """
+    kind, v = COCO_STATS[key][3]
+    if kind == "value":
+        return v if v in max_dets else None
+    return max_dets[v] if v < len(max_dets) else None
+
+
 def summarize_coco(
     arrays: CocoArrays,
     iou_thresholds: tuple[float, ...],
@@ -444,12 +476,13 @@ def summarize_coco(
 ) -> dict[str, float | None]:
     """The 12 summary statistics of ``COCOeval.summarize``; None where undefined.
 
+    ``max_dets[M]`` distinct and ascending (as pycocotools sorts them).
     Means are taken over the entries > -1 of the same slices, in the same
     memory order, as pycocotools takes them.
     """
 
-    def stat(ap: bool, iou: float | None = None, area: str = "all", max_det: int | None = None):
-        if max_det is None or area not in area_labels or max_det not in max_dets:
+    def stat(ap: bool, iou: float | None, area: str, max_det: int | None) -> float | None:
+        if max_det is None or area not in area_labels:
             return None
         a = area_labels.index(area)
         m = max_dets.index(max_det)
@@ -460,19 +493,7 @@ def summarize_coco(
         s = s[s > -1]
         return float(np.mean(s)) if s.size else None
 
-    md = max_dets
-    last = md[-1] if md else None
     return {
-        "AP": stat(True, max_det=last),
-        "AP50": stat(True, 0.5, max_det=md[2] if len(md) > 2 else None),
-        "AP75": stat(True, 0.75, max_det=md[2] if len(md) > 2 else None),
-        "APs": stat(True, area="small", max_det=md[2] if len(md) > 2 else None),
-        "APm": stat(True, area="medium", max_det=md[2] if len(md) > 2 else None),
-        "APl": stat(True, area="large", max_det=md[2] if len(md) > 2 else None),
-        "AR1": stat(False, max_det=md[0] if md else None),
-        "AR10": stat(False, max_det=md[1] if len(md) > 1 else None),
-        "AR100": stat(False, max_det=md[2] if len(md) > 2 else None),
-        "ARs": stat(False, area="small", max_det=md[2] if len(md) > 2 else None),
-        "ARm": stat(False, area="medium", max_det=md[2] if len(md) > 2 else None),
-        "ARl": stat(False, area="large", max_det=md[2] if len(md) > 2 else None),
+        key: stat(ap, iou, area, stat_max_det(key, max_dets))
+        for key, (ap, iou, area, _) in COCO_STATS.items()
     }

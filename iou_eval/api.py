@@ -75,6 +75,7 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
     out: list[str] = []
     if protocol.is_voc:
         return out
+    out.extend(protocol.summary_warnings())
     if protocol.zero_id_quirk:
         n0 = int((gt.ann_id == 0).sum())
         if n0:
@@ -91,11 +92,6 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
                 "crowd; like pycocotools, they count as ordinary objects (pass --honour-ignore "
                 "to ignore them)"
             )
-    if len(gt):
-        ids = np.sort(gt.ann_id)
-        dup = int((ids[1:] == ids[:-1]).sum())
-        if dup:
-            out.append(f"{gt.source}: {dup} duplicate annotation id(s) in the ground truth")
     return out
 
 

@@ -11,7 +11,9 @@ from enum import Enum
 
 import numpy as np
 
+from .accumulate import COCO_STATS, stat_max_det
 from .boxes import PixelConvention
+from .errors import UsageError
 
 # pycocotools builds its grids with linspace; the same expressions give the
 # same floats, so a threshold such as 0.75 compares equal in both tools.
@@ -77,6 +79,16 @@ class Protocol:
     honour_ignore: bool = False
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
+    def __post_init__(self) -> None:
+        # pycocotools selects a summary's maxDets by value: a repeated cap
+        # selects two slices and averages both.  Refused rather than mimicked.
+        repeated = sorted({m for m in self.max_dets if self.max_dets.count(m) > 1})
+        if repeated:
+            raise UsageError(
+                f"--max-dets: each cap may be given once, got "
+                f"{','.join(map(str, self.max_dets))} ({', '.join(map(str, repeated))} repeated)"
+            )
+
     @property
     def is_voc(self) -> bool:
         return self.name in (ProtocolName.VOC07.value, ProtocolName.VOC12.value)
@@ -97,6 +109,42 @@ class Protocol:
             out["max_dets"] = list(self.max_dets)
             out["zero_id_quirk"] = self.zero_id_quirk
             out["honour_ignore"] = self.honour_ignore
+        return out
+
+    def summary_labels(self) -> dict[str, str]:
+        """Each COCO summary statistic's IoU, area and maxDets, as pycocotools prints them.
+
+        ``maxDets`` is the cap the statistic is read at (``-`` where this
+        protocol has none at that position).
+        """
+        t = self.iou_thresholds
+        span = f"{t[0]:0.2f}:{t[-1]:0.2f}" if t else "-"
+        out = {}
+        for key, (_, iou, area, (kind, v)) in COCO_STATS.items():
+            md = stat_max_det(key, self.max_dets)
+            shown = v if kind == "value" else ("-" if md is None else md)
+            iou_text = span if iou is None else f"{iou:0.2f}"
+            out[key] = f"IoU={iou_text:<11}area={area:<8}maxDets={shown}"
+        return out
+
+    def summary_warnings(self) -> list[str]:
+        """Why summary statistics are undefined under these maxDets, if they are."""
+        if self.is_voc:
+            return []
+        md = ",".join(map(str, self.max_dets))
+        out = []
+        if stat_max_det("AP", self.max_dets) is None:
+            out.append(
+                f"--max-dets {md}: pycocotools reads the summary AP at maxDets=100, which is "
+                "not among them, and reports -1; AP is left undefined (null). AP50 to APl and "
+                "AR1 to ARl are read at the first, second and third caps, as pycocotools reads them"
+            )
+        short = [k for k in COCO_STATS if k != "AP" and stat_max_det(k, self.max_dets) is None]
+        if short:
+            out.append(
+                f"--max-dets {md}: pycocotools' summary needs three caps (it reads maxDets[0], "
+                f"[1] and [2]); {', '.join(short)} left undefined (null)"
+            )
         return out
 
 

@@ -1,15 +1,17 @@
 """Reconcile image and category identities between ground truth and predictions.
 
 Images are matched by id, else by file name, else by file stem; categories
-by id, else by name.  The ground truth's vocabularies are put in canonical
-order (ids sorted as pycocotools sorts them) and the predictions re-indexed
-into them.  Prediction-only categories are appended after the ground
+by id, else by name.  Ids join by value ("2299" is 2299).  The ground
+truth's vocabularies are put in canonical order (a COCO file's ids sorted as
+pycocotools sorts them, see :func:`id_order`) and the predictions
+re-indexed into them.  Prediction-only categories are appended after the ground
 truth's ``K`` categories; predictions on unknown images are set aside.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -58,13 +60,16 @@ class ImageMatcher:
     def by_stem(self) -> dict[str, int]:
         return self._names[1]
 
-    def find(self, key: Key, file_name: str | None = None) -> tuple[int, str]:
+    def find(
+        self, key: Key, file_name: str | None = None, key_is_name: bool = True
+    ) -> tuple[int, str]:
         """``(index, how)``; index -1 when nothing matches.
 
         A file name the prediction file gives for its image (or its stem) wins
         over its id: a COCO predictions dict numbers its own images, and a
         per-image text file "00001.txt" means the picture "00001.jpg", not
-        whatever image has id 1.
+        whatever image has id 1.  ``key_is_name=False``: the key is an id
+        only (a COCO ``image_id``), never compared with file names.
         """
         if file_name:
             j = self.by_name.get(os.path.basename(file_name))
@@ -75,6 +80,8 @@ class ImageMatcher:
         j = self.by_id.get(_norm(key))
         if j is not None:
             return j, "id"
+        if not key_is_name:
+            return -1, ""
         for name in filter(None, (file_name, str(key))):
             j = self.by_name.get(os.path.basename(name))
             if j is not None:
@@ -97,6 +104,9 @@ class Alignment:
         unknown_image_rows: prediction rows whose image is not in the ground truth.
         unknown_image_keys: a few of those images' ids, for the report.
         warnings: messages for the user.
+        class_order: ``[K]`` the ground truth's categories in its own order (the
+            class list: ``--names``, the file's category list, or first seen),
+            as positions in ``gt.categories``; empty: that order itself.
     """
 
     gt: Dataset
@@ -107,18 +117,42 @@ class Alignment:
     unknown_image_rows: int
     unknown_image_keys: tuple[Key, ...]
     warnings: tuple[str, ...] = field(default=())
+    class_order: tuple[int, ...] = field(default=())
 
     @property
     def pred_only_categories(self) -> list[int]:
         return list(range(self.n_categories, len(self.gt.categories)))
 
 
+def value_order(ids: Sequence[Key]) -> list[int]:
+    """Positions of ``ids`` ordered by value: numbers (numeric strings too), then text."""
+    return sorted(range(len(ids)), key=lambda i: sort_key(_norm(ids[i])))
+
+
+def id_order(ids: Sequence[Key]) -> list[int]:
+    """Positions of ``ids[N]`` in pycocotools' order: ``sorted()`` of the ids as given.
+
+    pycocotools sorts ``imgIds`` and ``catIds`` as the file spells them:
+    integers numerically, strings as text ("10" before "9").  That order
+    decides how tied scores rank (per-image results are concatenated in it
+    before the stable score sort).  A mix of integers and strings makes
+    pycocotools' ``sorted`` raise; it is ordered by value instead.
+    """
+    kinds = {type(k) for k in ids}
+    if kinds == {int} or kinds == {str}:
+        return sorted(range(len(ids)), key=ids.__getitem__)
+    return value_order(ids)
+
+
 def canonical(gt: Dataset) -> Dataset:
-    """The ground truth with images and categories sorted by id."""
-    img_order = sorted(range(len(gt.images)), key=lambda i: sort_key(_norm(gt.images.ids[i])))
-    cat_order = sorted(
-        range(len(gt.categories)), key=lambda i: sort_key(_norm(gt.categories.ids[i]))
-    )
+    """The ground truth with images and categories sorted by id.
+
+    A COCO file's ids in pycocotools' order (:func:`id_order`); other
+    formats' keys (file stems, class names) by value.
+    """
+    order = id_order if gt.format == "coco" else value_order
+    img_order = order(gt.images.ids)
+    cat_order = order(gt.categories.ids)
     img_new = np.empty(len(img_order), dtype=np.int64)
     img_new[img_order] = np.arange(len(img_order))
     cat_new = np.empty(len(cat_order), dtype=np.int64)
@@ -141,14 +175,37 @@ def _how(counts: dict[str, int]) -> str:
     return " + ".join(used) if used else "none"
 
 
-def image_map(gt: ImageTable, pred: ImageTable) -> tuple[np.ndarray, dict[str, int]]:
+def _respelled_warning(
+    source: str, pred: Dataset, cats: list[int], cat_map: np.ndarray, gt_cats: CategoryTable
+) -> list[str]:
+    """Predictions whose category id equals a ground-truth id in value only ("1" for 1)."""
+    per_cat = np.bincount(pred.category_idx, minlength=len(pred.categories))
+    n = int(per_cat[cats].sum())
+    if not n:
+        return []
+    j = next(c for c in cats if per_cat[c])
+    return [
+        f"{source}: {n} prediction(s) give a category id spelled otherwise than the ground "
+        f"truth spells it (e.g. category_id {pred.categories.ids[j]!r} for "
+        f"{gt_cats.ids[cat_map[j]]!r}); joined by value, but pycocotools compares ids exactly "
+        "and would leave them out"
+    ]
+
+
+def image_map(
+    gt: ImageTable, pred: ImageTable, key_is_name: bool = True
+) -> tuple[np.ndarray, dict[str, int]]:
     """``[I_pred]`` position of each prediction image among ``gt`` (-1: none), and how many
-    were joined each way (id, file name, file stem)."""
+    were joined each way (id, file name, file stem).
+
+    ``key_is_name``: a prediction image's id may also be its file name (not so
+    for a COCO ``image_id``, a number the file gives its image).
+    """
     matcher = ImageMatcher(gt)
     img_map = np.empty(len(pred), dtype=np.int64)
     img_how = {"id": 0, "file name": 0, "file stem": 0}
     for j, key in enumerate(pred.ids):
-        img_map[j], how = matcher.find(key, pred.file_names[j])
+        img_map[j], how = matcher.find(key, pred.file_names[j], key_is_name)
         if how:
             img_how[how] += 1
     return img_map, img_how
@@ -216,9 +273,11 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
     predictions' by their own, else their ground-truth image's, else
     ``image_size``.
     """
+    own_order = gt.categories.ids
     gt = canonical(scale_fractions(gt, image_size))
+    position = {k: i for i, k in enumerate(gt.categories.ids)}
     warnings: list[str] = list(gt.warnings) + list(pred.warnings)
-    img_map, img_how = image_map(gt.images, pred.images)
+    img_map, img_how = image_map(gt.images, pred.images, key_is_name=pred.format != "coco")
     pred = scale_fractions(pred, image_size, gt.images, img_map)
 
     gt_cat_by_id = {_norm(k): i for i, k in enumerate(gt.categories.ids)}
@@ -227,6 +286,7 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
     cat_how = {"id": 0, "name": 0}
     extra_ids: list[Key] = []
     extra_names: list[str] = []
+    respelled: list[int] = []  # prediction categories whose id joined by value only
     for j, key in enumerate(pred.categories.ids):
         name = pred.categories.names[j]
         # A name of its own (not just the id spelled out) comes from the
@@ -238,6 +298,8 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
             i = gt_cat_by_id.get(_norm(key))
             if i is not None:
                 cat_how["id"] += 1
+                if key != gt.categories.ids[i]:
+                    respelled.append(j)
             else:
                 i = gt_cat_by_name.get(name)
                 if i is not None:
@@ -281,6 +343,9 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
         category_idx=cat_map[kept.category_idx] if len(kept) else np.zeros(0, np.int64),
         warnings=(),
     )
+    # Only two COCO files are something pycocotools would read.
+    if respelled and len(kept) and gt.format == pred.format == "coco":
+        warnings.extend(_respelled_warning(pred.source, kept, respelled, cat_map, gt.categories))
     gt2 = replace(gt, categories=categories, warnings=())
     return Alignment(
         gt=gt2,
@@ -291,4 +356,5 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
         unknown_image_rows=unknown_rows,
         unknown_image_keys=unknown_keys,
         warnings=tuple(warnings),
+        class_order=tuple(position[k] for k in own_order),
     )

@@ -83,29 +83,52 @@ def _mean_valid(a: np.ndarray) -> float:
     return float(np.mean(v)) if v.size else float("nan")
 
 
-def point_counts(alignment: Alignment, point: OperatingPoint, score_thr: float) -> PointCounts:
-    """:class:`PointCounts` for scored rows plus the unscored prediction-only ones."""
+# The one row of the per-class table when categories are ignored.
+ALL_CLASSES = "all classes"
+
+
+def point_counts(
+    alignment: Alignment, point: OperatingPoint, score_thr: float, class_agnostic: bool = False
+) -> PointCounts:
+    """:class:`PointCounts` for scored rows plus the unscored prediction-only ones.
+
+    ``class_agnostic``: matches pair boxes of any categories, so every box
+    counts in one class (``C = 1``); counting a prediction's hit in its own
+    class and the object it hit in another would give impossible rows.
+    """
     point_rows = point.dt_rows
     gt, pred = alignment.gt, alignment.pred
     extra = np.flatnonzero(pred.category_idx >= alignment.n_categories)
+
+    def cls(col: np.ndarray) -> np.ndarray:
+        return np.zeros(len(col), dtype=np.int64) if class_agnostic else col
+
     return count_point(
         n_images=len(gt.images),
-        n_classes=len(gt.categories),
+        n_classes=1 if class_agnostic else len(gt.categories),
         gt_image=gt.image_idx,
-        gt_class=gt.category_idx,
+        gt_class=cls(gt.category_idx),
         gt_counts=point.gt_counts,
         dt_image=pred.image_idx[point_rows],
-        dt_class=pred.category_idx[point_rows],
+        dt_class=cls(pred.category_idx[point_rows]),
         dt_score=pred.scores[point_rows],
         dt_tp=point.tp,
         dt_fp=point.fp,
         dt_iou=point.match_iou,
         extra_image=pred.image_idx[extra],
-        extra_class=pred.category_idx[extra],
+        extra_class=cls(pred.category_idx[extra]),
         extra_score=pred.scores[extra],
         score_thr=score_thr,
-        dt_order=point.order,
+        dt_order=None if class_agnostic else point.order,
     )
+
+
+def class_keys(alignment: Alignment, class_agnostic: bool) -> dict[str, list]:
+    """The ``class`` and ``category_id`` columns: one row per category, or one for all."""
+    if class_agnostic:
+        return {"class": [ALL_CLASSES], "category_id": [None]}
+    cats = alignment.gt.categories
+    return {"class": list(cats.names), "category_id": list(cats.ids)}
 
 
 def per_image_table(alignment: Alignment, c: PointCounts) -> Columns:
@@ -132,18 +155,23 @@ def per_image_table(alignment: Alignment, c: PointCounts) -> Columns:
     )
 
 
-def class_counts(alignment: Alignment, c: PointCounts) -> dict[str, np.ndarray]:
+def class_counts(
+    alignment: Alignment, c: PointCounts, class_agnostic: bool = False
+) -> dict[str, np.ndarray]:
     """The count-based per-class columns, shared by every protocol."""
     k = alignment.n_categories
-    n_all = len(alignment.gt.categories)
+    n_all = len(c.class_gt)
     fn = c.class_gt - c.class_tp
     precision = _ratio(c.class_tp, c.class_tp + c.class_fp)
     recall = _ratio(c.class_tp, c.class_gt)
-    note = np.where(
-        np.arange(n_all) >= k,
-        "only in predictions: every box is a false positive",
-        np.where(c.class_gt == 0, "no ground truth: AP undefined", ""),
-    )
+    if class_agnostic:
+        note = np.array(["class-agnostic: every category counts as one class"])
+    else:
+        note = np.where(
+            np.arange(n_all) >= k,
+            "only in predictions: every box is a false positive",
+            np.where(c.class_gt == 0, "no ground truth: AP undefined", ""),
+        )
     return {
         "gt": c.class_gt,
         "predictions": c.class_pred,
@@ -160,20 +188,23 @@ def class_counts(alignment: Alignment, c: PointCounts) -> dict[str, np.ndarray]:
 
 
 def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> ProtocolResult:
-    """Summary, per-class and per-image tables of a COCO evaluation."""
-    p = ev.point
-    c = point_counts(alignment, p, score_thr)
-    cats = alignment.gt.categories
-    n_all = len(cats)
-    k = alignment.n_categories
+    """Summary, per-class and per-image tables of a COCO evaluation.
+
+    Class-agnostic, the per-class table is one row: the arrays hold one
+    category (pycocotools' ``useCats=0``), and so do the counts.
+    """
+    agnostic = ev.protocol.class_agnostic
+    c = point_counts(alignment, ev.point, score_thr, agnostic)
+    n_rows = len(c.class_gt)
+    k = 1 if agnostic else alignment.n_categories
     prec = ev.arrays.precision
     rec = ev.arrays.recall
     thr = np.asarray(ev.protocol.iou_thresholds)
-    ap = np.full(n_all, np.nan)
-    ap50 = np.full(n_all, np.nan)
-    ap75 = np.full(n_all, np.nan)
-    ar = np.full(n_all, np.nan)
-    if not ev.protocol.class_agnostic and prec.size:
+    ap = np.full(n_rows, np.nan)
+    ap50 = np.full(n_rows, np.nan)
+    ap75 = np.full(n_rows, np.nan)
+    ar = np.full(n_rows, np.nan)
+    if prec.size:
         for j in range(k):
             ap[j] = _mean_valid(prec[:, :, j, 0, -1])
             ar[j] = _mean_valid(rec[:, j, 0, -1])
@@ -185,13 +216,12 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
                 ap75[j] = _mean_valid(prec[t75, :, j, 0, -1])
     classes = Columns(
         {
-            "class": list(cats.names),
-            "category_id": list(cats.ids),
+            **class_keys(alignment, agnostic),
             "AP": ap,
             "AP50": ap50,
             "AP75": ap75,
             "AR100": ar,
-            **class_counts(alignment, c),
+            **class_counts(alignment, c, agnostic),
         }
     )
     return ProtocolResult(
@@ -205,17 +235,14 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
 
 
 def voc_result(alignment: Alignment, ev: VocEvaluation, score_thr: float) -> ProtocolResult:
-    """Summary (mAP), per-class and per-image tables of a VOC evaluation."""
-    p = ev.point
-    c = point_counts(alignment, p, score_thr)
-    cats = alignment.gt.categories
-    ap = np.full(len(cats), np.nan)
-    if not ev.protocol.class_agnostic:
-        ap[: alignment.n_categories] = ev.ap
+    """Summary (mAP), per-class and per-image tables of a VOC evaluation (one row class-agnostic)."""
+    agnostic = ev.protocol.class_agnostic
+    c = point_counts(alignment, ev.point, score_thr, agnostic)
+    ap = np.full(len(c.class_gt), np.nan)
+    ap[: len(ev.ap)] = ev.ap
     classes = Columns(
-        {"class": list(cats.names), "category_id": list(cats.ids), "AP": ap,
-         **class_counts(alignment, c)}
-    )  # fmt: skip
+        {**class_keys(alignment, agnostic), "AP": ap, **class_counts(alignment, c, agnostic)}
+    )
     return ProtocolResult(
         protocol=ev.protocol,
         summary=dict(ev.summary),

@@ -11,7 +11,7 @@ envelope, summed in the devkit's order so the last bits agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,6 +39,7 @@ class VocEvaluation:
     summary: dict[str, float | None]
     point: OperatingPoint
     curve_inputs: dict
+    class_order: tuple[int, ...] = ()
 
     def replicate(self, image_weight: np.ndarray) -> tuple[dict[str, float | None], np.ndarray]:
         """The summary and ``[K]`` per-class AP (NaN: undefined) on a resampled image set.
@@ -46,8 +47,21 @@ class VocEvaluation:
         ``image_weight[I]``: each image's multiplicity.
         """
         ap = class_aps(**self.curve_inputs, image_weight=image_weight)
-        defined = ap[~np.isnan(ap)]
-        return {"mAP": float(np.mean(defined)) if defined.size else None}, ap
+        return {"mAP": mean_ap(ap, self.class_order)}, ap
+
+
+def mean_ap(ap: np.ndarray, class_order: tuple[int, ...] = ()) -> float | None:
+    """mAP: the mean of the defined entries of ``ap[K]``, summed in the class list's order.
+
+    The devkit appends each class's AP to a list as it walks its class
+    list and takes ``np.mean`` of that list; float addition is not
+    associative, so the order decides the last bits.  ``class_order[K]``:
+    positions in ``ap`` in that order (empty: ``ap``'s own order).
+    """
+    if len(class_order):
+        ap = ap[np.asarray(class_order, dtype=np.int64)]
+    defined = ap[~np.isnan(ap)]
+    return float(np.mean(defined)) if defined.size else None
 
 
 def class_aps(
@@ -180,6 +194,8 @@ def run_voc(
     gt, pred = alignment.gt, alignment.pred
     k = alignment.n_categories
     thr = protocol.iou_thresholds[0] if iou_thr is None else float(iou_thr)
+    # The parameters reported (and compared with a baseline's) are those used.
+    protocol = replace(protocol, iou_thresholds=(thr,))
     scored = np.flatnonzero(pred.category_idx < k)
     dt_class = pred.category_idx[scored]
     n_img = len(gt.images)
@@ -221,8 +237,9 @@ def run_voc(
         eleven_point=protocol.name == "voc07",
     )
     ap = class_aps(**curve_inputs)
-    defined = ap[~np.isnan(ap)]
-    summary: dict[str, float | None] = {"mAP": float(np.mean(defined)) if defined.size else None}
+    # Class-agnostic, the one AP needs no order.
+    class_order = () if protocol.class_agnostic else alignment.class_order
+    summary: dict[str, float | None] = {"mAP": mean_ap(ap, class_order)}
     point = OperatingPoint(
         iou_thr=thr,
         dt_rows=scored[order],
@@ -233,5 +250,10 @@ def run_voc(
         gt_counts=~difficult,
     )
     return VocEvaluation(
-        protocol=protocol, ap=ap, summary=summary, point=point, curve_inputs=curve_inputs
+        protocol=protocol,
+        ap=ap,
+        summary=summary,
+        point=point,
+        curve_inputs=curve_inputs,
+        class_order=class_order,
     )

@@ -18,6 +18,7 @@ from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id, sort_key
 from ..errors import InputError
 from ..ordering import dense_codes, distinct
+from ..reconcile import id_order
 from .common import LoadOptions, json_error, read_bytes
 from .json_decode import chunked_results, quiet_decode
 
@@ -75,6 +76,18 @@ def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
         return out
 
 
+def _all_int(values: list) -> bool:
+    """Whether every value (an int or a str, as decoded) is an int.
+
+    ``sum`` is CPython's fastest pass over a list of ints; a string stops it.
+    """
+    try:
+        sum(values)
+    except TypeError:
+        return False
+    return True
+
+
 def _positions(keys: np.ndarray | list[Key], vocab: tuple[Key, ...]) -> np.ndarray:
     """``[N]`` index of each key in ``vocab``, -1 where absent."""
     if isinstance(keys, np.ndarray) and all(type(v) is int for v in vocab):
@@ -122,14 +135,17 @@ def annotation_columns(anns: list, path: str, label: str, role: str, offset: int
             where=label.format(offset + first),
             hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h]",
         ) from None
+    raw_cats = list(map(attrgetter("category_id"), anns))
     cols: dict = {
         "boxes": boxes,
         "score": None,
         "image_id": _ids(list(map(attrgetter("image_id"), anns)), path, label + ".image_id"),
-        "category_id": _ids(
-            list(map(attrgetter("category_id"), anns)), path, label + ".category_id"
-        ),
+        "category_id": _ids(raw_cats, path, label + ".category_id"),
     }
+    if role == "pred" and isinstance(cols["category_id"], np.ndarray) and not _all_int(raw_cats):
+        # Numeric strings: pycocotools compares category ids exactly ("1" is
+        # not 1), so the spelling is kept for the join to report.
+        cols["category_id"] = raw_cats
     if role == "pred":
         # A missing score reads as NaN (JSON itself cannot hold NaN).
         score = np.fromiter(map(attrgetter("score"), anns), dtype=np.float64, count=n)
@@ -149,18 +165,82 @@ def annotation_columns(anns: list, path: str, label: str, role: str, offset: int
         cols["iscrowd"] = np.array([bool(a.iscrowd) for a in anns], dtype=bool)
         cols["ignore"] = np.array([bool(a.ignore) for a in anns], dtype=bool)
         raw_ids = [a.id for a in anns]
+        cols["id_source"] = None
         if any(v is None for v in raw_ids):
             # pycocotools cannot index annotations without ids; number them.
             cols["id"] = np.arange(1, n + 1, dtype=np.int64)
         else:
             ids = _ids(raw_ids, path, label + ".id")
-            if not isinstance(ids, np.ndarray):
+            numeric = isinstance(ids, np.ndarray)
+            if not numeric:
                 # Non-numeric annotation ids: only their being 0 matters.
                 ids = np.array(
                     [v if isinstance(v, int) else i + 1 for i, v in enumerate(ids)], dtype=np.int64
                 )
             cols["id"] = ids
+            if not numeric or (n > 1 and (np.diff(np.sort(ids)) == 0).any()):
+                cols["id_source"] = last_with_same_id(raw_ids)
+                cols["raw_ids"] = raw_ids
     return cols
+
+
+def last_with_same_id(raw_ids: list) -> np.ndarray | None:
+    """``[N]`` the position of the last annotation with each one's id; None if ids are distinct.
+
+    pycocotools' ``createIndex`` keeps one annotation per id (``anns[id] =
+    ann``, the last one wins), keyed by the id as the file spells it (5 and
+    "5" are two ids).
+    """
+    last = dict(zip(raw_ids, range(len(raw_ids)), strict=True))
+    if len(last) == len(raw_ids):
+        return None
+    return np.fromiter(map(last.__getitem__, raw_ids), dtype=np.int64, count=len(raw_ids))
+
+
+def indexed_by_id(
+    source: np.ndarray,
+    raw_ids: list,
+    listed: np.ndarray,
+    image_idx: np.ndarray,
+    images: ImageTable,
+    path: str,
+) -> tuple[np.ndarray, str]:
+    """The rows pycocotools evaluates when annotations share ids, and a warning.
+
+    ``COCOeval`` collects the ids of the annotations listed under each image
+    (images in sorted-id order, annotations in file order) and loads them
+    from the id index: each listed annotation is replaced by ``source[i]``,
+    the last one with its id, box, category and image included.  One whose
+    own image or category is unknown is not listed; one replaced by such an
+    annotation is not evaluated.
+
+    Args:
+        source: ``[N]`` from :func:`last_with_same_id`; raw_ids: ``[N]`` the ids as given.
+        listed: ``[N]`` bool, the annotation's image and category are known.
+        image_idx: ``[N]`` the image each annotation is listed under.
+
+    Returns:
+        ``[N']`` annotation positions whose content each evaluated row takes,
+        in pycocotools' order of the listed annotations, and the warning.
+    """
+    rows = np.flatnonzero(listed & listed[source])
+    if (image_idx[source[rows]] != image_idx[rows]).any():
+        # A box that moves to another image joins it where its own image
+        # stands in pycocotools' image order.
+        rank = np.empty(len(images), dtype=np.int64)
+        rank[id_order(images.ids)] = np.arange(len(images))
+        rows = rows[np.argsort(rank[image_idx[rows]], kind="stable")]
+    replaced = np.flatnonzero(source != np.arange(len(source)))
+    first = int(replaced[0])
+    last = int(source[first])
+    n_ids = len(np.unique(source[replaced]))
+    note = (
+        f"{path}: annotation id {raw_ids[first]!r} is shared by annotations[{first}] and "
+        f"annotations[{last}] ({n_ids} id(s) shared by several annotations); like "
+        f"pycocotools, which indexes annotations by id, each such annotation is evaluated "
+        f"as the last one with its id ({len(replaced)} annotation(s) replaced)"
+    )
+    return source[rows], note
 
 
 # Chunk size for decoding a large results file in parts.
@@ -232,6 +312,8 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
 
     # Images.
     if images_in is not None:
+        # The table keeps the ids as the file spells them (pycocotools orders
+        # "10" and 10 differently); annotations join them by value.
         ids = []
         for i, im in enumerate(images_in):
             try:
@@ -249,12 +331,12 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                     )
                 seen[k] = i
         images = ImageTable.build(
-            ids,
+            [im.id for im in images_in],
             [im.file_name for im in images_in],
             [np.nan if im.width is None else im.width for im in images_in],
             [np.nan if im.height is None else im.height for im in images_in],
         )
-        image_idx = _positions(img_keys, images.ids)
+        image_idx = _positions(img_keys, tuple(ids))
     elif isinstance(img_keys, np.ndarray):
         # A results list names its images by id only: sorted ids, one pass.
         uniq, image_idx = dense_codes(img_keys)
@@ -265,7 +347,8 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
 
     # Categories.
     if categories_in is not None and (role == "gt" or categories_in):
-        cids, cnames = [], []
+        # As for images: ids as spelled in the table, joined by value.
+        cids, raw_cids, cnames = [], [], []
         for i, c in enumerate(categories_in):
             try:
                 cid = normalize_id(c.id)
@@ -276,15 +359,17 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                     path, f"category id {cid!r} appears twice", where=f"categories[{i}].id"
                 )
             cids.append(cid)
-            cnames.append(c.name if c.name is not None else str(cid))
+            raw_cids.append(c.id)
+            cnames.append(c.name if c.name is not None else str(c.id))
         if role == "pred":
             # Result categories that the file's own list lacks are still kept.
             for k in _vocab(cat_keys):
                 if k not in cids:
                     cids.append(k)
+                    raw_cids.append(k)
                     cnames.append(str(k))
-        categories = CategoryTable(tuple(cids), tuple(cnames))
-        category_idx = _positions(cat_keys, categories.ids)
+        categories = CategoryTable(tuple(raw_cids), tuple(cnames))
+        category_idx = _positions(cat_keys, tuple(cids))
     elif isinstance(cat_keys, np.ndarray):
         uniq_c, category_idx = dense_codes(cat_keys)
         cvocab = tuple(uniq_c.tolist())
@@ -330,6 +415,12 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     # Views, not copies, when every row stays (the usual case).
     origin = np.flatnonzero(keep)
     rows: slice | np.ndarray = slice(None) if len(origin) == len(keep) else origin
+    if role == "gt" and cols["id_source"] is not None:
+        origin, note = indexed_by_id(
+            cols["id_source"], cols["raw_ids"], keep, image_idx, images, path
+        )
+        rows = origin
+        warnings.append(note)
     ds = assemble(
         source=path,
         fmt="coco",

@@ -15,21 +15,6 @@ from .view import View, order_images
 if TYPE_CHECKING:  # pragma: no cover
     from ..results import EvaluationResult, ProtocolResult
 
-COCO_SUMMARY_LABELS = {
-    "AP": "IoU=0.50:0.95  area=all     maxDets=100",
-    "AP50": "IoU=0.50       area=all     maxDets=100",
-    "AP75": "IoU=0.75       area=all     maxDets=100",
-    "APs": "IoU=0.50:0.95  area=small   maxDets=100",
-    "APm": "IoU=0.50:0.95  area=medium  maxDets=100",
-    "APl": "IoU=0.50:0.95  area=large   maxDets=100",
-    "AR1": "IoU=0.50:0.95  area=all     maxDets=1",
-    "AR10": "IoU=0.50:0.95  area=all     maxDets=10",
-    "AR100": "IoU=0.50:0.95  area=all     maxDets=100",
-    "ARs": "IoU=0.50:0.95  area=small   maxDets=100",
-    "ARm": "IoU=0.50:0.95  area=medium  maxDets=100",
-    "ARl": "IoU=0.50:0.95  area=large   maxDets=100",
-}
-
 CLASS_HEADERS = {
     "class": "class", "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AR100": "AR100",
     "gt": "gt", "predictions": "pred", "TP": "TP", "FP": "FP", "FN": "FN",
@@ -150,7 +135,8 @@ def _header(result: EvaluationResult) -> list[str]:
 def _summary_rows(r: ProtocolResult) -> tuple[list[str], list[list[str]], list[bool]]:
     rows = []
     for k, v in r.summary.items():
-        label = COCO_SUMMARY_LABELS.get(k, "") if not r.protocol.is_voc else ""
+        # The caps each statistic is read at, as pycocotools prints them.
+        label = r.protocol.summary_labels().get(k, "") if not r.protocol.is_voc else ""
         rows.append([k, cell(v, k) or "n/a", label])
     return ["metric", "value", ""], rows, [False, True, False]
 

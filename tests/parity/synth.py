@@ -116,14 +116,20 @@ def make_scene(seed: int, n_images: int = 60, n_categories: int = 6, **kw) -> tu
     return gt, preds
 
 
-def run_pycocotools(gt: dict, preds: list, **params) -> dict:
-    """pycocotools' arrays and stats for a scene (quietly)."""
+def run_pycocotools(gt: dict, preds: list, as_given: bool = False, **params) -> dict:
+    """pycocotools' arrays and stats for a scene (quietly).
+
+    Annotation image ids are made integers (the scenes' ``string_ids`` spell
+    some as text, which iou-eval joins and pycocotools would not) unless
+    ``as_given``: then the files are read exactly as written.
+    """
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
     gt = copy.deepcopy(gt)
-    for a in gt["annotations"]:
-        a["image_id"] = int(a["image_id"])
+    if not as_given:
+        for a in gt["annotations"]:
+            a["image_id"] = int(a["image_id"])
     with contextlib.redirect_stdout(io.StringIO()):
         cg = COCO()
         cg.dataset = gt

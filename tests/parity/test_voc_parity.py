@@ -19,7 +19,8 @@ from .voc_reference import voc_eval_reference
 CLASSES = ["cat", "dog", "car", "person"]
 
 
-def voc_scene(seed: int, n_images: int = 40):
+def voc_scene(seed: int, n_images: int = 40, classes=tuple(CLASSES)):
+    """Ground truths of ``classes[:-1]``, detections of any of ``classes``."""
     rng = np.random.default_rng(seed)
     gts, dets = [], []
     for i in range(n_images):
@@ -28,7 +29,7 @@ def voc_scene(seed: int, n_images: int = 40):
             x1, y1 = int(rng.integers(0, 200)), int(rng.integers(0, 200))
             w, h = int(rng.integers(0, 60)), int(rng.integers(0, 60))
             box = [x1, y1, x1 + w, y1 + h]
-            gts.append((img, str(rng.choice(CLASSES[:-1])), box, bool(rng.random() < 0.15)))
+            gts.append((img, str(rng.choice(classes[:-1])), box, bool(rng.random() < 0.15)))
         here = [g for g in gts if g[0] == img]
         for _ in range(int(rng.integers(0, 8))):
             if here and rng.random() < 0.75:
@@ -41,11 +42,11 @@ def voc_scene(seed: int, n_images: int = 40):
                     max(box[0], box[2]),
                     max(box[1], box[3]),
                 ]
-                cls = g[1] if rng.random() < 0.9 else str(rng.choice(CLASSES))
+                cls = g[1] if rng.random() < 0.9 else str(rng.choice(classes))
             else:
                 x1, y1 = int(rng.integers(0, 200)), int(rng.integers(0, 200))
                 box = [x1, y1, x1 + int(rng.integers(1, 60)), y1 + int(rng.integers(1, 60))]
-                cls = str(rng.choice(CLASSES))
+                cls = str(rng.choice(classes))
             if rng.random() < 0.2 and here:  # exactly half the area of a ground truth: IoU 0.5
                 g = here[0]
                 x1, y1, x2, y2 = g[2]
@@ -57,11 +58,11 @@ def voc_scene(seed: int, n_images: int = 40):
     return gts, dets, [f"{i:06d}" for i in range(n_images)]
 
 
-def to_datasets(gts, dets, images):
+def to_datasets(gts, dets, images, classes=tuple(CLASSES)):
     img_index = {k: i for i, k in enumerate(images)}
     table = ImageTable.build(images)
-    cats = CategoryTable(tuple(CLASSES), tuple(CLASSES))
-    ci = {c: i for i, c in enumerate(CLASSES)}
+    cats = CategoryTable(tuple(classes), tuple(classes))
+    ci = {c: i for i, c in enumerate(classes)}
     gt_ds = assemble(
         source="gt", fmt="test", images=table, categories=cats,
         image_idx=np.array([img_index[g[0]] for g in gts], dtype=np.int64),
@@ -97,7 +98,53 @@ def test_random_scene_matches_devkit_rules(seed, protocol):
             assert got == ref, f"seed {seed} {c}: iou-eval {got!r} != reference {ref!r}"
             assert table.loc[c, "TP"] == int(tp.sum()), c
             assert table.loc[c, "FP"] == int(fp.sum()), c
-    assert r.summary["mAP"] == pytest.approx(np.mean(aps), abs=1e-15)
+    # The devkit averages its list of class APs in class-list order.
+    assert r.summary["mAP"] == np.mean(aps), (
+        f"seed {seed}: {r.summary['mAP']!r} != {np.mean(aps)!r}"
+    )
+
+
+def devkit_map(gts, dets, classes, eleven_point: bool) -> float:
+    """The devkit's mAP: ``np.mean`` of the class APs in its class list's order."""
+    aps = [voc_eval_reference(gts, dets, c, eleven_point=eleven_point)[0] for c in classes]
+    return float(np.mean([a for a in aps if not np.isnan(a)]))
+
+
+@pytest.mark.parametrize("protocol", ["voc07", "voc12"])
+def test_map_bit_exact_on_150_scenes_in_class_list_order(protocol):
+    """The class list's order is not alphabetical: summing in another order changes last bits."""
+    classes = ["dog", "person", "car", "cat", "bird", "bus"]
+    mismatched = []
+    for seed in range(2000, 2150):
+        rng = np.random.default_rng(seed)
+        gts, dets, images = voc_scene(seed, int(rng.integers(5, 30)), classes)
+        gt_ds, pred_ds = to_datasets(gts, dets, images, classes)
+        got = evaluate(gt_ds, pred_ds, protocol=protocol).summary["mAP"]
+        ref = devkit_map(gts, dets, classes, protocol == "voc07")
+        if got != ref:
+            mismatched.append((seed, got, ref))
+    assert not mismatched, f"{len(mismatched)} of 150 differ, e.g. {mismatched[:3]}"
+
+
+def test_map_follows_the_names_order_of_a_voc_folder(tmp_path):
+    """--names gives the class list; the mean is summed in its order."""
+    from iou_eval import load
+    from iou_eval.reconcile import align
+    from iou_eval.voc import mean_ap
+
+    names = ["dog", "cat", "car"]
+    for i, cls in enumerate(["car", "cat", "dog", "car"]):
+        (tmp_path / f"{i}.xml").write_text(
+            f"<annotation><filename>{i}.jpg</filename><object><name>{cls}</name>"
+            "<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>9</xmax><ymax>9</ymax></bndbox>"
+            "</object></annotation>"
+        )
+    gt = load(str(tmp_path), "gt", names=names)
+    a = align(gt, gt)
+    order = [a.gt.categories.names[i] for i in a.class_order]
+    assert order == names
+    ap = np.array([0.1, 0.7, 0.2])  # by canonical position: car, cat, dog
+    assert mean_ap(ap, a.class_order) == np.mean([0.2, 0.7, 0.1])
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -155,3 +202,14 @@ def test_tied_scores_keep_input_order():
     r = evaluate(gt_ds, pred_ds, protocol="voc12")
     # FP first then TP: precision 1/2 at recall 1/2 -> AP 0.25.
     assert r.per_class.set_index("class").loc["cat", "AP"] == 0.25
+
+
+@pytest.mark.parametrize("seed", range(2200, 2210))
+def test_bootstrap_replicate_of_all_images_gives_the_same_map(seed):
+    """One mAP function serves the summary and the replicates: the same bits."""
+    classes = ["dog", "person", "car", "cat", "bird", "bus"]
+    gts, dets, images = voc_scene(seed, 25, classes)
+    gt_ds, pred_ds = to_datasets(gts, dets, images, classes)
+    r = evaluate(gt_ds, pred_ds, protocol="voc12")
+    summary, ap = r.primary.evaluation.replicate(np.ones(len(images), dtype=np.int64))
+    assert summary["mAP"] == r.summary["mAP"] == devkit_map(gts, dets, classes, False)
