@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,8 @@ def load(
     *,
     read: ReadOptions | None = None,
     workers: int = 1,
-    **keywords: object,
+    masks: bool = False,
+    **keywords: Any,
 ) -> Dataset:
     """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder.
 
@@ -51,7 +53,7 @@ def load(
     Normalized boxes whose file gives no image sizes come back as fractions
     (``Dataset.fractions``); :func:`~iou_eval.reconcile.align` scales them.
     ``workers`` processes may share the decoding of a large COCO results
-    file (0: one per core).
+    file (0: one per core).  ``masks``: read instance masks too (for ``segm``).
     """
     r = (
         dataclasses.replace(read or ReadOptions(), **keywords)
@@ -65,6 +67,7 @@ def load(
         normalized=r.normalized and textual,
         names=r.names,
         workers=resolve_workers(workers),
+        masks=masks,
     )
     return _load(path, role, fmt, options)
 
@@ -135,7 +138,7 @@ def _size(path: str) -> int:
 
 
 def _load_pair(
-    gt: str | Dataset, preds: str | Dataset, read: ReadOptions, workers: int
+    gt: str | Dataset, preds: str | Dataset, read: ReadOptions, workers: int, masks: bool = False
 ) -> tuple[Dataset, Dataset]:
     """Both datasets; with workers, the ground truth is read in a child meanwhile.
 
@@ -146,7 +149,7 @@ def _load_pair(
     def load_gt() -> Dataset:
         if isinstance(gt, Dataset):
             return gt
-        return load(gt, "gt", read.gt_format, read=read)
+        return load(gt, "gt", read.gt_format, read=read, masks=masks)
 
     if isinstance(preds, Dataset):
         return load_gt(), preds
@@ -159,11 +162,11 @@ def _load_pair(
             pred_fmt = None  # reported when the predictions are read, after the ground truth
     if not concurrent or pred_fmt is None:
         gt_ds = load_gt()
-        return gt_ds, load(preds, "pred", read.pred_format, read=read, workers=workers)
+        return gt_ds, load(preds, "pred", read.pred_format, read=read, workers=workers, masks=masks)
     job = start(load_gt)
     try:
         try:
-            pred_ds = load(preds, "pred", pred_fmt, read=read, workers=workers)
+            pred_ds = load(preds, "pred", pred_fmt, read=read, workers=workers, masks=masks)
         except IouEvalError:
             job.result()  # the ground truth's own error comes first
             raise
@@ -229,8 +232,13 @@ def evaluate(
     stage = on_stage or (lambda _name: None)
     n_workers = resolve_workers(opts.runtime.workers)
     stage("reading")
-    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers)
+    masks = opts.protocol.masks
+    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks)
     alignment = align(gt_ds, pred_ds, opts.read.image_size)
+    if masks:
+        from .segm import with_masks
+
+        alignment = with_masks(alignment)
     warnings = list(alignment.warnings)
     results: list[ProtocolResult] = []
     for p in protocols:

@@ -44,11 +44,13 @@ class BatchResult:
             row: dict[str, Any] = {"file": path}
             for pr in r.results:
                 if pr.protocol.is_voc:
-                    key = "mAP" if len(r.results) == 1 else f"{pr.protocol.name} mAP"
+                    key = "mAP" if len(r.results) == 1 else f"{pr.protocol.label} mAP"
                     row[key] = pr.summary.get("mAP")
                 else:
+                    # Boxes keep the plain names; masks are prefixed (segm AP).
+                    tag = "" if pr.protocol.iou_type == "bbox" else f"{pr.protocol.iou_type} "
                     for k in LEADERBOARD_COCO:
-                        row[k] = pr.summary.get(k)
+                        row[tag + k] = pr.summary.get(k)
             p = r.inputs["predictions"]
             row["predictions"] = p["boxes"]
             row["TP"] = int(r.per_class["TP"].sum())

@@ -633,7 +633,7 @@ def _semseg(gt_dir: str, pred_dir: str, **o: Any) -> int:
     from .semseg import check_gates, evaluate_pairing, pair_files, validate_gate
 
     gates = [validate_gate(parse_gate(t)) for t in o["fail_under"]]
-    names = read_names(o["names_file"]) if o["names_file"] else None
+    names = list(read_names(o["names_file"])) if o["names_file"] else None
     fmt = OutputFormat(o["out_format"])
     pairing = pair_files(gt_dir, pred_dir)
     show = not o["quiet"] and fmt not in (OutputFormat.JSON, OutputFormat.CSV)

@@ -294,20 +294,18 @@ def operating_point(s: CocoSetup, m: Matches, order: np.ndarray, iou_thr: float)
 
 
 def run_coco(
-    alignment: Alignment,
-    protocol: Protocol,
-    iou_thr: float = 0.5,
-    workers: int = 1,
-    iou_type: str = IouType.BBOX,
+    alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5, workers: int = 1
 ) -> CocoEvaluation:
     """Evaluate under COCO rules; ``iou_thr`` picks the operating point of the count tables.
 
-    With ``workers > 1`` (and enough predictions) categories are matched and
-    accumulated in that many processes; the results are identical.
+    The protocol's ``iou_type`` picks the geometry (boxes, or masks that
+    :func:`iou_eval.segm.with_masks` encoded).  With ``workers > 1`` (and
+    enough predictions) categories are matched and accumulated in that many
+    processes; the results are identical.
     """
     from .partition import match_in_parts
 
-    setup = prepare(alignment, protocol, iou_thr, iou_type)
+    setup = prepare(alignment, protocol, iou_thr, protocol.iou_type)
     m, arrays, order = match_in_parts(setup, workers)
     return CocoEvaluation(
         protocol=protocol,

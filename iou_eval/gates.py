@@ -111,9 +111,10 @@ def parse_max_drop(text: str) -> tuple[float, bool]:
 def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
     if gate.protocol:
         for r in result.results:
-            if r.protocol.name == gate.protocol:
+            p = r.protocol
+            if gate.protocol in (p.name, p.iou_type, p.label):
                 return r
-        ran = ", ".join(r.protocol.name for r in result.results)
+        ran = ", ".join(r.protocol.label for r in result.results)
         raise UsageError(
             f"--fail-under {gate.text!r}: protocol {gate.protocol!r} did not run ({ran})"
         )
@@ -200,9 +201,13 @@ def load_baseline(path: str) -> dict[str, Any]:
 
 
 def _blocks(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    blocks = {doc["protocol"]: doc}
+    def key(block: dict[str, Any]) -> str:
+        iou_type = (block.get("params") or {}).get("iou_type", "bbox")
+        return block["protocol"] if iou_type == "bbox" else f"{block['protocol']}-{iou_type}"
+
+    blocks = {key(doc): doc}
     for extra in doc.get("additional_protocols", []):
-        blocks[extra["protocol"]] = extra
+        blocks[key(extra)] = extra
     return blocks
 
 
@@ -221,7 +226,7 @@ def compare_baseline(
     amount, relative = max_drop
     checks: list[Check] = []
     for r in result.results:
-        name = r.protocol.name
+        name = r.protocol.label
         params = r.params(result.settings)
         if name not in blocks:
             raise InputError(
@@ -230,10 +235,12 @@ def compare_baseline(
                 hint="compare results of the same protocol",
             )
         base = blocks[name]
+        # A baseline written before masks were scored had boxes only.
+        base_params = {"iou_type": "bbox", **base["params"]}
         diffs = [
-            f"{k}: baseline {base['params'].get(k)!r}, now {v!r}"
+            f"{k}: baseline {base_params.get(k)!r}, now {v!r}"
             for k, v in params.items()
-            if base["params"].get(k) != v
+            if base_params.get(k) != v
         ]
         if diffs:
             raise InputError(

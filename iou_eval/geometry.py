@@ -28,7 +28,10 @@ class Geometry(TypingProtocol):
     geometry was built over.
     """
 
-    name: str
+    @property
+    def name(self) -> str:
+        """``bbox`` or ``segm``."""
+        ...
 
     @property
     def dt_area(self) -> np.ndarray:
@@ -86,6 +89,8 @@ class BoxGeometry:
     Attributes:
         dt_xyxy: ``[D, 4]``; dt_box_area: ``[D]`` the boxes' ``w * h``.
         gt_xyxy: ``[G, 4]``; gt_box_area: ``[G]``; gt_crowd: ``[G]`` bool.
+        dt_range_area: ``[D]`` the area the area ranges test (``loadRes``'s
+            ``area``: the box's ``w * h``, or a mask's area); None: the box's.
     """
 
     dt_xyxy: np.ndarray
@@ -93,12 +98,13 @@ class BoxGeometry:
     gt_xyxy: np.ndarray
     gt_box_area: np.ndarray
     gt_crowd: np.ndarray
+    dt_range_area: np.ndarray | None = None
     name: str = "bbox"
 
     @property
     def dt_area(self) -> np.ndarray:
         # pycocotools' loadRes sets a box result's area to its w * h.
-        return self.dt_box_area
+        return self.dt_box_area if self.dt_range_area is None else self.dt_range_area
 
     def pairs(
         self,
@@ -167,6 +173,7 @@ class BoxGeometry:
             gt_xyxy=np.take(self.gt_xyxy, gt_rows, axis=0),
             gt_box_area=self.gt_box_area[gt_rows],
             gt_crowd=self.gt_crowd[gt_rows],
+            dt_range_area=None if self.dt_range_area is None else self.dt_range_area[dt_rows],
             name=self.name,
         )
 
@@ -192,7 +199,12 @@ class IouType:
 def geometry_for(gt, pred, iou_type: str = IouType.BBOX) -> Geometry:
     """The geometry of an aligned pair of datasets for ``iou_type`` (``bbox`` or ``segm``)."""
     if iou_type == IouType.BBOX:
-        return BoxGeometry(pred.xyxy, pred.bbox_area, gt.xyxy, gt.bbox_area, gt.is_crowd)
+        # A prediction's area is its box's w * h, unless loadRes set it from
+        # its mask (results without boxes): ``area`` holds either.
+        range_area = None if pred.area is pred.bbox_area else pred.area
+        return BoxGeometry(
+            pred.xyxy, pred.bbox_area, gt.xyxy, gt.bbox_area, gt.is_crowd, range_area
+        )
     if iou_type == IouType.SEGM:
         from .masks import MaskGeometry
 

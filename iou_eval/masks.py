@@ -756,3 +756,68 @@ def mask_pair_overlaps(
     out = np.empty(len(d), dtype=np.float64)
     out[order] = vals
     return out
+
+
+_MASK_PAIR_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class MaskGeometry:
+    """Instance masks, overlaps as pycocotools' ``maskUtils.iou`` (IoF for crowd regions).
+
+    Attributes:
+        dt, gt: the predictions' ``[D]`` and ground truths' ``[G]`` masks.
+        gt_crowd: ``[G]`` bool.
+        dt_area_col: ``[D]`` each prediction's ``area`` as ``loadRes`` sets it
+            (see :mod:`iou_eval.segm`).
+    """
+
+    dt: MaskColumn
+    gt: MaskColumn
+    gt_crowd: np.ndarray
+    dt_area_col: np.ndarray
+    name: str = "segm"
+
+    @staticmethod
+    def of(gt: Any, pred: Any) -> MaskGeometry:
+        """The geometry of an aligned pair whose masks :func:`iou_eval.segm.with_masks` encoded."""
+        if not isinstance(gt.masks, MaskColumn) or not isinstance(pred.masks, MaskColumn):
+            raise ValueError("segm needs both datasets' masks encoded (segm.with_masks)")
+        return MaskGeometry(pred.masks, gt.masks, gt.is_crowd, pred.area)
+
+    @property
+    def dt_area(self) -> np.ndarray:
+        return self.dt_area_col
+
+    def pairs(
+        self,
+        d_groups: np.ndarray,
+        gt_sorted: np.ndarray,
+        g_starts: np.ndarray,
+        dt_rows: np.ndarray,
+        floor: float,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Same-group pairs whose overlap reaches ``floor`` (see :class:`~iou_eval.geometry.Geometry`)."""
+        from .geometry import candidate_pairs, join_pairs
+
+        parts_d, parts_g, parts_iou = [], [], []
+        for lo in range(0, len(d_groups), _MASK_PAIR_CHUNK):
+            pd, pg = candidate_pairs(d_groups[lo : lo + _MASK_PAIR_CHUNK], g_starts)
+            pg = gt_sorted[pg]
+            iou = self.pair(dt_rows[lo + pd], pg)
+            keep = iou >= floor
+            parts_d.append(pd[keep] + lo)
+            parts_g.append(pg[keep])
+            parts_iou.append(iou[keep])
+        return join_pairs(parts_d, parts_g, parts_iou)
+
+    def pair(self, dt_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
+        if not len(dt_rows):
+            return np.zeros(0, dtype=np.float64)
+        return mask_pair_overlaps(self.dt, self.gt, self.gt_crowd, dt_rows, gt_rows)
+
+    def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> MaskGeometry:
+        return MaskGeometry(
+            self.dt.take(dt_rows), self.gt.take(gt_rows), self.gt_crowd[gt_rows],
+            self.dt_area_col[dt_rows], self.name,
+        )  # fmt: skip

@@ -146,6 +146,7 @@ def _split_names(text: str) -> tuple[str, ...]:
 
 # -- the records -----------------------------------------------------------------
 
+IOU_TYPES = ("bbox", "segm")
 READ_FORMATS = ("coco", "voc-xml", "csv", "txt", "voc-results")
 BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 
@@ -218,6 +219,10 @@ class ProtocolOptions:
     max_dets: tuple[int, ...] | None = option(None, Cli(
         "--max-dets", "COCO detections per image and class: 1,10,100.", parse=parse_max_dets,
         metavar="LIST"))  # fmt: skip
+    iou_type: tuple[str, ...] = option(("bbox",), Cli(
+        "--iou-type", "bbox (boxes) or segm (instance masks); a comma list such as bbox,segm "
+        "scores each from one parse, the first at the top.", parse=_split_names,
+        cli_default="bbox", metavar="LIST"))  # fmt: skip
     class_agnostic: bool = option(False, Cli(
         "--class-agnostic", "Match boxes regardless of class.", is_flag=True))  # fmt: skip
     pixel_convention: str | None = option(None, Cli(
@@ -237,6 +242,15 @@ class ProtocolOptions:
         if not names:
             raise UsageError("--protocol: no protocol given")
         object.__setattr__(self, "protocol", names)
+        types = (self.iou_type,) if isinstance(self.iou_type, str) else tuple(self.iou_type)
+        types = tuple(dict.fromkeys(t.strip() for item in types for t in item.split(",")))
+        types = tuple(t for t in types if t)
+        bad = [t for t in types if t not in IOU_TYPES]
+        if bad or not types:
+            raise UsageError(
+                f"--iou-type: expected bbox, segm or both, got {','.join(types) or 'nothing'}"
+            )
+        object.__setattr__(self, "iou_type", types)
         if self.iou_thresholds is not None:
             t = tuple(float(x) for x in self.iou_thresholds)
             if not t or any(not (0 <= x <= 1) for x in t):
@@ -263,7 +277,12 @@ class ProtocolOptions:
         """The :class:`~iou_eval.protocols.Protocol` records, in the order named."""
         from .protocols import make_protocol
 
-        return [make_protocol(name, self) for name in self.protocol]
+        return [make_protocol(name, self, t) for t in self.iou_type for name in self.protocol]
+
+    @property
+    def masks(self) -> bool:
+        """Whether any protocol scores instance masks (the files' masks must be read)."""
+        return "segm" in self.iou_type
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ class Protocol:
         pixel_convention: ``continuous`` (COCO) or ``plus-one`` (VOC devkit).
         zero_id_quirk: reproduce pycocotools' defect that a ground truth with
             annotation id 0 never counts as matched (default on, for parity).
+        iou_type: ``bbox`` (boxes) or ``segm`` (instance masks, COCO only).
         honour_ignore: keep a ground truth's own ``ignore`` flag instead of
             letting ``iscrowd`` overwrite it as pycocotools does (default off).
     """
@@ -77,6 +78,7 @@ class Protocol:
     pixel_convention: PixelConvention = PixelConvention.CONTINUOUS
     zero_id_quirk: bool = True
     honour_ignore: bool = False
+    iou_type: str = "bbox"
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -90,6 +92,11 @@ class Protocol:
             )
 
     @property
+    def label(self) -> str:
+        """How reports and gates name this run: ``coco``, or ``coco-segm`` for masks."""
+        return self.name if self.iou_type == "bbox" else f"{self.name}-{self.iou_type}"
+
+    @property
     def is_voc(self) -> bool:
         return self.name in (ProtocolName.VOC07.value, ProtocolName.VOC12.value)
 
@@ -100,6 +107,7 @@ class Protocol:
             "iou_thresholds": [round(t, 10) for t in self.iou_thresholds],
             "pixel_convention": self.pixel_convention.value,
             "class_agnostic": self.class_agnostic,
+            "iou_type": self.iou_type,
         }
         if self.is_voc:
             out["ap_method"] = "11-point" if self.name == "voc07" else "all-point"
@@ -176,7 +184,7 @@ def voc12(**overrides: object) -> Protocol:
 BY_NAME = {"coco": coco, "voc07": voc07, "voc12": voc12}
 
 
-def make_protocol(name: str, options: object | None = None) -> Protocol:
+def make_protocol(name: str, options: object | None = None, iou_type: str = "bbox") -> Protocol:
     """A :class:`Protocol` by name with ``options``' overrides applied.
 
     ``options``: a :class:`~iou_eval.options.ProtocolOptions` (None: defaults).
@@ -190,7 +198,11 @@ def make_protocol(name: str, options: object | None = None) -> Protocol:
     if name not in BY_NAME:
         raise UsageError(f"unknown protocol {name!r} (known: {', '.join(BY_NAME)})")
     p = BY_NAME[name]()
-    changes: dict[str, object] = {"class_agnostic": o.class_agnostic}
+    if iou_type != "bbox" and p.is_voc:
+        raise UsageError(
+            f"--iou-type {iou_type}: the VOC protocols score boxes; use --protocol coco for masks"
+        )
+    changes: dict[str, object] = {"class_agnostic": o.class_agnostic, "iou_type": iou_type}
     if not p.is_voc:
         changes["zero_id_quirk"] = o.zero_id_quirk
         changes["honour_ignore"] = o.honour_ignore

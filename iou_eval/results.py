@@ -374,7 +374,7 @@ class EvaluationResult:
         """Every number in one long table: protocol, scope, key, metric, value."""
         rows: list[tuple[str, str, Any, str, Any]] = []
         for r in self.results:
-            name = r.protocol.name
+            name = r.protocol.label
             for k, v in r.summary.items():
                 rows.append((name, "summary", None, k, clean(v)))
             for rec in r.classes.records():

@@ -6,10 +6,11 @@ evaluation does not read (segmentations above all), then turned into columns.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from itertools import chain
 from operator import attrgetter
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
@@ -55,7 +56,19 @@ class _Document(msgspec.Struct, gc=False):
     categories: list[_Category] | None = None
 
 
+class _MaskAnnotation(_Annotation, gc=False):
+    # Polygons, RLE dicts or []: decoded only when masks are scored.
+    segmentation: Any = None
+
+
+class _MaskDocument(msgspec.Struct, gc=False):
+    images: list[_Image] | None = None
+    annotations: list[_MaskAnnotation] | None = None
+    categories: list[_Category] | None = None
+
+
 _DECODER = msgspec.json.Decoder(_Document | list[_Annotation])
+_MASK_DECODER = msgspec.json.Decoder(_MaskDocument | list[_MaskAnnotation])
 
 
 def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
@@ -110,33 +123,59 @@ def _vocab(keys: np.ndarray | list[Key]) -> tuple[Key, ...]:
     return tuple(sorted(dict.fromkeys(keys), key=sort_key))
 
 
-def _decode(path: str, data: bytes):
+def _decode(path: str, data: bytes, masks: bool = False):
     try:
-        return quiet_decode(_DECODER, data)
+        return quiet_decode(_MASK_DECODER if masks else _DECODER, data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise json_error(path, data, exc) from None
 
 
-def annotation_columns(anns: list, path: str, label: str, role: str, offset: int = 0) -> dict:
-    """Columns of decoded annotations ``[N]``: boxes, scores, ids (and ground-truth fields).
+def _mask_columns(anns: list) -> dict:
+    """``segmentation[N]`` (object: the values as decoded) and ``has_bbox[N]`` of masks mode."""
+    n = len(anns)
+    segs = np.empty(n, dtype=object)
+    for i, a in enumerate(anns):
+        segs[i] = a.segmentation
+    has_bbox = np.fromiter((a.bbox is not None for a in anns), dtype=bool, count=n)
+    return {"segmentation": segs, "has_bbox": has_bbox}
 
-    ``offset`` is the index of ``anns[0]`` in the file, for error places.
-    """
+
+def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.ndarray:
+    """``[N, 4]`` the ``bbox`` numbers; in masks mode a missing box is zeros (from the mask later)."""
     n = len(anns)
     try:
-        boxes = np.fromiter(
+        return np.fromiter(
             chain.from_iterable(map(attrgetter("bbox"), anns)), dtype=np.float64, count=4 * n
         ).reshape(n, 4)
     except (TypeError, ValueError):
+        if masks:
+            return np.array(
+                [a.bbox if a.bbox is not None else (0.0, 0.0, 0.0, 0.0) for a in anns],
+                dtype=np.float64,
+            ).reshape(n, 4)
         first = next(i for i, a in enumerate(anns) if a.bbox is None)
         raise InputError(
             path,
             "annotation has no 'bbox'",
             where=label.format(offset + first),
-            hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h]",
+            hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h] "
+            "(results that carry masks only: score them with --iou-type segm)",
         ) from None
+
+
+def annotation_columns(
+    anns: list, path: str, label: str, role: str, offset: int = 0, masks: bool = False
+) -> dict:
+    """Columns of decoded annotations ``[N]``: boxes, scores, ids (and ground-truth fields).
+
+    ``offset`` is the index of ``anns[0]`` in the file, for error places;
+    ``masks``: the annotations carry ``segmentation`` (see :func:`_mask_columns`).
+    """
+    n = len(anns)
+    boxes = _boxes(anns, path, label, offset, masks)
     raw_cats = list(map(attrgetter("category_id"), anns))
     cols: dict = {
+        **(_mask_columns(anns) if masks else {}),
         "boxes": boxes,
         "score": None,
         "image_id": _ids(list(map(attrgetter("image_id"), anns)), path, label + ".image_id"),
@@ -247,20 +286,21 @@ def indexed_by_id(
 _CHUNK_BYTES = 4 << 20
 
 
-def _chunk_columns(chunk: bytearray, path: str) -> dict | None:
+def _chunk_columns(chunk: bytearray, path: str, masks: bool = False) -> dict | None:
     """The columns of one chunk of a results list (``[`` elements ``]``), or None if unsure."""
-    anns = quiet_decode(_DECODER, chunk)
+    anns = quiet_decode(_MASK_DECODER if masks else _DECODER, chunk)
     if not isinstance(anns, list):
         return None
-    cols = annotation_columns(anns, path, "[{}]", "pred")
+    cols = annotation_columns(anns, path, "[{}]", "pred", masks=masks)
     if not all(isinstance(cols[k], np.ndarray) for k in ("image_id", "category_id")):
         return None
     return cols
 
 
-def chunked_columns(path: str, workers: int = 1) -> dict | None:
+def chunked_columns(path: str, workers: int = 1, masks: bool = False) -> dict | None:
     """Columns of a large results list decoded in chunks (in ``workers`` processes), or None."""
-    return chunked_results(path, partial(_chunk_columns, path=path), workers, _CHUNK_BYTES)
+    columns = partial(_chunk_columns, path=path, masks=masks)
+    return chunked_results(path, columns, workers, _CHUNK_BYTES)
 
 
 def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -271,11 +311,12 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     results list or such a dict whose annotations carry a ``score``.
     Image and category ids may be integers or numeric strings.
     """
-    cols = chunked_columns(path, options.workers) if role == "pred" else None
+    masks = options.masks
+    cols = chunked_columns(path, options.workers, masks) if role == "pred" else None
     doc: _Document | list[_Annotation] | None = None
     if cols is None:
         data = read_bytes(path)
-        doc = _decode(path, data)
+        doc = _decode(path, data, masks)
         del data
 
     warnings: list[str] = []
@@ -290,7 +331,7 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                 "categories), found a results list",
                 hint="did you swap the ground-truth and prediction files?",
             )
-        cols = annotation_columns(doc, path, label, role)
+        cols = annotation_columns(doc, path, label, role, masks=masks)
     elif doc is not None:
         if doc.annotations is None:
             raise InputError(path, "expected an 'annotations' list, found none", where="$")
@@ -301,7 +342,7 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         if role == "gt" and categories_in is None:
             raise InputError(path, "expected a 'categories' list in the ground truth, found none")
         label = "annotations[{}]"
-        cols = annotation_columns(doc.annotations, path, label, role)
+        cols = annotation_columns(doc.annotations, path, label, role, masks=masks)
     if cols is None:  # pragma: no cover - every branch above fills it
         raise RuntimeError("no annotations decoded")
     doc = None  # the decoded records are no longer needed: free them now
@@ -441,4 +482,17 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         origin_label="annotations" if label.startswith("annotations") else "",
         warnings=warnings,
     )
+    if masks:
+        from ..segm import PendingMasks
+
+        ds = replace(
+            ds,
+            masks=PendingMasks(
+                segs=cols["segmentation"][rows],
+                has_bbox=cols["has_bbox"][rows],
+                path=path,
+                origins=ds.origin,
+                origin_label=ds.origin_label or "annotations",
+            ),
+        )
     return ds

@@ -23,6 +23,7 @@ class LoadOptions:
         names: class names by index, for files that give class indices.
         workers: processes a large file's decoding may be shared among.
         split: the data.yaml split a YOLO dataset is read from.
+        masks: read instance masks too (``segmentation``, polygons) for ``segm``.
     """
 
     box_format: BoxFormat | None = None
@@ -30,6 +31,7 @@ class LoadOptions:
     names: tuple[str, ...] | None = None
     workers: int = 1
     split: str = "val"
+    masks: bool = False
 
 
 _FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,

@@ -100,7 +100,7 @@ def _describe_protocol(r: ProtocolResult) -> str:
     )
     extra = ", class-agnostic" if p.class_agnostic else ""
     return (
-        f"{p.name} (COCOeval bbox: IoU {thr_text}, {len(p.recall_thresholds)} recall points, "
+        f"{p.name} (COCOeval {p.iou_type}: IoU {thr_text}, {len(p.recall_thresholds)} recall points, "
         f"maxDets {'/'.join(map(str, p.max_dets))}, {p.pixel_convention.value} pixels{extra})"
     )
 
@@ -150,8 +150,8 @@ def _side_by_side(result: EvaluationResult) -> tuple[list[str], list[list[str]],
     columns: list[list[str]] = []
     total: list[str] = ["(mean)"]
     for r in result.results:
-        name = r.protocol.name
-        keys = HEADLINE.get(name, ("AP",))
+        name = r.protocol.label
+        keys = HEADLINE.get(r.protocol.name, ("AP",))
         for key in keys:
             headers.append(f"{name} {'AP' if key == 'mAP' else key}")
             total.append(cell(r.summary.get(key)) or "n/a")
