@@ -141,7 +141,7 @@ def calibration(
     if outside.any():
         raise UsageError(
             f"calibration needs scores in [{edges[0]:g}, {edges[-1]:g}]; found "
-            f"{score[outside][0]!r} ({int(outside.sum())} prediction(s) outside)",
+            f"{float(score[outside][0])!r} ({int(outside.sum())} prediction(s) outside)",
             hint="calibration reads scores as probabilities: rescale them, or pass bin edges",
         )
     b = len(edges) - 1
