@@ -138,7 +138,8 @@ def dataset_columns(gt, pred) -> tuple:
 
 def box_area(xyxy: np.ndarray) -> np.ndarray:
     """``[N]`` continuous area ``(x2 - x1) * (y2 - y1)`` of boxes ``[N, 4]``."""
-    return (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    b = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
+    return (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
 
 
 def box_overlaps(
@@ -158,16 +159,19 @@ def box_overlaps(
             file's ``w * h``, and ``(x + w) - x`` is not always ``w``: pass
             them for bit-exact overlaps on COCO files.
     """
-    p_area = box_area(pred_xyxy) if pred_area is None else pred_area
-    g_area = box_area(gt_xyxy) if gt_area is None else gt_area
+    p_xyxy = np.asarray(pred_xyxy, dtype=np.float64).reshape(-1, 4)
+    g_xyxy = np.asarray(gt_xyxy, dtype=np.float64).reshape(-1, 4)
+    p_area = box_area(p_xyxy) if pred_area is None else np.asarray(pred_area, np.float64)
+    g_area = box_area(g_xyxy) if gt_area is None else np.asarray(gt_area, np.float64)
+    crowd = np.asarray(gt_crowd, dtype=bool)
 
     def overlaps(pred_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
         return pair_iou(
-            np.take(pred_xyxy, pred_rows, axis=0),
+            np.take(p_xyxy, pred_rows, axis=0),
             p_area[pred_rows],
-            np.take(gt_xyxy, gt_rows, axis=0),
+            np.take(g_xyxy, gt_rows, axis=0),
             g_area[gt_rows],
-            gt_crowd[gt_rows],
+            crowd[gt_rows],
         )
 
     return overlaps

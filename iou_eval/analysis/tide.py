@@ -320,26 +320,29 @@ def _summarize(
 ) -> TideResult:
     """The base AP, every fix's dAP and the counts."""
     k = cols.num_categories
-    n_kept = len(out.rows)
     cat = cols.pred_category[out.rows]
     score = cols.pred_score[out.rows]
     n_gt = np.bincount(cols.gt_category[~cols.gt_crowd], minlength=k)
     fp = ~out.tp & ~out.ignored
-    seq = np.arange(n_kept)
-    base = _mean_ap(cat[~out.ignored], score[~out.ignored], out.tp[~out.ignored],
-                    seq[~out.ignored], n_gt)  # fmt: skip
+    # tidecv ranks a class's points by descending score, equal scores in the
+    # order it pushed them.  The base run pushes them as it visits them (the
+    # kept rows' order); a fixed run pushes the errors, then the true positives.
+    visit = np.argsort(-score, kind="stable")
+    errors_first = np.lexsort((np.arange(len(score)), out.tp, -score))
+
+    def ranked(order: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        return order[keep[order]]
+
+    pts = ranked(visit, fp | out.tp)
+    base = _mean_ap(cat[pts], out.tp[pts], n_gt)
 
     def fixed(error_type: int) -> float:
         # Other errors keep their false positive; this type's are removed,
         # except the best localisation / classification error per free ground
-        # truth, which becomes a true positive.  Then the true positives.
-        keep_fp = fp & (out.error != error_type)
+        # truth, which becomes a true positive (of the ground truth's class).
         fix = (out.error == error_type) & out.fixes
-        pts = np.r_[np.flatnonzero(keep_fp | fix), np.flatnonzero(out.tp)]
-        is_tp = np.r_[fix[keep_fp | fix], np.ones(int(out.tp.sum()), dtype=bool)]
-        cls = np.where(fix, out.fix_class, cat)[pts]
-        key = np.r_[pts[: len(pts) - int(out.tp.sum())], n_kept + np.flatnonzero(out.tp)]
-        return _mean_ap(cls, score[pts], is_tp, key, n_gt)
+        pts = ranked(errors_first, (fp & (out.error != error_type)) | fix | out.tp)
+        return _mean_ap(np.where(fix, out.fix_class, cat)[pts], (out.tp | fix)[pts], n_gt)
 
     dap = {
         "cls": fixed(CLS),
@@ -348,19 +351,17 @@ def _summarize(
         "dupe": fixed(DUPE),
         "bkg": fixed(BKG),
     }
+    pts = ranked(errors_first, fp | out.tp)
     missed_per_class = np.bincount(cols.gt_category[out.gt_missed], minlength=k)
-    errors_then_tps = np.r_[np.flatnonzero(fp), np.flatnonzero(out.tp)]
-    later = np.r_[np.flatnonzero(fp), n_kept + np.flatnonzero(out.tp)]
-    tp_flags = out.tp[errors_then_tps]
-    dap["miss"] = _mean_ap(cat[errors_then_tps], score[errors_then_tps], tp_flags, later,
-                           n_gt - missed_per_class)  # fmt: skip
+    dap["miss"] = _mean_ap(cat[pts], out.tp[pts], n_gt - missed_per_class)
     dap = {name: max(value - base, 0.0) for name, value in dap.items()}
-    # Special errors: true positives scored 1 and false ones 0; or only the
-    # matched ground truths counted.  tidecv does not clamp these.
-    fp_ap = _mean_ap(cat[errors_then_tps], tp_flags.astype(np.float64), tp_flags, later, n_gt)
+    # Special errors, not clamped by tidecv: true positives re-scored 1 and
+    # false ones 0 (so all true positives first, each group in push order);
+    # or only the matched ground truths counted.
     matched_per_class = np.bincount(cols.gt_category[out.gt_used], minlength=k)
-    fn_ap = _mean_ap(cat[errors_then_tps], score[errors_then_tps], tp_flags, later,
-                     matched_per_class)  # fmt: skip
+    fn_ap = _mean_ap(cat[pts], out.tp[pts], matched_per_class)
+    pts = np.r_[np.flatnonzero(out.tp), np.flatnonzero(fp)]
+    fp_ap = _mean_ap(cat[pts], out.tp[pts], n_gt)
 
     pred_error = np.full(len(cols.pred_image), NO_ERROR, dtype=np.int8)
     pred_error[out.rows] = out.error
@@ -391,58 +392,54 @@ RECALL_POINTS = np.arange(101) / 100.0
 """tidecv samples precision at recalls ``x / 100`` for ``x`` in 0..100."""
 
 
-def _mean_ap(
-    cls: np.ndarray, score: np.ndarray, is_tp: np.ndarray, key: np.ndarray, n_gt: np.ndarray
-) -> float:
-    """tidecv's ``ClassedAPDataObject.get_mAP`` on data points ``[N]``, in AP points.
+def _mean_ap(cls: np.ndarray, is_tp: np.ndarray, n_gt: np.ndarray) -> float:
+    """tidecv's ``ClassedAPDataObject.get_mAP``, in AP points.
 
     Args:
-        cls, score, is_tp: ``[N]`` each data point's class, score and outcome.
-        key: ``[N]`` the order tidecv pushed them in (decides equal scores).
+        cls, is_tp: ``[N]`` each data point's class and outcome, in tidecv's
+            ranking order (descending score, equal scores in push order).
         n_gt: ``[K]`` ground-truth count per class.
 
     A class enters the mean when it has data points or ground truth; its AP
     is 0 without ground truth.  An empty mean is 0 (tidecv divides by zero:
     no ground truth and no counted prediction, or a fix that removes them all).
     """
-    k = len(n_gt)
-    order = np.lexsort((key, -score, cls))
-    c, t = cls[order], is_tp[order]
+    k, n = len(n_gt), len(cls)
+    # A stable sort keeps the ranking inside a class; on 16-bit keys numpy's
+    # stable sort is a radix sort.
+    by_class = np.argsort(cls.astype(np.uint16) if k <= 1 << 16 else cls, kind="stable")
+    c, t = cls[by_class], is_tp[by_class]
     present = (np.bincount(c, minlength=k) > 0) | (n_gt > 0)
     if not present.any():
         return 0.0
-    n = len(c)
     starts = np.searchsorted(c, np.arange(k + 1))
-    pos = np.arange(n) - starts[c]
     ctp = np.cumsum(t)
     ctp = ctp - np.r_[0, ctp][starts[c]]
-    precision = ctp / (pos + 1.0)
-    recall = np.divide(ctp, n_gt[c], out=np.zeros(n), where=n_gt[c] > 0)
-    precision = _reverse_running_max(c, precision)
-    # y[c, x] = precision at the first point of class c whose recall >= x:
-    # searchsorted over every class at once, on exact integer ranks.
-    levels = np.unique(np.r_[recall, RECALL_POINTS])
-    span = len(levels)
-    point_key = c * span + np.searchsorted(levels, recall)
-    query = np.arange(k)[:, None] * span + np.searchsorted(levels, RECALL_POINTS)[None, :]
-    at = np.searchsorted(point_key, query, side="left")
-    inside = at < starts[1:, None]
-    y = np.where(inside, precision[np.minimum(at, max(n - 1, 0))] if n else 0.0, 0.0)
+    precision = ctp / (np.arange(n) - starts[c] + 1.0)
+    # at[c, x]: the first point of class c with recall ctp / n_gt >= x, found
+    # by the true-positive count it needs (exact integers, no float search).
+    at = np.searchsorted(c * (n + 2) + ctp, np.arange(k)[:, None] * (n + 2) + _needed(n_gt, n))
+    # tidecv's precision at x is max(precision[at:end]) (made monotone from
+    # the right).  Maxima of the blocks between consecutive at's, then a
+    # running maximum over a class's 101 blocks from the right.
+    flat = at.ravel()
+    block = np.maximum.reduceat(np.r_[precision, -np.inf], flat)
+    block[flat >= np.r_[flat[1:], n]] = -np.inf  # empty blocks
+    y = np.maximum.accumulate(block.reshape(k, -1)[:, ::-1], axis=1)[:, ::-1]
+    y = np.where(at < starts[1:, None], y, 0.0)
     ap = np.where(n_gt > 0, y.sum(axis=1) / len(RECALL_POINTS) * 100, 0.0)
     return float(ap[present].sum() / present.sum())
 
 
-def _reverse_running_max(seg: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``[N]`` max of ``values[i:]`` within ``i``'s segment (``seg`` sorted), exactly.
-
-    Values are replaced by their rank among the distinct values, so one
-    integer running maximum over the reversed array cannot leak across segments.
-    """
-    if len(values) == 0:
-        return values
-    levels, rank = np.unique(values, return_inverse=True)
-    rev_seg = seg[::-1]
-    ordinal = np.cumsum(np.r_[0, rev_seg[1:] != rev_seg[:-1]])
-    key = ordinal * len(levels) + rank[::-1]
-    best = np.maximum.accumulate(key) - ordinal * len(levels)
-    return levels[best[::-1]]
+def _needed(n_gt: np.ndarray, n: int) -> np.ndarray:
+    """``[K, 101]`` the least true-positive count ``t`` with ``t / n_gt >= x``
+    (as tidecv divides), capped at ``n + 1`` (never reached); 0 for x = 0."""
+    g = n_gt[:, None].astype(np.float64)
+    x = RECALL_POINTS[None, :]
+    need = np.ceil(x * g)
+    # x * n_gt may round across an integer: step to the exact least t.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where((need - 1) / g >= x, need - 1, need)
+        need = np.where(need / g < x, need + 1, need)
+    need = np.where(g > 0, need, np.where(x > 0, n + 1, 0))
+    return np.minimum(need, n + 1).astype(np.int64)
