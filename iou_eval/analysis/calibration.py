@@ -202,13 +202,18 @@ def _ece(count: np.ndarray, total: np.ndarray, hits: np.ndarray) -> float | None
     return float(np.sum(c / n * gap))
 
 
-@dataclass(frozen=True)
 class _PairGeometry:
-    """:class:`iou_eval.geometry.Geometry` over an :data:`Overlaps` callable (for ``match_coco``)."""
+    """:class:`iou_eval.geometry.Geometry` over an :data:`Overlaps` callable (for ``match_coco``).
 
-    overlaps: Overlaps
-    dt_area: np.ndarray
-    name: str = "pairs"
+    Attributes:
+        overlaps: the pairs' overlaps; dt_area: ``[D]`` the predictions' areas.
+    """
+
+    name = "pairs"
+
+    def __init__(self, overlaps: Overlaps, dt_area: np.ndarray) -> None:
+        self.overlaps = overlaps
+        self.dt_area = dt_area
 
     def pairs(self, d_groups, gt_sorted, g_starts, dt_rows, floor):
         counts = g_starts[d_groups + 1] - g_starts[d_groups]

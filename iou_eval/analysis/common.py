@@ -278,7 +278,7 @@ def greedy_first_wins(
     rnd, p, g = rnd[order], pair_pred[order], pair_gt[order]
     taken = np.zeros(n_gt, dtype=bool)
     bounds = np.flatnonzero(np.r_[True, rnd[1:] != rnd[:-1], True])
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         free = ~taken[g[lo:hi]]
         fp, fg = p[lo:hi][free], g[lo:hi][free]
         if len(fp) == 0:

@@ -139,10 +139,10 @@ def confusion_matrix(
     p_cat = cols.pred_category[kept]
     np.add.at(matrix, (cols.gt_category[match[hit]], p_cat[hit]), 1)
     loose = ~hit & ~_in_crowd(cols, overlaps, kept, ~hit, iou_threshold)
-    np.add.at(matrix, (k, p_cat[loose]), 1)
+    np.add.at(matrix[k], p_cat[loose], 1)
     gt_used = np.zeros(len(cols.gt_image), dtype=bool)
     gt_used[match[hit]] = True
-    np.add.at(matrix, (cols.gt_category[~cols.gt_crowd & ~gt_used], k), 1)
+    np.add.at(matrix[:, k], cols.gt_category[~cols.gt_crowd & ~gt_used], 1)
     return ConfusionResult(
         matrix=matrix,
         iou_threshold=float(iou_threshold),

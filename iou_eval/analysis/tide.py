@@ -214,9 +214,7 @@ def tide_from_datasets(
     """
     if overlaps is None:
         overlaps = box_overlaps(pred.xyxy, gt.xyxy, gt.is_crowd, pred.bbox_area, gt.bbox_area)
-    return tide(
-        *dataset_columns(gt, pred), overlaps=overlaps, image_order=image_order, **options
-    )
+    return tide(*dataset_columns(gt, pred), overlaps=overlaps, image_order=image_order, **options)
 
 
 def _kept_predictions(cols: Columns, image_order: np.ndarray | None, max_dets: int):
@@ -315,9 +313,7 @@ def _in_crowd(
     return ignored
 
 
-def _summarize(
-    cols: Columns, out: _Outcome, pos: float, bg: float, max_dets: int
-) -> TideResult:
+def _summarize(cols: Columns, out: _Outcome, pos: float, bg: float, max_dets: int) -> TideResult:
     """The base AP, every fix's dAP and the counts."""
     k = cols.num_categories
     cat = cols.pred_category[out.rows]

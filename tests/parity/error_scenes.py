@@ -83,7 +83,9 @@ def make_error_scene(
 ) -> tuple[dict, list[dict]]:
     """A COCO ground-truth dict and a results list, reproducible from ``seed``."""
     rng = np.random.default_rng(seed)
-    cat_ids = sorted(int(c) for c in rng.choice(np.arange(1, 6 * n_categories), n_categories, replace=False))
+    cat_ids = sorted(
+        int(c) for c in rng.choice(np.arange(1, 6 * n_categories), n_categories, replace=False)
+    )
     no_gt_cat = cat_ids[-1]
     pred_only_cat = 6 * n_categories  # not in the ground truth's categories
     decimals = int(rng.integers(1, 4))

@@ -66,7 +66,7 @@ def assert_same_as_tidecv(gt_path: str, dt_path: str, label: str):
         "counts": [getattr(r.counts, n) for n in NAMES],
     }
     diffs = [abs(ours["ap"] - ref["ap"]), abs(ours["fp"] - ref["fp"]), abs(ours["fn"] - ref["fn"])]
-    diffs += [abs(a - b) for a, b in zip(ours["dap"], ref["dap"])]
+    diffs += [abs(a - b) for a, b in zip(ours["dap"], ref["dap"], strict=True)]
     assert max(diffs) < 1e-6 and ours["counts"] == ref["counts"], (
         f"{label}\n iou-eval {ours}\n tidecv   {ref}"
     )

@@ -29,7 +29,12 @@ NAMES = ("cat", "dog", "bird")
 def test_tiny_scene_literals():
     r = calibration(SCORES, CATS, TP, COUNTED, NAMES, iou_threshold=0.5)
     assert [b.count for b in r.bins] == [1, 0, 0, 1, 0, 0, 0, 0, 2, 2]
-    assert [(b.lower, b.upper) for b in r.bins][:4] == [(0.0, 0.1), (0.1, 0.2), (0.2, 0.3), (0.3, 0.4)]
+    assert [(b.lower, b.upper) for b in r.bins][:4] == [
+        (0.0, 0.1),
+        (0.1, 0.2),
+        (0.2, 0.3),
+        (0.3, 0.4),
+    ]
     assert r.bins[8].mean_score == pytest.approx(0.835)
     assert r.bins[8].accuracy == 0.5
     assert r.bins[9].mean_score == pytest.approx(0.975) and r.bins[9].accuracy == 1.0
@@ -77,7 +82,7 @@ def naive_calibration(score, cat, tp, counted, k, n_bins):
     """Bins as written in the conventions, one prediction at a time."""
     bins = [[] for _ in range(n_bins)]
     per = [[[] for _ in range(n_bins)] for _ in range(k)]
-    for s, c, t, u in zip(score, cat, tp, counted):
+    for s, c, t, u in zip(score, cat, tp, counted, strict=True):
         if not u:
             continue
         for i in range(n_bins):
@@ -129,8 +134,9 @@ def test_true_positive_flags_on_a_tiny_scene():
         gt_crowd=[False, True],
         pred_image=[0, 0, 0, 0],
         pred_category=[0, 0, 0, 1],
-        pred_xyxy=np.array([[0, 0, 10, 10], [0, 0, 10, 9], [60, 0, 70, 10], [0, 0, 10, 10]],
-                           dtype=np.float64),  # fmt: skip
+        pred_xyxy=np.array(
+            [[0, 0, 10, 10], [0, 0, 10, 9], [60, 0, 70, 10], [0, 0, 10, 10]], dtype=np.float64
+        ),  # fmt: skip
         pred_score=[0.9, 0.8, 0.7, 0.6],
         num_images=1,
         num_categories=2,

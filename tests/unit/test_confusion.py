@@ -109,8 +109,10 @@ def naive_confusion(c: dict, iou_thr: float, score_thr: float) -> np.ndarray:
 
     k = c["num_categories"]
     m = np.zeros((k + 1, k + 1), dtype=np.int64)
-    gts = list(zip(c["gt_image"], c["gt_category"], c["gt_xyxy"], c["gt_crowd"]))
-    preds = list(zip(c["pred_image"], c["pred_category"], c["pred_xyxy"], c["pred_score"]))
+    gts = list(zip(c["gt_image"], c["gt_category"], c["gt_xyxy"], c["gt_crowd"], strict=True))
+    preds = list(
+        zip(c["pred_image"], c["pred_category"], c["pred_xyxy"], c["pred_score"], strict=True)
+    )
     for img in range(c["num_images"]):
         mine = [i for i, g in enumerate(gts) if g[0] == img]
         used = set()

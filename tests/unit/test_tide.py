@@ -74,13 +74,17 @@ def test_hand_scene_matches_tidecv():
     for c in (0, 1):
         gt.add_class(c, f"c{c}")
     gt.add_image(0, "0.jpg")
-    for cat, (x1, y1, x2, y2), crowd in zip(GT["gt_category"], GT["gt_xyxy"], GT["gt_crowd"]):
+    for cat, (x1, y1, x2, y2), crowd in zip(
+        GT["gt_category"], GT["gt_xyxy"], GT["gt_crowd"], strict=True
+    ):
         box = [x1, y1, x2 - x1, y2 - y1]
         if crowd:
             gt.add_ignore_region(0, cat, box)
         else:
             gt.add_ground_truth(0, cat, box)
-    for cat, (x1, y1, x2, y2), s in zip(PRED["pred_category"], PRED["pred_xyxy"], PRED["pred_score"]):
+    for cat, (x1, y1, x2, y2), s in zip(
+        PRED["pred_category"], PRED["pred_xyxy"], PRED["pred_score"], strict=True
+    ):
         dt.add_detection(0, cat, s, [x1, y1, x2 - x1, y2 - y1])
     t = TIDE()
     run = t.evaluate(gt, dt, mode=TIDE.BOX)
@@ -88,7 +92,7 @@ def test_hand_scene_matches_tidecv():
     r = tide(**columns())
     assert r.ap == pytest.approx(run.ap, abs=1e-9)
     ours = r.dap.as_dict()
-    for short, name in zip(("Cls", "Loc", "Both", "Dupe", "Bkg", "Miss"), ours):
+    for short, name in zip(("Cls", "Loc", "Both", "Dupe", "Bkg", "Miss"), ours, strict=True):
         assert ours[name] == pytest.approx(main[short], abs=1e-9), name
 
 
@@ -137,7 +141,9 @@ def test_no_ground_truth_every_prediction_is_background():
 
 
 def test_columns_are_checked():
-    with pytest.raises(ValueError, match=r"gt_category\[2\] = 1 is outside \[0, num_categories=1\)"):
+    with pytest.raises(
+        ValueError, match=r"gt_category\[2\] = 1 is outside \[0, num_categories=1\)"
+    ):
         tide(**columns(num_categories=1))
     with pytest.raises(ValueError, match=r"gt_xyxy: expected shape \(5, 4\)"):
         tide(**columns(gt_xyxy=np.zeros((5, 3))))
