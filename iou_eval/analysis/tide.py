@@ -236,29 +236,78 @@ def _classify(
     """Match, ignore, classify: tidecv's ``TIDEExample`` and ``_eval_image`` on every image at once."""
     rows, rank = _kept_predictions(cols, image_order, max_dets)
     n_kept, n_gt = len(rows), len(cols.gt_image)
-    p_cat = cols.pred_category[rows]
-    real = np.flatnonzero(~cols.gt_crowd)
-    # Pairs of a kept prediction and a non-crowd ground truth of its image, by
-    # prediction then ground-truth row (file order: argmax's first of equals).
-    kp, gi = same_group_pairs(cols.pred_image[rows], cols.gt_image[real], cols.num_images)
-    g = real[gi]
-    iou = overlaps(rows[kp], g) if len(kp) else np.zeros(0)
-    near = iou > 0
-    kp, g, iou = kp[near], g[near], iou[near]
-    same = p_cat[kp] == cols.gt_category[g]
-
-    cand = same & (iou >= pos)
-    match = greedy_first_wins(kp[cand], g[cand], iou[cand], rank, n_kept, n_gt)
+    pairs = _Pairs.of(cols, overlaps, rows)
+    cand = pairs.same & (pairs.iou >= pos)
+    match = greedy_first_wins(pairs.kept[cand], pairs.gt[cand], pairs.iou[cand], rank, n_kept, n_gt)
     tp = match >= 0
     gt_used = np.zeros(n_gt, dtype=bool)
     gt_used[match[tp]] = True
     ignored = _in_crowd(cols, overlaps, rows, ~tp, pos)
+    error, target = _error_types(cols, rows, pairs, tp, gt_used, pos, bg)
+    # tidecv's BestGTMatch: only a free ground truth can be fixed, by the
+    # highest-scored error pointing at it (the first: kept rows are in score
+    # order inside an image); it is then "usable", not missed.
+    free = target >= 0
+    free[free] = ~gt_used[target[free]]
+    cand_k = np.flatnonzero(free)
+    _, first = np.unique(target[cand_k], return_index=True)
+    fixes = np.zeros(n_kept, dtype=bool)
+    fixes[cand_k[first]] = True
+    usable = np.zeros(n_gt, dtype=bool)
+    usable[target[cand_k]] = True
+    fix_class = cols.pred_category[rows]
+    fix_class[target >= 0] = cols.gt_category[target[target >= 0]]
+    gt_missed = ~cols.gt_crowd & ~gt_used & ~usable
+    return _Outcome(rows, tp, ignored, error, fixes, fix_class, gt_used, gt_missed)
 
+
+@dataclass(frozen=True)
+class _Pairs:
+    """Kept predictions and the non-crowd ground truths of their image that they overlap.
+
+    Attributes:
+        kept: ``[P]`` position among the kept predictions (sorted);
+        gt: ``[P]`` ground-truth row (ascending within a prediction: file
+            order, so the first of equal maxima is ``numpy.argmax``'s);
+        iou: ``[P]`` > 0; same: ``[P]`` the two share a class.
+    """
+
+    kept: np.ndarray
+    gt: np.ndarray
+    iou: np.ndarray
+    same: np.ndarray
+
+    @staticmethod
+    def of(cols: Columns, overlaps: Overlaps, rows: np.ndarray) -> _Pairs:
+        real = np.flatnonzero(~cols.gt_crowd)
+        kp, gi = same_group_pairs(cols.pred_image[rows], cols.gt_image[real], cols.num_images)
+        g = real[gi]
+        iou = overlaps(rows[kp], g) if len(kp) else np.zeros(0)
+        # Pairs that do not overlap decide nothing: tidecv's rules compare
+        # maxima with positive thresholds, and a row of zeros reads as 0.
+        near = iou > 0
+        kp, g, iou = kp[near], g[near], iou[near]
+        return _Pairs(kp, g, iou, cols.pred_category[rows][kp] == cols.gt_category[g])
+
+
+def _error_types(
+    cols: Columns,
+    rows: np.ndarray,
+    pairs: _Pairs,
+    tp: np.ndarray,
+    gt_used: np.ndarray,
+    pos: float,
+    bg: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``error[Dk]`` (tidecv's order of tests) and ``target[Dk]``, the ground
+    truth a localisation / classification error points at (-1 otherwise)."""
+    n_kept = len(rows)
+    kp, iou, same = pairs.kept, pairs.iou, pairs.same
     best_same, arg_same = segment_max(kp, np.where(same, iou, -np.inf), n_kept)
     best_other, arg_other = segment_max(kp, np.where(same, -np.inf, iou), n_kept)
-    best_used, _ = segment_max(kp, np.where(same & gt_used[g], iou, -np.inf), n_kept)
+    best_used, _ = segment_max(kp, np.where(same & gt_used[pairs.gt], iou, -np.inf), n_kept)
     best_any, _ = segment_max(kp, iou, n_kept)
-    has_gt = np.bincount(cols.gt_image[real], minlength=cols.num_images) > 0
+    has_gt = np.bincount(cols.gt_image[~cols.gt_crowd], minlength=cols.num_images) > 0
     error = np.select(
         [
             tp,
@@ -271,27 +320,11 @@ def _classify(
         [NO_ERROR, BKG, LOC, CLS, DUPE, BKG],
         BOTH,
     ).astype(np.int8)
-
-    # The ground truth a localisation / classification error points at.
     target = np.full(n_kept, -1, dtype=np.int64)
     is_loc, is_cls = error == LOC, error == CLS
-    target[is_loc] = g[arg_same[is_loc]]
-    target[is_cls] = g[arg_other[is_cls]]
-    # tidecv's BestGTMatch: only a free ground truth can be fixed, by the
-    # highest-scored error pointing at it (the first: kept rows are in score
-    # order inside an image); it is then "usable", not missed.
-    free = target >= 0
-    free[free] = ~gt_used[target[free]]
-    cand_k = np.flatnonzero(free)
-    _, first = np.unique(target[cand_k], return_index=True)
-    fixes = np.zeros(n_kept, dtype=bool)
-    fixes[cand_k[first]] = True
-    usable = np.zeros(n_gt, dtype=bool)
-    usable[target[cand_k]] = True
-    fix_class = p_cat.copy()
-    fix_class[target >= 0] = cols.gt_category[target[target >= 0]]
-    gt_missed = ~cols.gt_crowd & ~gt_used & ~usable
-    return _Outcome(rows, tp, ignored, error, fixes, fix_class, gt_used, gt_missed)
+    target[is_loc] = pairs.gt[arg_same[is_loc]]
+    target[is_cls] = pairs.gt[arg_other[is_cls]]
+    return error, target
 
 
 def _in_crowd(
