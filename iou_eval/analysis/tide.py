@@ -34,6 +34,11 @@ datasets.COCOResult(dt), mode=TIDE.BOX)``; every rule below mirrors it.
   positives, so on equal scores a false positive now ranks before a true
   one: that order is kept, hence a small AP change even for a fix that
   changes nothing.
+
+Two departures, where tidecv stops with an error: an average over no class
+(no ground truth and no counted prediction, or a fix that removes them all)
+is 0 instead of a division by zero; and scores need not exceed -1 (tidecv's
+"best score so far" starts there).
 """
 
 from __future__ import annotations
