@@ -55,7 +55,7 @@ def pycocotools_flags(gt: dict, preds: list, thr: float) -> tuple[np.ndarray, np
 
 def ours(gt_path: str, dt_path: str, thr: float):
     g = load(gt_path, "gt")
-    al = align(g, load(dt_path, "pred", reference=g))
+    al = align(g, load(dt_path, "pred"))
     is_tp, counted = coco_true_positives_from_datasets(
         al.gt, al.pred, iou_threshold=thr, gt_categories=al.n_categories
     )

@@ -48,7 +48,7 @@ def run_tidecv(gt_path: str, dt_path: str) -> dict:
 
 def run_ours(gt_path: str, dt_path: str):
     gt = load(gt_path, "gt")
-    al = align(gt, load(dt_path, "pred", reference=gt))
+    al = align(gt, load(dt_path, "pred"))
     # tidecv visits images in the file's order; iou-eval's vocabulary is by id.
     file_pos = {im["id"]: i for i, im in enumerate(json.loads(Path(gt_path).read_text())["images"])}
     order = np.array([file_pos[k] for k in al.gt.images.ids], dtype=np.int64)

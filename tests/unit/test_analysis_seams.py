@@ -36,7 +36,7 @@ def aligned(tmp_path_factory):
     (d / "gt.json").write_text(json.dumps(gt))
     (d / "dt.json").write_text(json.dumps(preds))
     g = load(str(d / "gt.json"), "gt")
-    return align(g, load(str(d / "dt.json"), "pred", reference=g))
+    return align(g, load(str(d / "dt.json"), "pred"))
 
 
 def test_a_geometrys_pair_method_is_an_overlaps_parameter(aligned):

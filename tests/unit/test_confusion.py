@@ -155,7 +155,7 @@ def test_random_scenes_against_naive(seed):
 def test_from_datasets_uses_names_and_file_areas(write_json):
     gt, preds = make_error_scene(7)
     g = load(write_json("gt.json", gt), "gt")
-    al = align(g, load(write_json("dt.json", preds), "pred", reference=g))
+    al = align(g, load(write_json("dt.json", preds), "pred"))
     r = confusion_matrix_from_datasets(al.gt, al.pred)
     c = to_columns(gt, preds)
     assert np.array_equal(r.matrix, naive_confusion(c, 0.5, 0.25))
