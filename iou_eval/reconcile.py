@@ -265,23 +265,17 @@ def scale_fractions(
     return ds.scaled(width, height)
 
 
-def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = None) -> Alignment:
-    """Re-index ``pred`` into the (canonical) vocabularies of ``gt``.
+def _category_map(
+    gt_categories: CategoryTable, pred: Dataset
+) -> tuple[np.ndarray, dict[str, int], list[Key], list[str], list[int]]:
+    """``[K_pred]`` each prediction category's ground-truth position (new ones appended).
 
-    Boxes that are fractions of the image size (``Dataset.fractions``) are
-    scaled here: the ground truth's by its own sizes or ``image_size``, the
-    predictions' by their own, else their ground-truth image's, else
-    ``image_size``.
+    Returns the map, how many joined by id and by name, the ids and names
+    of categories only in the predictions, and the prediction categories
+    whose id equals a ground-truth id in value only (``"1"`` for ``1``).
     """
-    own_order = gt.categories.ids
-    gt = canonical(scale_fractions(gt, image_size))
-    position = {k: i for i, k in enumerate(gt.categories.ids)}
-    warnings: list[str] = list(gt.warnings) + list(pred.warnings)
-    img_map, img_how = image_map(gt.images, pred.images, key_is_name=pred.format != "coco")
-    pred = scale_fractions(pred, image_size, gt.images, img_map)
-
-    gt_cat_by_id = {_norm(k): i for i, k in enumerate(gt.categories.ids)}
-    gt_cat_by_name = {n: i for i, n in enumerate(gt.categories.names)}
+    gt_cat_by_id = {_norm(k): i for i, k in enumerate(gt_categories.ids)}
+    gt_cat_by_name = {n: i for i, n in enumerate(gt_categories.names)}
     cat_map = np.empty(len(pred.categories), dtype=np.int64)
     cat_how = {"id": 0, "name": 0}
     extra_ids: list[Key] = []
@@ -298,18 +292,37 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
             i = gt_cat_by_id.get(_norm(key))
             if i is not None:
                 cat_how["id"] += 1
-                if key != gt.categories.ids[i]:
+                if key != gt_categories.ids[i]:
                     respelled.append(j)
             else:
                 i = gt_cat_by_name.get(name)
                 if i is not None:
                     cat_how["name"] += 1
         if i is None:
-            i = len(gt.categories) + len(extra_ids)
+            i = len(gt_categories) + len(extra_ids)
             extra_ids.append(key)
             extra_names.append(pred.categories.names[j])
         cat_map[j] = i
 
+    return cat_map, cat_how, extra_ids, extra_names, respelled
+
+
+def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = None) -> Alignment:
+    """Re-index ``pred`` into the (canonical) vocabularies of ``gt``.
+
+    Boxes that are fractions of the image size (``Dataset.fractions``) are
+    scaled here: the ground truth's by its own sizes or ``image_size``, the
+    predictions' by their own, else their ground-truth image's, else
+    ``image_size``.
+    """
+    own_order = gt.categories.ids
+    gt = canonical(scale_fractions(gt, image_size))
+    position = {k: i for i, k in enumerate(gt.categories.ids)}
+    warnings: list[str] = list(gt.warnings) + list(pred.warnings)
+    img_map, img_how = image_map(gt.images, pred.images, key_is_name=pred.format != "coco")
+    pred = scale_fractions(pred, image_size, gt.images, img_map)
+
+    cat_map, cat_how, extra_ids, extra_names, respelled = _category_map(gt.categories, pred)
     n_cat = len(gt.categories)
     pred_image = img_map[pred.image_idx] if len(pred) else np.zeros(0, dtype=np.int64)
     known = pred_image >= 0
