@@ -339,6 +339,28 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     )
 
 
+def _results_file_class(
+    file: str, classes: ClassVocabulary, file_of_class: dict[int, str]
+) -> int:
+    """The class a devkit results file holds (from its name); one file per class."""
+    name = results_class(os.path.splitext(os.path.basename(file))[0])
+    if not name:
+        raise InputError(
+            file,
+            "expected the class at the end of the file name, found none",
+            hint="name results files like comp4_det_test_<class>.txt",
+        )
+    c = classes.lookup(name, file, None, source=" (from the file name)")
+    if c in file_of_class:
+        raise InputError(
+            file,
+            f"class {name!r} already came from {file_of_class[c]}",
+            hint="keep one results file per class (one competition's run) in the folder",
+        )
+    file_of_class[c] = file
+    return c
+
+
 def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
     """Read the devkit's per-class detection results (format ``voc-results``).
 
@@ -375,22 +397,7 @@ def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
     origin_file: list[int] = []
 
     for fi, file in enumerate(files):
-        stem = os.path.splitext(os.path.basename(file))[0]
-        name = results_class(stem)
-        if not name:
-            raise InputError(
-                file,
-                "expected the class at the end of the file name, found none",
-                hint="name results files like comp4_det_test_<class>.txt",
-            )
-        c = classes.lookup(name, file, None, source=" (from the file name)")
-        if c in file_of_class:
-            raise InputError(
-                file,
-                f"class {name!r} already came from {file_of_class[c]}",
-                hint="keep one results file per class (one competition's run) in the folder",
-            )
-        file_of_class[c] = file
+        c = _results_file_class(file, classes, file_of_class)
         for line, tokens in _lines(file):
             if len(tokens) != 6:
                 raise InputError(file, f"{expected}, got {len(tokens)}", where=line)
