@@ -41,6 +41,8 @@ Examples:
   iou-eval gt.json preds.json --format json -o result.json
   iou-eval annotations/ predictions.csv --protocol voc07,voc12
   iou-eval gt.json preds.json --iou-thr 0.75 --worst 10
+  iou-eval gt.json preds.json -f html -o report.html --plots plots/ --images images/
+  iou-eval draw gt.json preds.json --images images/ -o drawn/ --worst 20
 
 \b
 Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.

@@ -107,7 +107,7 @@ def pred_tags(det: ImageDetections) -> tuple[list[str], np.ndarray]:
     return labels, iou
 
 
-def mask_outlines(det: ImageDetections) -> dict[str, list] | None:
+def mask_outlines(det: ImageDetections) -> dict[str, Sequence[Any]] | None:
     """``{"gt": [G], "pred": [D]}`` outlines of the image's masks (None without masks)."""
     if det.gt_masks is None and det.pred_masks is None:
         return None
