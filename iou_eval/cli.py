@@ -373,9 +373,9 @@ def _check_pictures(o: dict[str, Any], fmt, batch: bool) -> None:
     from .reporters import OutputFormat
 
     if o["plots"]:
-        from .reporters.plots import _matplotlib
+        from .reporters.plots import require_matplotlib
 
-        _matplotlib()
+        require_matplotlib()
     if o["images"] and (fmt is not OutputFormat.HTML or batch):
         raise UsageError(
             "--images draws the worst images of one run's HTML report (-f html)",

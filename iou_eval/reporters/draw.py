@@ -69,6 +69,11 @@ def _pillow() -> Any:
     return Image
 
 
+def require_pillow() -> None:
+    """Raise the UsageError that says how to install Pillow when it is missing."""
+    _pillow()
+
+
 def _boxes(name: str, boxes: Any, n: int | None = None) -> np.ndarray:
     b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4) if len(boxes) else np.zeros((0, 4))
     if n is not None and len(b) != n:

@@ -182,9 +182,9 @@ def check_folders(images_dir: str | os.PathLike, outdir: str | os.PathLike) -> I
     images folder (the drawings would replace the images), InputError when
     the images folder is not one.
     """
-    from .draw import _pillow
+    from .draw import require_pillow
 
-    _pillow()
+    require_pillow()
     folder = ImageFolder(images_dir)
     out = Path(outdir)
     if out.exists() and not out.is_dir():

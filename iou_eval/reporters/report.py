@@ -124,10 +124,10 @@ def write_batch_plots(batch: BatchResult, outdir: str | os.PathLike,
 
 def matplotlib_missing() -> bool:
     """True when the plots cannot be drawn (matplotlib is not installed)."""
-    from .plots import _matplotlib
+    from .plots import require_matplotlib
 
     try:
-        _matplotlib()
+        require_matplotlib()
     except UsageError:
         return True
     return False
@@ -154,11 +154,11 @@ def _plots_for_page(write, written: tuple[str, ...] | None, tmp: str
 def _drawings(result: EvaluationResult, order: np.ndarray, images: str, tmp: str
               ) -> tuple[dict[str, str], str]:  # fmt: skip
     """``(caption -> drawing, note)`` of the images ``order`` for the page."""
-    from .draw import _pillow
+    from .draw import require_pillow
     from .drawings import draw_run, missing_note
 
     try:
-        _pillow()
+        require_pillow()
     except UsageError:
         return {}, DRAW_MISSING
     drawn = draw_run(result, images, Path(tmp) / "drawings", order, for_page=PAGE_DRAWING_SIDE)
