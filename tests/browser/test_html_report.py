@@ -208,8 +208,11 @@ def test_the_command_lines_page_shows_the_summary_and_the_drawings(browser, cli_
     screenshot(browser, session, tmp_path / "cli-report.png")
 
 
-def test_hostile_class_names_through_the_command_line_stay_text(browser, tmp_path):
+def test_hostile_class_names_through_the_command_line_stay_text(browser, tmp_path, monkeypatch):
     from tests.cli.helpers import run
+    from tests.cli.test_pictures_cli import hide
+
+    hide(monkeypatch, "matplotlib")  # the page without plots: names only in its own text
 
     gt = json.loads((SAMPLE / "gt.json").read_text())
     gt["categories"][3]["name"] = XSS_CLASS
