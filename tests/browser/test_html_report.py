@@ -209,8 +209,7 @@ def test_the_command_lines_page_shows_the_summary_and_the_drawings(browser, cli_
 
 
 def test_hostile_class_names_through_the_command_line_stay_text(browser, tmp_path, monkeypatch):
-    from tests.cli.helpers import run
-    from tests.cli.test_pictures_cli import hide
+    from tests.cli.helpers import hide, run
 
     hide(monkeypatch, "matplotlib")  # the page without plots: names only in its own text
 

@@ -6,7 +6,6 @@ import base64
 import hashlib
 import json
 import re
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 from ..conftest import ROOT
-from .helpers import run
+from .helpers import hide, run
 
 pytest.importorskip("matplotlib")
 Image = pytest.importorskip("PIL.Image")
@@ -42,13 +41,6 @@ def svg_gids(path: Path) -> dict[str, list[str]]:
 def svg_text(path: Path) -> str:
     """Every text of the SVG, joined by spaces (matplotlib keeps text as text)."""
     return " ".join(t.text or "" for t in ET.parse(path).getroot().iter(f"{SVG}text"))
-
-
-def hide(monkeypatch, package: str) -> None:
-    """Make ``import package`` fail, as if it were not installed."""
-    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, package, None)
 
 
 def digest(folder: Path) -> dict[str, str]:
