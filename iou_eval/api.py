@@ -250,4 +250,5 @@ def evaluate(
         inputs=describe_inputs(gt_ds, pred_ds, alignment),
         settings={"iou_thr": opts.point.iou_thr, "score_thr": opts.point.score_thr},
         warnings=warnings,
+        alignment=alignment,
     )

@@ -21,9 +21,14 @@ class OutputFormat(str, Enum):
     MARKDOWN = "markdown"
     CSV = "csv"
     JSON = "json"
+    HTML = "html"
 
 
 def renderer(fmt: OutputFormat) -> Callable[[EvaluationResult, View], str]:
+    if fmt is OutputFormat.HTML:
+        from .report import render_report
+
+        return render_report
     if fmt is OutputFormat.JSON:
         from .json import render_json
 
