@@ -355,6 +355,7 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
     from .gates import github_annotations
     from .reporters import View, renderer
 
+    strict, options = _lenient(options)
     n_protocols = len(options.protocol.protocol)
     n_boot = options.bootstrap.bootstrap
     show = not o["quiet"] and not _machine(fmt)
@@ -377,7 +378,7 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
         github_annotations(list(result.checks)) if o["annotations"] else [],
         _machine(fmt) and not o["output"],
     )
-    return Outcome(failed_checks=len(result.failed_checks))
+    return Outcome(failed_checks=len(result.failed_checks), doubts=_strict_doubts(strict, result))
 
 
 def _eval_batch(
@@ -391,6 +392,7 @@ def _eval_batch(
 
     if not files:
         raise InputError(preds[0], "no prediction files (.json) in this folder")
+    strict, options = _lenient(options)
     gt_ds = load(gt, "gt", options.read.gt_format, read=options.read)
     bar = _progress(len(files), "scoring", not o["quiet"] and not _machine(fmt))
     try:
@@ -412,7 +414,10 @@ def _eval_batch(
     if o["annotations"]:
         lines = [ln for r in outcome.results.values() for ln in github_annotations(list(r.checks))]
         _annotate(lines, _machine(fmt) and not o["output"])
-    return Outcome(unreadable=len(outcome.errors), failed_checks=len(outcome.failed_checks))
+    doubts = sum(_strict_doubts(strict, r) for r in outcome.results.values())
+    return Outcome(
+        unreadable=len(outcome.errors), failed_checks=len(outcome.failed_checks), doubts=doubts
+    )
 
 
 @main.command(
@@ -473,10 +478,37 @@ def _annotate(lines: Sequence[str], stdout_taken: bool) -> None:
 
 
 def _warn(warnings: Sequence[str], quiet: bool) -> None:
+    from .doubts import is_doubt
+
     if quiet:
         return
     for w in warnings:
-        click.echo(f"iou-eval: warning: {w}", err=True)
+        # A doubt says the numbers may be wrong (--strict exits 1 on it).
+        kind = "warning (doubt)" if is_doubt(w) else "warning"
+        click.echo(f"iou-eval: {kind}: {w}", err=True)
+
+
+def _lenient(options: EvalOptions) -> tuple[bool, EvalOptions]:
+    """``(strict, options without strict)``: the command line reports first, then exits 1."""
+    import dataclasses
+
+    if not options.read.strict:
+        return False, options
+    return True, dataclasses.replace(options, read=dataclasses.replace(options.read, strict=False))
+
+
+def _strict_doubts(strict: bool, result) -> int:
+    """Under ``--strict``: the doubts of ``result``, said once more as the reason for exit 1."""
+    from .doubts import doubts_of
+
+    found = doubts_of(result.warnings) if strict else []
+    if found:
+        click.echo(
+            f"iou-eval: error: --strict: {len(found)} doubt(s) about the input (see the "
+            "warnings above); exit code 1",
+            err=True,
+        )
+    return len(found)
 
 
 # --------------------------------------------------------------- iou calculator

@@ -303,19 +303,21 @@ def chunked_columns(path: str, workers: int = 1, masks: bool = False) -> dict | 
     return chunked_results(path, columns, workers, _CHUNK_BYTES)
 
 
-def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
+def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None = None) -> Dataset:
     """Read a COCO ground-truth dataset or a COCO results file.
 
     ``role`` is ``"gt"`` or ``"pred"``.  Ground truth must be a dict with
     ``images``, ``annotations`` and ``categories``; predictions may be a
     results list or such a dict whose annotations carry a ``score``.
-    Image and category ids may be integers or numeric strings.
+    Image and category ids may be integers or numeric strings.  ``data``:
+    the JSON itself (an in-memory input named ``path``), not read from disk.
     """
     masks = options.masks
-    cols = chunked_columns(path, options.workers, masks) if role == "pred" else None
+    chunked = role == "pred" and data is None
+    cols = chunked_columns(path, options.workers, masks) if chunked else None
     doc: _Document | list[_Annotation] | None = None
     if cols is None:
-        data = read_bytes(path)
+        data = read_bytes(path) if data is None else data
         doc = _decode(path, data, masks)
         del data
 

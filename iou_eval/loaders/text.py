@@ -63,6 +63,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
+from ..source import read_source
 from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag
 
 _FIELDS = {
@@ -99,11 +100,8 @@ def _txt_files(path: str, what: str) -> list[str]:
 
 def _lines(file: str) -> Iterator[tuple[int, list[str]]]:
     """``(line number, tokens)`` of each data line of ``file``."""
-    try:
-        with open(file, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(file, f"cannot read: {exc.strerror or exc}") from None
+    # The one reader: standard input, gzip, a byte-order mark (empty files are images too).
+    data = read_source(file, empty_ok=True).data
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -264,7 +262,7 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     origin: list[int] = []
 
     for fi, file in enumerate(files):
-        stem = os.path.splitext(os.path.basename(file))[0]
+        stem = os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
         if stem in seen:
             raise InputError(
                 file, f"image id {stem!r} is also the id of {seen[stem]}", hint="rename one file"
@@ -311,7 +309,13 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     # The text file's name is the image's file identity: reconciliation
     # joins it by stem before trying the stem as a numeric id.
     images, image_col, warnings = _images(
-        image_ids, [os.path.basename(f) for f in files], image_idx, boxes, options, where, path
+        image_ids,
+        [os.path.basename(f).removesuffix(".gz") for f in files],
+        image_idx,
+        boxes,
+        options,
+        where,
+        path,
     )
     return assemble(
         source=path,
@@ -369,7 +373,7 @@ def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
     origin_file: list[int] = []
 
     for fi, file in enumerate(files):
-        stem = os.path.splitext(os.path.basename(file))[0]
+        stem = os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
         name = results_class(stem)
         if not name:
             raise InputError(
