@@ -336,10 +336,20 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     from .reporters import OutputFormat
 
     options = eval_options(o)
+    if gt == "-" and "-" in preds or preds.count("-") > 1:
+        raise UsageError("standard input (-) can stand for one input only")
     judge = _gates(o)
     fmt = OutputFormat(o["out_format"])
-    files = prediction_files(preds)
-    if len(files) != 1 or any(is_batch_folder(p) for p in preds):
+
+    def batch(p: str) -> bool:
+        # A folder of LabelMe files (or of a named non-COCO format) is one input, not a batch.
+        from .loaders.labelme import looks_like_labelme
+
+        fmt = options.read.pred_format
+        return is_batch_folder(p) and fmt in (None, "coco") and not looks_like_labelme(p)
+
+    files = [f for p in preds for f in (prediction_files([p]) if batch(p) else [p])]
+    if len(files) != 1 or any(batch(p) for p in preds):
         return _eval_batch(gt, preds, files, options, judge, fmt, o).exit_code
     return _eval_one(gt, files[0], options, judge, fmt, o).exit_code
 

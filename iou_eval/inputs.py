@@ -105,11 +105,7 @@ def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset
 
     Returns the datasets and whether a class-shift doubt was raised.
     """
-    from .loaders.image_folder import as_fractions
-
-    # Open Images predictions are fractions of their images: scaled by the
-    # ground truth's sizes (a unit image when it gives none).
-    pred = as_fractions(pred)
+    pred = _open_images_scaled(gt, pred)
     rule = read.class_rule()
     if read.class_offset or rule is not None:
         from .loaders.class_shift import remap_categories
@@ -122,6 +118,29 @@ def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset
     if shift is None:
         return gt, pred, False
     return gt, _with_warnings(pred, [shift]), True
+
+
+def _open_images_scaled(gt: Dataset, pred: Dataset) -> Dataset:
+    """Open Images predictions (fractions of 1 x 1 images) in the ground truth's pixels.
+
+    Against a ground truth of unit images (Open Images without sizes) they
+    stay as they are; against one with sizes they become fractions that the
+    alignment scales by each image's size.  Images the ground truth lacks
+    keep the unit size (their predictions are set aside anyway).
+    """
+    from .loaders.image_folder import UNIT_IMAGE_FORMATS, as_fractions
+    from .reconcile import image_map
+
+    unit = gt.format in UNIT_IMAGE_FORMATS and not gt.fractions
+    if pred.format not in UNIT_IMAGE_FORMATS or pred.fractions or unit:
+        return pred
+    out = as_fractions(pred)
+    absent = image_map(gt.images, pred.images)[0] < 0
+    if absent.any():
+        w, h = out.images.width.copy(), out.images.height.copy()
+        w[absent], h[absent] = 1.0, 1.0
+        out = dataclasses.replace(out, images=dataclasses.replace(out.images, width=w, height=h))
+    return out
 
 
 def pair_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]:

@@ -5,8 +5,10 @@ Each check looks at whole columns (no per-box Python loops) and returns
 option fixes it, the option spelled so it can be pasted:
 
 - :func:`layout_doubts`: boxes that fall outside their image under the
-  layout they were read in, but all fit under another (xyxy, xywh, cxcywh):
-  an ``x1 y1 x2 y2`` file read as ``x y w h`` is the classic.
+  layout they were read in, but all (or nearly all) fit under another
+  (xyxy, xywh, cxcywh): an ``x1 y1 x2 y2`` file read as ``x y w h`` is the
+  classic; and most boxes outside their image under every layout (the
+  image sizes or the scale are wrong).
 - :func:`scale_doubts`: box numbers all in [0, 1] read as pixels, or
   numbers well above 1 read as fractions (``--normalized`` given for both
   files when only one holds fractions).
@@ -109,11 +111,20 @@ def layout_doubts(ds: Dataset, side: str) -> list[str]:
     n_alt, alt = min(others, key=lambda o: o[0])
     # Another layout must fit every box, or nearly (a detector's unclipped
     # overhang), where the chosen one leaves several out.
-    if not (n_alt == 0 or (n_out >= 2 and 4 * n_alt <= n_out)):
-        return []
     r = int(np.flatnonzero(outside)[0])
     file, place = ds.where(int(np.flatnonzero(known)[r]))
     numbers = " ".join(f"{v:g}" for v in raw[r])
+    if not (n_alt == 0 or (n_out >= 2 and 4 * n_alt <= n_out)):
+        if 2 * n_out <= int(known.sum()):
+            return []
+        # No layout fits: the sizes (or the scale) the boxes are measured against are wrong.
+        return [
+            Doubt(
+                f"{ds.source}: {n_out} of {int(known.sum())} {_what(side)} boxes fall outside "
+                f"their image under every box layout (first: {file}:{place}: {numbers}): are the "
+                "image sizes and the scale right? (--images DIR, --normalized, --image-size WxH)"
+            )
+        ]
     fit = "every one fits" if n_alt == 0 else f"only {n_alt} do"
     head = (
         f"{ds.source}: {n_out} of {int(known.sum())} {_what(side)} boxes fall outside their image "

@@ -157,7 +157,8 @@ def apply_class_map(
 ) -> tuple[Key, ...]:
     """The class ids ``[P]`` after ``class_map`` (``"coco80"`` or a mapping), then ``offset``.
 
-    ``coco80`` goes toward the ground truth's numbering: from COCO ids to
+    ``coco80`` goes toward the ground truth's numbering: the direction that
+    makes more of the ids the ground truth's; on a tie, from COCO ids to
     indices when every ground-truth id is in 0..79, else from indices to
     COCO ids.  An id the rule cannot carry raises :class:`UsageError`.
     A mapping (from :func:`read_class_map`) takes each id it lists to its
@@ -180,13 +181,22 @@ def apply_class_map(
         raise UsageError(f"unknown class map {class_map!r} (known: coco80)")
     gt = _ints(gt_category_ids or ()) or []
     table: Mapping[int, int]
-    if gt and all(0 <= g < 80 for g in gt):
+    forward = dict(enumerate(COCO80_TO_COCO91))
+    # The direction that lands more of the ids among the ground truth's; on a
+    # tie (or without a ground truth), toward indices when every id is one.
+    reach_fwd = sum(forward.get(v, -1) in gt for v in values)
+    reach_inv = sum(COCO91_TO_COCO80.get(v, -1) in gt for v in values)
+    if reach_fwd != reach_inv:
+        inverse = reach_inv > reach_fwd
+    else:
+        inverse = bool(gt) and all(0 <= g < 80 for g in gt)
+    if inverse:
         table, what = (
             COCO91_TO_COCO80,
             "a COCO id (1..90 without 12, 26, 29, 30, 45, 66, 68, 69, 71, 83)",
         )
     else:
-        table, what = dict(enumerate(COCO80_TO_COCO91)), "a COCO-80 class index (0..79)"
+        table, what = forward, "a COCO-80 class index (0..79)"
     bad = [v for v in values if v not in table]
     if bad:
         raise UsageError(f"--class-map coco80: class id {bad[0]} is not {what}")

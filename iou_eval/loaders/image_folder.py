@@ -74,7 +74,7 @@ def match_images(images: ImageTable, files: list[str]) -> np.ndarray:
     out = np.full(len(images), -1, dtype=np.int64)
     for i, (key, name) in enumerate(zip(images.ids, images.file_names, strict=True)):
         for table, k in ((by_name, os.path.basename(name or "")), (by_stem, _stem(name or "")),
-                         (by_stem, str(key)), (by_name, str(key))):  # fmt: skip
+                         (by_stem, str(key)), (by_name, str(key)), (by_stem, _stem(str(key)))):  # fmt: skip
             j = table.get(k, -1) if k else -1
             if j >= 0:
                 out[i] = j
@@ -126,12 +126,17 @@ def with_image_folder(gt: Dataset, folder: str) -> Dataset:
         width[missing], height[missing] = 1.0, 1.0
     images = ImageTable(ds.images.ids, ds.images.file_names, width, height)
     images, added = _add_unlisted(images, files, at, folder)
+    kept = ds.warnings
+    if unit:
+        from .openimages import UNIT_NOTE
+
+        kept = tuple(w for w in kept if UNIT_NOTE not in w)  # the sizes are known now
     if added:
         notes.append(
             f"{gt.source}: {added} image(s) in {folder} are not in the ground truth: "
             "declared as images without objects"
         )
-    return replace(ds, images=images, warnings=(*ds.warnings, *notes))
+    return replace(ds, images=images, warnings=(*kept, *notes))
 
 
 def _add_unlisted(

@@ -60,6 +60,8 @@ from .source import read_text_file
 GT_COLUMNS = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax")
 PRED_COLUMNS = ("ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax")
 _COORD_MIN, _COORD_MAX = -0.01, 1.01
+# Said when the boxes stay fractions of a 1 x 1 image (no sizes known).
+UNIT_NOTE = "Open Images boxes are fractions of unknown image sizes"
 _DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*$")
 
 
@@ -351,8 +353,8 @@ def _assemble(
     warnings = []
     if not pred:
         warnings.append(
-            f"{path}: Open Images boxes are fractions of unknown image sizes: AP and AR are "
-            "exact, the area ranges (small, medium, large) need pixel sizes"
+            f"{path}: {UNIT_NOTE}: AP and AR are exact, the area ranges (small, medium, large) "
+            "need pixel sizes (--images DIR)"
         )
     return assemble(
         source=path,

@@ -71,9 +71,6 @@ _FIELDS = {
     BoxFormat.XYXY: ("x1", "y1", "x2", "y2"),
     BoxFormat.CXCYWH: ("cx", "cy", "w", "h"),
 }
-# --normalized numbers above this are taken for pixels (and warned about):
-# valid fractions never exceed 1 by more than an exporter's rounding.
-_NORMALIZED_MAX = 1.5
 _DEVKIT_NAME = re.compile(r"_det_[^_]+_.+\.txt$", re.IGNORECASE)
 _DEVKIT_CLASS = re.compile(r"^.*_det_[^_]+_(.+)$", re.IGNORECASE)
 
@@ -173,33 +170,27 @@ def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarra
 
 
 def _check_scale(boxes: np.ndarray, normalized: bool, where: Where, source: str) -> list[str]:
-    """Refuse pixel boxes that look normalized; warn about normalized ones that look like pixels."""
-    if not len(boxes):
+    """Refuse pixel boxes that look normalized.
+
+    Normalized numbers that look like pixels are a doubt of
+    :func:`iou_eval.plausibility.scale_doubts`, which knows which flag was given.
+    """
+    if not len(boxes) or normalized:
         return []
-    if not normalized:
-        if boxes.min() >= 0.0 and boxes.max() <= 1.0:
-            fractional = (boxes != np.floor(boxes)).any(axis=1)
-            if fractional.any():
-                r = int(np.flatnonzero(fractional)[0])
-                file, line = where(r)
-                raise InputError(
-                    file,
-                    "coordinates look normalized: every box number lies in [0, 1], "
-                    f"this line has {' '.join(f'{v:g}' for v in boxes[r])}",
-                    where=line,
-                    hint="pass --normalized (with --image-size WxH unless the ground truth "
-                    "gives image sizes)",
-                )
-        return []
-    big = (np.abs(boxes) > _NORMALIZED_MAX).any(axis=1)
-    if not big.any():
-        return []
-    r = int(np.flatnonzero(big)[0])
-    file, line = where(r)
-    return [
-        f"{source}: --normalized, but {int(big.sum())} box(es) have numbers above 1 "
-        f"(first: {file}:{line}: {' '.join(f'{v:g}' for v in boxes[r])}); are they pixels?"
-    ]
+    if boxes.min() >= 0.0 and boxes.max() <= 1.0:
+        fractional = (boxes != np.floor(boxes)).any(axis=1)
+        if fractional.any():
+            r = int(np.flatnonzero(fractional)[0])
+            file, line = where(r)
+            raise InputError(
+                file,
+                "coordinates look normalized: every box number lies in [0, 1], "
+                f"this line has {' '.join(f'{v:g}' for v in boxes[r])}",
+                where=line,
+                hint="pass --normalized (or --gt-normalized / --pred-normalized for one file), "
+                "with --image-size WxH unless the ground truth gives image sizes",
+            )
+    return []
 
 
 def _images(
@@ -275,6 +266,11 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
                 hint = None
                 if pred and k == 5:
                     hint = "predictions need a score after the class; is this the ground truth?"
+                elif k >= 7:
+                    hint = (
+                        "a polygon 'class x1 y1 x2 y2 ...' is YOLO-seg: pass "
+                        f"--{'pred' if pred else 'gt'}-format yolo"
+                    )
                 elif k == 1:
                     hint = (
                         "a class-names file (such as classes.txt) is not an image: "
