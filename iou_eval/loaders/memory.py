@@ -169,8 +169,8 @@ def _classes(value: Any, image: Key, n: int) -> np.ndarray:
     if arr.dtype.kind == "f":
         whole = np.isfinite(arr) & (arr == np.floor(arr))
         if not whole.all():
-            bad = arr[~whole][0]
-            raise InputError(ARRAYS, f"category_ids of image {image!r}: {bad!r} is not a class id")
+            bad = float(arr[~whole][0])
+            raise InputError(ARRAYS, f"category_ids of image {image!r}: {bad:g} is not a class id")
         return arr.astype(np.int64)
     return arr.astype(str).astype(object)
 

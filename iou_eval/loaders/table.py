@@ -763,7 +763,7 @@ class _FrameRows(_Rows):
     def blank(self, j: int) -> np.ndarray:
         col = self.frame.iloc[:, j]
         if col.dtype.kind in "fiub":
-            return col.isna().to_numpy()
+            return col.isna().to_numpy(copy=True)  # the caller combines it in place
         return super().blank(j)
 
     def numbers(self, j: int, rows: np.ndarray, empty: float | None = None) -> np.ndarray:
