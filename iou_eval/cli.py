@@ -388,7 +388,8 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
         github_annotations(list(result.checks)) if o["annotations"] else [],
         _machine(fmt) and not o["output"],
     )
-    return Outcome(failed_checks=len(result.failed_checks), doubts=_strict_doubts(strict, result))
+    doubts = _strict_doubts(strict, result.warnings)
+    return Outcome(failed_checks=len(result.failed_checks), doubts=doubts)
 
 
 def _eval_batch(
@@ -424,7 +425,8 @@ def _eval_batch(
     if o["annotations"]:
         lines = [ln for r in outcome.results.values() for ln in github_annotations(list(r.checks))]
         _annotate(lines, _machine(fmt) and not o["output"])
-    doubts = sum(_strict_doubts(strict, r) for r in outcome.results.values())
+    # The ground truth's doubts come with every file: count them once.
+    doubts = _strict_doubts(strict, [w for r in outcome.results.values() for w in r.warnings])
     return Outcome(
         unreadable=len(outcome.errors), failed_checks=len(outcome.failed_checks), doubts=doubts
     )
@@ -507,11 +509,11 @@ def _lenient(options: EvalOptions) -> tuple[bool, EvalOptions]:
     return True, dataclasses.replace(options, read=dataclasses.replace(options.read, strict=False))
 
 
-def _strict_doubts(strict: bool, result) -> int:
-    """Under ``--strict``: the doubts of ``result``, said once more as the reason for exit 1."""
+def _strict_doubts(strict: bool, warnings: Sequence[str]) -> int:
+    """Under ``--strict``: how many doubts ``warnings`` hold, said once more as the reason for exit 1."""
     from .doubts import doubts_of
 
-    found = doubts_of(result.warnings) if strict else []
+    found = list(dict.fromkeys(doubts_of(warnings))) if strict else []
     if found:
         click.echo(
             f"iou-eval: error: --strict: {len(found)} doubt(s) about the input (see the "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -157,10 +158,10 @@ def apply_class_map(
 ) -> tuple[Key, ...]:
     """The class ids ``[P]`` after ``class_map`` (``"coco80"`` or a mapping), then ``offset``.
 
-    ``coco80`` goes toward the ground truth's numbering: the direction that
-    makes more of the ids the ground truth's; on a tie, from COCO ids to
-    indices when every ground-truth id is in 0..79, else from indices to
-    COCO ids.  An id the rule cannot carry raises :class:`UsageError`.
+    ``coco80`` goes toward the ground truth's numbering (see
+    :func:`_toward_indices`): to the indices when the ground truth numbers
+    by index, to COCO ids when it numbers by COCO id, and where its ids fit
+    both, the way that joins more of the predictions.  An id the rule cannot carry raises :class:`UsageError`.
     A mapping (from :func:`read_class_map`) takes each id it lists to its
     value (ids compared by value: ``"3"`` is ``3``); an id it does not list
     stays as it is.
@@ -182,14 +183,7 @@ def apply_class_map(
     gt = _ints(gt_category_ids or ()) or []
     table: Mapping[int, int]
     forward = dict(enumerate(COCO80_TO_COCO91))
-    # The direction that lands more of the ids among the ground truth's; on a
-    # tie (or without a ground truth), toward indices when every id is one.
-    reach_fwd = sum(forward.get(v, -1) in gt for v in values)
-    reach_inv = sum(COCO91_TO_COCO80.get(v, -1) in gt for v in values)
-    if reach_fwd != reach_inv:
-        inverse = reach_inv > reach_fwd
-    else:
-        inverse = bool(gt) and all(0 <= g < 80 for g in gt)
+    inverse = _toward_indices(gt, values, forward)
     if inverse:
         table, what = (
             COCO91_TO_COCO80,
@@ -201,6 +195,27 @@ def apply_class_map(
     if bad:
         raise UsageError(f"--class-map coco80: class id {bad[0]} is not {what}")
     return tuple(table[v] + offset for v in values)
+
+
+def _toward_indices(gt: list[int], values: list[int], forward: Mapping[int, int]) -> bool:
+    """Whether ``coco80`` maps COCO ids to the 80 indices (else indices to COCO ids).
+
+    A ground truth that has an id no COCO id is (0, 12, 26...) and none above
+    79 numbers by index; one with an id above 79 by COCO id.  A ground truth
+    that could be either (ids such as 1, 2, 3, 10, 18) is judged by the
+    direction that lands more of the predictions' ids among its own; a tie
+    goes toward indices.
+    """
+    if not gt:
+        return False
+    if all(0 <= g < 80 for g in gt) and any(g not in COCO91_TO_COCO80 for g in gt):
+        return True
+    if any(g >= 80 for g in gt):
+        return False
+    known = set(gt)
+    reach_fwd = sum(forward.get(v, -1) in known for v in values)
+    reach_inv = sum(COCO91_TO_COCO80.get(v, -1) in known for v in values)
+    return reach_inv >= reach_fwd
 
 
 def remap_categories(
@@ -246,14 +261,14 @@ def read_class_map(path: str) -> dict[Key, Key]:
 
     text = decode_text(read_input(path), path).strip()
     name = display_name(path)
+    pairs: list[tuple[Any, Any, int | None]] = []
     if text.startswith("{"):
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(name, f"malformed JSON: {exc.msg}", where=exc.lineno) from None
-        pairs = [(k, v, None) for k, v in doc.items()]
+        pairs += [(k, v, None) for k, v in doc.items()]
     else:
-        pairs = []
         for number, raw in enumerate(text.split("\n"), 1):
             line = raw.split("#", 1)[0].replace(",", " ").replace(":", " ").split()
             if not line:

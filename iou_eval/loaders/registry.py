@@ -97,7 +97,7 @@ def _devkit_name(path: str) -> bool:
 
 
 def _devkit_folder(path: str, entries: list[str]) -> bool:
-    txt = [e for e in entries if e.lower().endswith(".txt")]
+    txt = [e for e in entries if e.lower().removesuffix(".gz").endswith(".txt")]
     return bool(txt) and all(_devkit_name(e) for e in txt)
 
 

@@ -79,7 +79,7 @@ Where = Callable[[int], tuple[str, int]]
 
 def looks_like_devkit_results(name: str) -> bool:
     """Whether a file name reads like the devkit's ``<comp>_det_<set>_<class>.txt``."""
-    return _DEVKIT_NAME.search(os.path.basename(name)) is not None
+    return _DEVKIT_NAME.search(os.path.basename(name).removesuffix(".gz")) is not None
 
 
 def results_class(stem: str) -> str:

@@ -338,3 +338,23 @@ def test_txt_folders_of_gzip_files(tmp_path):
     assert summary(
         tmp_path / "gt", tmp_path / "pred", "--gt-format", "txt", "--pred-format", "txt"
     )["AP"] == pytest.approx(1.0)
+
+
+def test_devkit_results_files_may_be_gzip(tmp_path):
+    write(tmp_path / "gt/a.txt", "cat 10 10 20 20\n")
+    write(tmp_path / "res/comp4_det_test_cat.txt.gz", "a 0.9 10 10 30 30\r\n", gz=True, bom=True)
+    doc, _ = report(tmp_path / "gt", tmp_path / "res", "--strict")
+    assert doc["inputs"]["predictions"]["format"] == "voc-results"
+    assert doc["summary"]["AP"] == pytest.approx(1.0)
+
+
+def test_strict_batch_exits_1_and_says_so_once(tmp_path):
+    gt, preds = make_sample.coco_dicts(crowd=True)
+    g = write(tmp_path / "gt.json", json.dumps(gt))
+    write(tmp_path / "runs/a.json", json.dumps(preds))
+    write(tmp_path / "runs/b.json", json.dumps([{**p, "image_id": 99} for p in preds[:1]] + preds))
+    assert run(g, tmp_path / "runs", "--strict", "-f", "json", expect=None).code == 1
+    r = run(g, tmp_path / "runs", "--strict", expect=1)
+    assert r.err.count("--strict: 1 doubt(s)") == 1
+    assert "b.json" in r.out and "a.json" in r.out  # the leaderboard is still shown
+    run(g, tmp_path / "runs/a.json", "--strict")

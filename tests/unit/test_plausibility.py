@@ -160,3 +160,10 @@ def test_doubts_are_strings_with_a_kind():
     d = Doubt("x")
     assert d == "x" and kind_of(d) == "doubt" and kind_of("y") == "note"
     assert doubts_of(["a", d]) == ["x"] and type(doubts_of([d])[0]) is str
+
+
+def test_most_predictions_in_unknown_classes_name_the_options():
+    pred = dataset([[1, 1, 2, 2]] * 3, cats=(1, 40), category_idx=[1, 1, 0])
+    (d,) = class_coverage_doubts(pred, pred, 1)
+    assert "2 of 3 predictions are in classes the ground truth does not have (40)" in d
+    assert "--class-offset N, --class-map FILE|coco80" in d
