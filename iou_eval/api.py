@@ -236,7 +236,7 @@ def evaluate(
     masks = opts.protocol.masks
     gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
-    alignment = align(gt_ds, pred_ds, opts.read.image_size)
+    alignment = plain = align(gt_ds, pred_ds, opts.read.image_size)
     if masks:
         from .segm import with_masks
 
@@ -248,7 +248,12 @@ def evaluate(
     for p in protocols:
         stage(f"evaluating ({p.name})")
         warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
-        results.append(score(alignment, p, opts, n_workers, progress))
+        scored = alignment
+        if masks and p.iou_type == "bbox":
+            from .segm import boxes_view
+
+            scored = boxes_view(plain, alignment)
+        results.append(score(scored, p, opts, n_workers, progress))
     return EvaluationResult(
         results=results,
         inputs=describe_inputs(gt_ds, pred_ds, alignment),

@@ -268,3 +268,16 @@ def with_masks(alignment: Alignment) -> Alignment:
     return replace(
         alignment, gt=gt, pred=pred, warnings=(*alignment.warnings, *gt_notes, *pred_notes)
     )
+
+
+def boxes_view(plain: Alignment, masked: Alignment) -> Alignment:
+    """What a ``bbox`` protocol scores in a run that scores masks too (``--iou-type bbox,segm``).
+
+    Polygon formats (YOLO-seg, LabelMe, CVAT) keep their polygons' bounds
+    and areas, as a ``bbox``-only run reads them (CONVENTIONS, YOLO-seg
+    input); COCO results keep ``loadRes``'s boxes and areas, which the masks
+    may have given.
+    """
+    gt = plain.gt if isinstance(plain.gt.masks, PendingPolygons) else masked.gt
+    pred = plain.pred if isinstance(plain.pred.masks, PendingPolygons) else masked.pred
+    return replace(masked, gt=gt, pred=pred)

@@ -121,3 +121,13 @@ def test_regenerating_the_yolo_seg_sample_changes_nothing(tmp_path):
     for f in SEG.rglob("*"):
         if f.is_file() and f.suffix != ".png":
             assert (tmp_path / f.relative_to(SEG)).read_bytes() == f.read_bytes(), f
+
+
+def test_one_run_of_both_iou_types_gives_each_alone():
+    both = evaluate(str(SEG / "data.yaml"), str(SEG / "predictions/labels"), pred_format="yolo",
+                    iou_type="bbox,segm")  # fmt: skip
+    assert [r.summary for r in both.results] == [
+        evaluate(str(SEG / "data.yaml"), str(SEG / "predictions/labels"), pred_format="yolo",
+                 iou_type=t).summary
+        for t in ("bbox", "segm")
+    ]  # fmt: skip
