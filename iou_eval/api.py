@@ -15,13 +15,11 @@ from typing import Any
 import numpy as np
 
 from .bootstrap import run_bootstrap
-from .boxes import BoxFormat
 from .coco import run_coco
 from .dataset import Dataset
 from .errors import IouEvalError
-from .loaders import LoadOptions, detect_format
-from .loaders import load as _load
-from .loaders.registry import get as get_format
+from .inputs import is_path, load_input, pair_doubts, prepare_pair, strict_error
+from .loaders import detect_format
 from .options import EvalOptions, ReadOptions
 from .parallel import resolve_workers, start
 from .protocols import Protocol
@@ -34,7 +32,7 @@ PARALLEL_MIN_BYTES = 4 << 20
 
 
 def load(
-    path: str,
+    path: Any,
     role: str = "gt",
     fmt: str | None = None,
     *,
@@ -43,14 +41,16 @@ def load(
     masks: bool = False,
     **keywords: Any,
 ) -> Dataset:
-    """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder.
+    """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file, folder or object.
 
-    ``read`` (or its fields as keywords: ``box_format``, ``normalized``,
-    ``names``) says how; layout and scale apply to the formats that leave
-    them open (CSV, per-image text, devkit results): COCO JSON and VOC XML
-    always hold absolute pixels in their own layout, so a VOC ground truth
-    pairs with YOLO-style predictions under one ``--normalized`` flag.
-    Normalized boxes whose file gives no image sizes come back as fractions
+    ``path``: a path (``-``: standard input), or in memory a COCO dict, a
+    list of records, a pandas DataFrame or per-image numpy arrays (see
+    :mod:`iou_eval.loaders.memory`).  ``read`` (or its fields as keywords:
+    ``box_format``, ``normalized``, ``names``, ``split``, ``images``...)
+    says how; layout and scale apply to the formats that leave them open
+    (CSV, per-image text, devkit results, DataFrames, arrays): COCO JSON and
+    VOC XML always hold absolute pixels in their own layout.  Normalized
+    boxes whose file gives no image sizes come back as fractions
     (``Dataset.fractions``); :func:`~iou_eval.reconcile.align` scales them.
     ``workers`` processes may share the decoding of a large COCO results
     file (0: one per core).  ``masks``: read instance masks too (for ``segm``).
@@ -60,16 +60,7 @@ def load(
         if keywords
         else read or ReadOptions()
     )
-    fmt = fmt or detect_format(path)
-    textual = get_format(fmt).textual
-    options = LoadOptions(
-        box_format=BoxFormat(r.box_format) if r.box_format and textual else None,
-        normalized=r.normalized and textual,
-        names=r.names,
-        workers=resolve_workers(workers),
-        masks=masks,
-    )
-    return _load(path, role, fmt, options)
+    return load_input(path, role, fmt, r, resolve_workers(workers), masks)
 
 
 def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
@@ -130,7 +121,9 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
     }
 
 
-def _size(path: str) -> int:
+def _size(path: Any) -> int:
+    if not is_path(path):
+        return 0
     try:
         return os.path.getsize(path)
     except OSError:
@@ -138,7 +131,7 @@ def _size(path: str) -> int:
 
 
 def _load_pair(
-    gt: str | Dataset, preds: str | Dataset, read: ReadOptions, workers: int, masks: bool = False
+    gt: Any, preds: Any, read: ReadOptions, workers: int, masks: bool = False
 ) -> tuple[Dataset, Dataset]:
     """Both datasets; with workers, the ground truth is read in a child meanwhile.
 
@@ -151,10 +144,10 @@ def _load_pair(
             return gt
         return load(gt, "gt", read.gt_format, read=read, masks=masks)
 
-    if isinstance(preds, Dataset):
-        return load_gt(), preds
+    if not is_path(preds):
+        return load_gt(), load(preds, "pred", read.pred_format, read=read, masks=masks)
     pred_fmt = read.pred_format
-    concurrent = workers > 1 and not isinstance(gt, Dataset) and _size(preds) >= PARALLEL_MIN_BYTES
+    concurrent = workers > 1 and is_path(gt) and _size(preds) >= PARALLEL_MIN_BYTES
     if concurrent and pred_fmt is None:
         try:
             pred_fmt = detect_format(preds)
@@ -203,8 +196,8 @@ def score(
 
 
 def evaluate(
-    gt: str | Dataset,
-    preds: str | Dataset,
+    gt: Any,
+    preds: Any,
     options: EvalOptions | None = None,
     *,
     progress: Callable[[int], None] | None = None,
@@ -215,7 +208,11 @@ def evaluate(
 
     Args:
         gt, preds: paths (format detected from content unless ``gt_format`` /
-            ``pred_format`` say) or already loaded :class:`Dataset` objects.
+            ``pred_format`` say; ``-`` is standard input), already loaded
+            :class:`Dataset` objects, or in-memory inputs: a COCO dict, a list
+            of records, a pandas DataFrame, per-image numpy arrays
+            (:mod:`iou_eval.loaders.memory`; ``box_format=`` names the
+            layout of DataFrame and array boxes).  Inputs are never modified.
         options: an :class:`~iou_eval.options.EvalOptions`, or its fields as
             keywords (``protocol="coco,voc12"``, ``iou_thr=0.75``,
             ``box_format="xyxy"``, ``bootstrap=200``, ``workers=0`` ...):
@@ -225,7 +222,11 @@ def evaluate(
             (reading, then each protocol), for progress displays.
 
     Returns:
-        :class:`~iou_eval.results.EvaluationResult`.
+        :class:`~iou_eval.results.EvaluationResult`; its ``warnings`` hold
+        notes and doubts (:mod:`iou_eval.doubts`).
+
+    Raises:
+        InputError: with ``strict=True``, when any warning doubts the numbers.
     """
     opts = EvalOptions.of(options, **keywords)
     protocols = opts.protocol.build()
@@ -234,17 +235,25 @@ def evaluate(
     stage("reading")
     masks = opts.protocol.masks
     gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks)
-    alignment = align(gt_ds, pred_ds, opts.read.image_size)
+    gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
+    alignment = plain = align(gt_ds, pred_ds, opts.read.image_size)
     if masks:
         from .segm import with_masks
 
         alignment = with_masks(alignment)
-    warnings = list(alignment.warnings)
+    warnings = list(alignment.warnings) + pair_doubts(alignment, shifted)
+    if opts.read.strict and (error := strict_error(warnings)) is not None:
+        raise error
     results: list[ProtocolResult] = []
     for p in protocols:
         stage(f"evaluating ({p.name})")
         warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
-        results.append(score(alignment, p, opts, n_workers, progress))
+        scored = alignment
+        if masks and p.iou_type == "bbox":
+            from .segm import boxes_view
+
+            scored = boxes_view(plain, alignment)
+        results.append(score(scored, p, opts, n_workers, progress))
     return EvaluationResult(
         results=results,
         inputs=describe_inputs(gt_ds, pred_ds, alignment),

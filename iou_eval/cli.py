@@ -221,12 +221,6 @@ def main() -> None:
     "as PNG and SVG into DIR (matplotlib: pip install 'iou-eval[plots]').",
 )
 @click.option(
-    "--images",
-    type=click.Path(file_okay=False),
-    metavar="DIR",
-    help="With -f html: draw the worst images from DIR (found by file name, else stem).",
-)
-@click.option(
     "--fail-under",
     multiple=True,
     metavar="EXPR",
@@ -358,29 +352,32 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     from .reporters import OutputFormat
 
     options = eval_options(o)
+    if gt == "-" and "-" in preds or preds.count("-") > 1:
+        raise UsageError("standard input (-) can stand for one input only")
     judge = _gates(o)
     fmt = OutputFormat(o["out_format"])
-    files = prediction_files(preds)
-    batch = len(files) != 1 or any(is_batch_folder(p) for p in preds)
-    _check_pictures(o, fmt, batch)
-    if batch:
+
+    def batch(p: str) -> bool:
+        # A folder of LabelMe files (or of a named non-COCO format) is one input, not a batch.
+        from .loaders.labelme import looks_like_labelme
+
+        fmt = options.read.pred_format
+        return is_batch_folder(p) and fmt in (None, "coco") and not looks_like_labelme(p)
+
+    files = [f for p in preds for f in (prediction_files([p]) if batch(p) else [p])]
+    is_batch = len(files) != 1 or any(batch(p) for p in preds)
+    _check_pictures(o, fmt, is_batch)
+    if is_batch:
         return _eval_batch(gt, preds, files, options, judge, fmt, o).exit_code
     return _eval_one(gt, files[0], options, judge, fmt, o).exit_code
 
 
 def _check_pictures(o: dict[str, Any], fmt, batch: bool) -> None:
-    """--plots needs matplotlib; --images goes with -f html on one run (said before any work)."""
-    from .reporters import OutputFormat
-
+    """--plots needs matplotlib (said before any work)."""
     if o["plots"]:
         from .reporters.plots import require_matplotlib
 
         require_matplotlib()
-    if o["images"] and (fmt is not OutputFormat.HTML or batch):
-        raise UsageError(
-            "--images draws the worst images of one run's HTML report (-f html)",
-            hint="for drawings on their own: iou-eval draw GT PREDICTIONS --images DIR -o OUTDIR",
-        )
 
 
 def _plot_files(write, o: dict[str, Any]) -> tuple[str, ...] | None:
@@ -398,9 +395,10 @@ def _machine(fmt) -> bool:
 def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str, Any]) -> Outcome:
     from .api import evaluate
     from .gates import github_annotations
-    from .reporters import View, renderer
+    from .reporters import OutputFormat, View, renderer
     from .reporters.report import write_run_plots
 
+    strict, options = _lenient(options)
     n_protocols = len(options.protocol.protocol)
     n_boot = options.bootstrap.bootstrap
     show = not o["quiet"] and not _machine(fmt)
@@ -413,7 +411,9 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
         )  # fmt: skip
         stages.stage("writing the report")
         plots = _plot_files(lambda d: write_run_plots(result, d), o)
-        view = View(sort=o["sort"], worst=o["worst"], images=o["images"], plot_files=plots)
+        # --images also draws the worst images into an HTML report (one run).
+        drawn_from = o["images"] if fmt is OutputFormat.HTML else None
+        view = View(sort=o["sort"], worst=o["worst"], images=drawn_from, plot_files=plots)
         text = renderer(fmt)(result, view)
     finally:
         stages.close()
@@ -425,7 +425,8 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
         github_annotations(list(result.checks)) if o["annotations"] else [],
         _machine(fmt) and not o["output"],
     )
-    return Outcome(failed_checks=len(result.failed_checks))
+    doubts = _strict_doubts(strict, result.warnings)
+    return Outcome(failed_checks=len(result.failed_checks), doubts=doubts)
 
 
 def _eval_batch(
@@ -442,6 +443,7 @@ def _eval_batch(
 
     if not files:
         raise InputError(preds[0], "no prediction files (.json) in this folder")
+    strict, options = _lenient(options)
     gt_ds = load(gt, "gt", options.read.gt_format, read=options.read)
     bar = _progress(len(files), "scoring", not o["quiet"] and not _machine(fmt))
     try:
@@ -465,7 +467,11 @@ def _eval_batch(
     if o["annotations"]:
         lines = [ln for r in outcome.results.values() for ln in github_annotations(list(r.checks))]
         _annotate(lines, _machine(fmt) and not o["output"])
-    return Outcome(unreadable=len(outcome.errors), failed_checks=len(outcome.failed_checks))
+    # The ground truth's doubts come with every file: count them once.
+    doubts = _strict_doubts(strict, [w for r in outcome.results.values() for w in r.warnings])
+    return Outcome(
+        unreadable=len(outcome.errors), failed_checks=len(outcome.failed_checks), doubts=doubts
+    )
 
 
 @main.command(
@@ -526,10 +532,37 @@ def _annotate(lines: Sequence[str], stdout_taken: bool) -> None:
 
 
 def _warn(warnings: Sequence[str], quiet: bool) -> None:
+    from .doubts import is_doubt
+
     if quiet:
         return
     for w in warnings:
-        click.echo(f"iou-eval: warning: {w}", err=True)
+        # A doubt says the numbers may be wrong (--strict exits 1 on it).
+        kind = "warning (doubt)" if is_doubt(w) else "warning"
+        click.echo(f"iou-eval: {kind}: {w}", err=True)
+
+
+def _lenient(options: EvalOptions) -> tuple[bool, EvalOptions]:
+    """``(strict, options without strict)``: the command line reports first, then exits 1."""
+    import dataclasses
+
+    if not options.read.strict:
+        return False, options
+    return True, dataclasses.replace(options, read=dataclasses.replace(options.read, strict=False))
+
+
+def _strict_doubts(strict: bool, warnings: Sequence[str]) -> int:
+    """Under ``--strict``: how many doubts ``warnings`` hold, said once more as the reason for exit 1."""
+    from .doubts import doubts_of
+
+    found = list(dict.fromkeys(doubts_of(warnings))) if strict else []
+    if found:
+        click.echo(
+            f"iou-eval: error: --strict: {len(found)} doubt(s) about the input (see the "
+            "warnings above); exit code 1",
+            err=True,
+        )
+    return len(found)
 
 
 # --------------------------------------------------------------- iou calculator

@@ -157,6 +157,9 @@ class Dataset:
     fraction_boxes: np.ndarray | None = None
     fraction_format: BoxFormat | None = None
     masks: Any = None
+    # The layout the file's box numbers were read in (plausibility checks ask
+    # whether another layout fits the images better); None: not recorded.
+    box_format: BoxFormat | None = None
 
     @property
     def fractions(self) -> bool:
@@ -392,4 +395,5 @@ def assemble(
         warnings=tuple(warnings),
         fraction_boxes=fractions,
         fraction_format=None if fractions is None else box_format,
+        box_format=box_format,
     )

@@ -140,6 +140,24 @@ def read_names(path: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def parse_class_map(text: str) -> str | tuple[tuple[Any, Any], ...]:
+    """``coco80``, or a class map file read into ``(from, to)`` pairs."""
+    if text.strip().lower() == "coco80":
+        return "coco80"
+    from .loaders.class_shift import read_class_map
+
+    return tuple(read_class_map(text).items())
+
+
+def _integer(text: str, what: str) -> int:
+    """A whole number, negative allowed (``-1``)."""
+    t = text.strip()
+    body = t[1:] if t[:1] in "+-" else t
+    if not (body.isascii() and body.isdigit()):
+        raise UsageError(f"{what}: expected a whole number such as -1, got {text!r}")
+    return int(t)
+
+
 def _split_names(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
@@ -182,6 +200,35 @@ class ReadOptions:
     image_size: tuple[float, float] | None = option(None, Cli(
         "--image-size", "Image size for normalized boxes when no file gives it, e.g. 640x480.",
         parse=parse_image_size, metavar="WxH"))  # fmt: skip
+    split: str = option("val", Cli(
+        "--split", "Split of a YOLO data.yaml to score (train, val, test...).", metavar="NAME",
+        cli_default="val"))  # fmt: skip
+    class_offset: int = option(0, Cli(
+        "--class-offset", "Add N to the predictions' class ids (e.g. -1 for ids counted from 1).",
+        parse=lambda t: _integer(t, "--class-offset"), metavar="N"))  # fmt: skip
+    class_map: Any = option(None, Cli(
+        "--class-map", "Map the predictions' class ids: coco80 (the 80 indices <-> COCO ids) or "
+        "a FILE of 'from to' lines (or a JSON object).", parse=parse_class_map,
+        metavar="FILE|coco80"))  # fmt: skip
+    gt_box_format: str | None = option(None, Cli(
+        "--gt-box-format", "Layout of the ground truth's box numbers (wins over --box-format).",
+        choices=BOX_FORMATS))  # fmt: skip
+    pred_box_format: str | None = option(None, Cli(
+        "--pred-box-format", "Layout of the predictions' box numbers (wins over --box-format).",
+        choices=BOX_FORMATS))  # fmt: skip
+    gt_normalized: bool = option(False, Cli(
+        "--gt-normalized", "The ground truth's box numbers are fractions of the image size.",
+        is_flag=True))  # fmt: skip
+    pred_normalized: bool = option(False, Cli(
+        "--pred-normalized", "The predictions' box numbers are fractions of the image size.",
+        is_flag=True))  # fmt: skip
+    images: str | None = option(None, Cli(
+        "--images", "Folder of the images: sizes from their headers where the files give none, "
+        "images without objects declared, and (-f html) the worst images drawn.",
+        metavar="DIR"))  # fmt: skip
+    strict: bool = option(False, Cli(
+        "--strict", "Exit 1 when a warning doubts the numbers (a layout, a scale, class ids, "
+        "images or classes that do not join).", is_flag=True))  # fmt: skip
 
     def __post_init__(self) -> None:
         from .loaders.registry import format_names
@@ -190,10 +237,14 @@ class ReadOptions:
         for name, value in (("--gt-format", self.gt_format), ("--pred-format", self.pred_format)):
             if value is not None and value not in known:
                 raise UsageError(f"{name}: unknown format {value!r} (known: {', '.join(known)})")
-        if self.box_format is not None and self.box_format not in BOX_FORMATS:
-            raise UsageError(
-                f"--box-format: expected one of {', '.join(BOX_FORMATS)}, got {self.box_format!r}"
-            )
+        for flag, layout in (("--box-format", self.box_format),
+                             ("--gt-box-format", self.gt_box_format),
+                             ("--pred-box-format", self.pred_box_format)):  # fmt: skip
+            if layout is not None and layout not in BOX_FORMATS:
+                raise UsageError(
+                    f"{flag}: expected one of {', '.join(BOX_FORMATS)}, got {layout!r}"
+                )
+        self._check_classes()
         if self.names is not None:
             object.__setattr__(self, "names", tuple(self.names))
         if self.image_size is not None:
@@ -201,6 +252,37 @@ class ReadOptions:
             if not (math.isfinite(w) and math.isfinite(h) and w > 0 and h > 0):
                 raise UsageError(f"--image-size: expected a positive size, got {self.image_size}")
             object.__setattr__(self, "image_size", (w, h))
+
+    def _check_classes(self) -> None:
+        if isinstance(self.class_offset, bool) or not isinstance(self.class_offset, int):
+            raise UsageError(f"--class-offset: expected a whole number, got {self.class_offset!r}")
+        cmap = self.class_map
+        if isinstance(cmap, str) and cmap.strip().lower() != "coco80":
+            cmap = parse_class_map(cmap)  # a file named through the API
+        elif isinstance(cmap, str):
+            cmap = "coco80"
+        elif isinstance(cmap, dict):
+            cmap = tuple(cmap.items())
+        elif cmap is not None:
+            cmap = tuple((k, v) for k, v in cmap)
+        object.__setattr__(self, "class_map", cmap)
+        if not self.split or not str(self.split).strip():
+            raise UsageError("--split: expected a split name such as val")
+
+    def layout(self, role: str) -> str | None:
+        """The box layout of the ``role`` file: its own flag, else the shared one."""
+        own = self.gt_box_format if role == "gt" else self.pred_box_format
+        return own or self.box_format
+
+    def fractions(self, role: str) -> bool:
+        """Whether the ``role`` file's box numbers are fractions: its own flag or the shared one."""
+        return self.normalized or (self.gt_normalized if role == "gt" else self.pred_normalized)
+
+    def class_rule(self) -> str | dict[Any, Any] | None:
+        """``--class-map`` as :func:`~iou_eval.loaders.class_shift.apply_class_map` takes it."""
+        if self.class_map is None or self.class_map == "coco80":
+            return self.class_map
+        return dict(self.class_map)
 
 
 @dataclass(frozen=True)

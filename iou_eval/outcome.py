@@ -19,14 +19,16 @@ class Outcome:
     Attributes:
         unreadable: input files that could not be scored (batch).
         failed_checks: quality gates and baseline checks that failed.
+        doubts: under ``--strict``, warnings that doubt the numbers (exit 1).
     """
 
     unreadable: int = 0
     failed_checks: int = 0
+    doubts: int = 0
 
     @property
     def exit_code(self) -> int:
-        if self.unreadable:
+        if self.unreadable or self.doubts:
             return EXIT_INPUT
         if self.failed_checks:
             return EXIT_GATE

@@ -18,6 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from .dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id, sort_key
+from .doubts import Doubt, declare_hint
 from .errors import InputError
 from .ordering import distinct
 
@@ -331,10 +332,13 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
     if unknown_rows:
         bad = distinct(pred.image_idx[~known])
         unknown_keys = tuple(pred.images.ids[i] for i in bad[:5])
-        warnings.append(
-            f"{pred.source}: {unknown_rows} prediction(s) on {len(bad)} image(s) that are not in "
-            f"the ground truth (e.g. {', '.join(repr(k) for k in unknown_keys)}); not scored"
-        )
+        # A doubt: were those images empty ground-truth images, their false
+        # positives would count (``--strict`` fails on it).
+        warnings.append(Doubt(
+            f"{pred.source}: {unknown_rows} prediction(s) on {len(bad)} image(s) "
+            f"that are not in the ground truth (e.g. {', '.join(repr(k) for k in unknown_keys)}); "
+            f"not scored; {declare_hint(gt.format)}"
+        ))  # fmt: skip
     categories = CategoryTable(
         gt.categories.ids + tuple(extra_ids), gt.categories.names + tuple(extra_names)
     )

@@ -19,6 +19,7 @@ from .accumulate import CocoArrays
 from .bootstrap import Bootstrap
 from .coco import CocoEvaluation, OperatingPoint
 from .columns import Columns, clean
+from .doubts import doubts_of
 from .protocols import Protocol
 from .reconcile import Alignment
 from .tables import PointCounts, ScoreSweep, count_point, sweeps_by_class
@@ -307,7 +308,8 @@ class EvaluationResult:
         results: one :class:`ProtocolResult` per protocol, in the order asked.
         inputs: what was read (paths, detected formats, counts, how ids matched).
         settings: the operating point (``iou_thr``, ``score_thr``).
-        warnings: things the user should know about the input.
+        warnings: things the user should know about the input: notes, and
+            doubts (:class:`~iou_eval.doubts.Doubt`) that the numbers may be wrong.
         alignment: the aligned ground truth and predictions the numbers
             come from (boxes, masks, names), for drawings
             (:func:`iou_eval.detections.image_detections`); None when not kept.
@@ -384,7 +386,9 @@ class EvaluationResult:
         doc = envelope(
             **self._block(self.primary, images_order),
             inputs=self.inputs,
-            warnings=list(self.warnings),
+            # Strings, doubts among them; the doubts again on their own (iou_eval.doubts).
+            warnings=[str(w) for w in self.warnings],
+            doubts=doubts_of(self.warnings),
         )
         if self.checks:
             doc["checks"] = [c.to_dict() for c in self.checks]

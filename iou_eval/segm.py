@@ -62,6 +62,103 @@ class PendingMasks:
         )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class PendingPolygons:
+    """One polygon per row as a flat float array (YOLO-seg, LabelMe, CVAT), not yet rasterised.
+
+    Attributes:
+        polygons: ``[N]`` object: float64 ``[2P]`` arrays ``x1, y1, x2, y2, ...``
+            in pixels, or in fractions of the image size (``fractions``).
+        fractions: the coordinates are fractions: ``x * width``, ``y * height``
+            of the row's image when encoded.
+        files: the files the rows came from; ``origin_file[N]`` int32 into it.
+        origins: ``[N]`` each row's line (or shape index), ``origin_label``
+            what it counts.
+        column: an encoding already made at the image sizes ``column.height``,
+            ``column.width`` (a YOLO ground truth's masks give its areas), reused
+            when the sizes asked for are the same.
+        area_from_mask: a ground truth's ``area`` becomes the mask area when
+            encoded (LabelMe, CVAT: as labelme2coco writes ``area``).
+    """
+
+    polygons: np.ndarray
+    fractions: bool
+    files: tuple[str, ...]
+    origin_file: np.ndarray
+    origins: np.ndarray
+    origin_label: str = "line"
+    column: Any = None
+    area_from_mask: bool = False
+
+    def take(self, rows: np.ndarray) -> PendingPolygons:
+        return replace(
+            self, polygons=self.polygons[rows], origin_file=self.origin_file[rows],
+            origins=self.origins[rows], column=None if self.column is None else self.column.take(rows),
+        )  # fmt: skip
+
+    def where(self, row: int) -> tuple[str, str]:
+        """``(file, place)`` of row ``row``."""
+        f = self.files[int(self.origin_file[row])] if self.files else ""
+        o = int(self.origins[row])
+        return f, str(o) if self.origin_label == "line" else f"{self.origin_label}[{o}]"
+
+    def encode(self, height: np.ndarray, width: np.ndarray) -> tuple[Any, list[str]]:
+        """``(MaskColumn[N], warnings)`` at each row's image size ``height[N]``, ``width[N]``.
+
+        As :func:`~iou_eval.masks.polygon_rles` rasterises one polygon per
+        row; a contour of 1 or 2 points has no pixels, with a warning that
+        names the first file and place; errors name the row's file and place.
+        """
+        from .errors import InputError
+        from .masks import polygon_rles
+
+        h = np.asarray(height, dtype=np.float64)
+        w = np.asarray(width, dtype=np.float64)
+        c = self.column
+        if c is not None and np.array_equal(c.height, h) and np.array_equal(c.width, w):
+            return c, []
+        n = len(self.polygons)
+        known = np.isfinite(h) & np.isfinite(w)
+        polygons = (
+            scaled_polygons(self.polygons, np.where(known, w, 0.0), np.where(known, h, 0.0))
+            if self.fractions
+            else list(self.polygons)
+        )
+        try:
+            # Rows are numbered 0..N-1 here, so that an error finds its row.
+            column, _ = polygon_rles(polygons, h, w, origins=np.arange(n), origin_label="line")
+        except InputError as exc:
+            file, place = self.where(int(str(exc.where)))
+            raise InputError(file, exc.message, where=place, hint=exc.hint) from None
+        lens = np.fromiter((len(p) for p in polygons), dtype=np.int64, count=n)
+        short = np.flatnonzero(lens < 6)
+        warnings = []
+        if len(short):
+            file, place = self.where(int(short[0]))
+            warnings.append(
+                f"{len(short)} polygon(s) of 1 or 2 points have no pixels (first: {file}:{place})"
+            )
+        return column, warnings
+
+
+def scaled_polygons(
+    polygons: np.ndarray, width: np.ndarray, height: np.ndarray
+) -> list[np.ndarray]:
+    """Fractional flat polygons ``[N]`` in pixels: x times ``width[N]``, y times ``height[N]``.
+
+    One multiplication over all coordinates (no per-row Python arithmetic).
+    """
+    n = len(polygons)
+    if not n:
+        return []
+    lens = np.fromiter((len(p) for p in polygons), dtype=np.int64, count=n)
+    flat = np.concatenate([np.asarray(p, dtype=np.float64) for p in polygons])
+    row = np.repeat(np.arange(n), lens)
+    odd = (np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)) % 2 == 1
+    flat = flat * np.where(odd, height[row], width[row])
+    return np.split(flat, np.cumsum(lens)[:-1])
+
+
 def _row_sizes(ds: Dataset) -> tuple[np.ndarray, np.ndarray]:
     return ds.images.height[ds.image_idx], ds.images.width[ds.image_idx]
 
@@ -77,6 +174,10 @@ def _box_polygons(segs: np.ndarray, xyxy: np.ndarray, rows: np.ndarray) -> np.nd
 
 def _gt_masks(gt: Dataset) -> tuple[Dataset, list[str]]:
     pending = gt.masks
+    if isinstance(pending, PendingPolygons):
+        column, notes = pending.encode(*_row_sizes(gt))
+        area = column.area.copy() if pending.area_from_mask else gt.area
+        return replace(gt, masks=column, area=area), [f"{gt.source}: {n}" for n in notes]
     if not isinstance(pending, PendingMasks):
         raise _no_masks(gt)
     missing = np.flatnonzero(np.array([s is None for s in pending.segs], dtype=bool))
@@ -95,6 +196,8 @@ def _pred_masks(pred: Dataset) -> tuple[Dataset, list[str]]:
     from .masks import mask_boxes
 
     pending = pred.masks
+    if isinstance(pending, PendingPolygons):
+        return _pred_polygon_masks(pred, pending)
     if not isinstance(pending, PendingMasks):
         raise _no_masks(pred)
     warnings: list[str] = []
@@ -131,6 +234,24 @@ def _pred_masks(pred: Dataset) -> tuple[Dataset, list[str]]:
     return replace(pred, masks=column, xyxy=xyxy, bbox_area=bbox_area, area=area), warnings
 
 
+def _pred_polygon_masks(pred: Dataset, pending: PendingPolygons) -> tuple[Dataset, list[str]]:
+    """Predictions given as polygons (no bbox): pycocotools' segm branch of ``loadRes``.
+
+    Box and area come from the mask (``toBbox``, ``area``), as for a COCO
+    result that gives a segmentation and no ``bbox``.
+    """
+    from .masks import mask_boxes
+
+    column, notes = pending.encode(*_row_sizes(pred))
+    xywh = mask_boxes(column)
+    xyxy = np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]]).reshape(-1, 4)
+    bbox_area = xywh[:, 2] * xywh[:, 3]
+    return (
+        replace(pred, masks=column, xyxy=xyxy, bbox_area=bbox_area, area=column.area.copy()),
+        [f"{pred.source}: {n}" for n in notes],
+    )
+
+
 def _no_masks(ds: Dataset):
     from .errors import UsageError
 
@@ -147,3 +268,16 @@ def with_masks(alignment: Alignment) -> Alignment:
     return replace(
         alignment, gt=gt, pred=pred, warnings=(*alignment.warnings, *gt_notes, *pred_notes)
     )
+
+
+def boxes_view(plain: Alignment, masked: Alignment) -> Alignment:
+    """What a ``bbox`` protocol scores in a run that scores masks too (``--iou-type bbox,segm``).
+
+    Polygon formats (YOLO-seg, LabelMe, CVAT) keep their polygons' bounds
+    and areas, as a ``bbox``-only run reads them (CONVENTIONS, YOLO-seg
+    input); COCO results keep ``loadRes``'s boxes and areas, which the masks
+    may have given.
+    """
+    gt = plain.gt if isinstance(plain.gt.masks, PendingPolygons) else masked.gt
+    pred = plain.pred if isinstance(plain.pred.masks, PendingPolygons) else masked.pred
+    return replace(masked, gt=gt, pred=pred)

@@ -326,3 +326,41 @@ def decode_text(data: bytes, path: str) -> str:
             where=f"{line}:{column}",
             hint="save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
         ) from None
+
+
+def read_head(path: str, n: int = 4096) -> bytes:
+    """The first ``n`` bytes of ``path`` as the loaders will see them: decompressed, no BOM.
+
+    For format detection: a file is not read whole (a gzip file is inflated
+    only as far as its first ``n`` bytes); ``-`` (standard input) is read
+    whole once and kept (:func:`read_source`), so detecting its format does
+    not consume what the loader reads next.  Errors as :func:`read_source`.
+    """
+    if path == STDIN:
+        return read_source(path, empty_ok=True).data[:n]
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(path, "no such file or folder") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(path, "expected a file, found a folder")
+    if not stat.S_ISREG(st.st_mode):
+        # A FIFO or a pipe can be read once only: read it whole, as the loader will.
+        return read_source(path, empty_ok=True).data[:n]
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max(n, 64 << 10))
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, n + len(UTF8_BOM))
+        except zlib.error as exc:
+            raise InputError(path, f"not valid gzip data: {exc}") from None
+    elif _gz_name(path):
+        raise InputError(path, "named .gz but not gzip data (no 1f 8b header)")
+    if raw.startswith(UTF8_BOM):
+        raw = raw[len(UTF8_BOM) :]
+    return raw[:n]

@@ -43,7 +43,7 @@ def load(
         raise ValueError(f"role must be 'gt' or 'pred', got {role!r}")
     if fmt is None:
         fmt = detect_format(path)
-    elif not os.path.exists(path):
+    elif path != "-" and not os.path.exists(path):
         raise InputError(path, "no such file or folder")
     spec = get(fmt)
     if role not in spec.roles:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -152,15 +153,26 @@ def apply_class_map(
     ids: Sequence[Key],
     *,
     offset: int = 0,
-    class_map: str | None = None,
+    class_map: str | Mapping[Key, Key] | None = None,
     gt_category_ids: Sequence[Key] | None = None,
 ) -> tuple[Key, ...]:
-    """The class ids ``[P]`` after ``offset`` or ``class_map`` (``"coco80"``).
+    """The class ids ``[P]`` after ``class_map`` (``"coco80"`` or a mapping), then ``offset``.
 
-    ``coco80`` goes toward the ground truth's numbering: from COCO ids to
-    indices when every ground-truth id is in 0..79, else from indices to
-    COCO ids.  An id the rule cannot carry raises :class:`UsageError`.
+    ``coco80`` goes toward the ground truth's numbering (see
+    :func:`_toward_indices`): to the indices when the ground truth numbers
+    by index, to COCO ids when it numbers by COCO id, and where its ids fit
+    both, the way that joins more of the predictions.  An id the rule cannot carry raises :class:`UsageError`.
+    A mapping (from :func:`read_class_map`) takes each id it lists to its
+    value (ids compared by value: ``"3"`` is ``3``); an id it does not list
+    stays as it is.
     """
+    if isinstance(class_map, Mapping):
+        table_map = {normalize_id(k): normalize_id(v) for k, v in class_map.items()}
+        mapped = [table_map.get(normalize_id(k), k) for k in ids]
+        if not offset:
+            return tuple(mapped)
+        ids = mapped
+        class_map = None
     values = _ints(ids)
     if values is None:
         raise UsageError("class ids must be whole numbers to be shifted or mapped")
@@ -170,24 +182,47 @@ def apply_class_map(
         raise UsageError(f"unknown class map {class_map!r} (known: coco80)")
     gt = _ints(gt_category_ids or ()) or []
     table: Mapping[int, int]
-    if gt and all(0 <= g < 80 for g in gt):
+    forward = dict(enumerate(COCO80_TO_COCO91))
+    inverse = _toward_indices(gt, values, forward)
+    if inverse:
         table, what = (
             COCO91_TO_COCO80,
             "a COCO id (1..90 without 12, 26, 29, 30, 45, 66, 68, 69, 71, 83)",
         )
     else:
-        table, what = dict(enumerate(COCO80_TO_COCO91)), "a COCO-80 class index (0..79)"
+        table, what = forward, "a COCO-80 class index (0..79)"
     bad = [v for v in values if v not in table]
     if bad:
         raise UsageError(f"--class-map coco80: class id {bad[0]} is not {what}")
     return tuple(table[v] + offset for v in values)
 
 
+def _toward_indices(gt: list[int], values: list[int], forward: Mapping[int, int]) -> bool:
+    """Whether ``coco80`` maps COCO ids to the 80 indices (else indices to COCO ids).
+
+    A ground truth that has an id no COCO id is (0, 12, 26...) and none above
+    79 numbers by index; one with an id above 79 by COCO id.  A ground truth
+    that could be either (ids such as 1, 2, 3, 10, 18) is judged by the
+    direction that lands more of the predictions' ids among its own; a tie
+    goes toward indices.
+    """
+    if not gt:
+        return False
+    if all(0 <= g < 80 for g in gt) and any(g not in COCO91_TO_COCO80 for g in gt):
+        return True
+    if any(g >= 80 for g in gt):
+        return False
+    known = set(gt)
+    reach_fwd = sum(forward.get(v, -1) in known for v in values)
+    reach_inv = sum(COCO91_TO_COCO80.get(v, -1) in known for v in values)
+    return reach_inv >= reach_fwd
+
+
 def remap_categories(
     dataset: Dataset,
     *,
     offset: int = 0,
-    class_map: str | None = None,
+    class_map: str | Mapping[Key, Key] | None = None,
     gt_category_ids: Sequence[Key] | None = None,
 ) -> Dataset:
     """``dataset`` with its category ids mapped by :func:`apply_class_map`.
@@ -209,3 +244,49 @@ def class_counts(dataset: Dataset) -> tuple[tuple[Key, ...], np.ndarray]:
     """The category ids ``[K]`` of a dataset and its rows per category ``[K]``."""
     counts = np.bincount(dataset.category_idx, minlength=len(dataset.categories))
     return dataset.categories.ids, counts
+
+
+def read_class_map(path: str) -> dict[Key, Key]:
+    """A class map file: prediction class id -> ground-truth class id.
+
+    Either a JSON object (``{"1": 0, "2": 1}``) or text lines of two tokens,
+    ``from to``, separated by blanks, a comma, a tab or a colon (``#``
+    starts a comment).  Ids are whole numbers or names; a key listed twice
+    is an error naming the line.
+    """
+    import json
+
+    from ..errors import InputError
+    from ..source import decode_text, display_name, read_input
+
+    text = decode_text(read_input(path), path).strip()
+    name = display_name(path)
+    pairs: list[tuple[Any, Any, int | None]] = []
+    if text.startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(name, f"malformed JSON: {exc.msg}", where=exc.lineno) from None
+        pairs += [(k, v, None) for k, v in doc.items()]
+    else:
+        for number, raw in enumerate(text.split("\n"), 1):
+            line = raw.split("#", 1)[0].replace(",", " ").replace(":", " ").split()
+            if not line:
+                continue
+            if len(line) != 2:
+                raise InputError(
+                    name, f"expected 'from to' (two class ids), got {raw.strip()!r}", where=number
+                )
+            pairs.append((line[0], line[1], number))
+    out: dict[Key, Key] = {}
+    for k, v, where in pairs:
+        try:
+            key, value = normalize_id(k), normalize_id(v)
+        except ValueError as exc:
+            raise InputError(name, f"class ids: {exc}", where=where or k) from None
+        if key in out:
+            raise InputError(name, f"class {key!r} is mapped twice", where=where or k)
+        out[key] = value
+    if not out:
+        raise InputError(name, "the class map lists no classes")
+    return out

@@ -317,15 +317,17 @@ class _Read:
     label: str
 
 
-def _read(path: str, role: str, options: LoadOptions) -> _Read:
-    """Decode the file (in chunks when it is a large results list) into columns."""
+def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None) -> _Read:
+    """Decode the file (in chunks when it is a large results list) into columns.
+
+    ``data``: the JSON itself (an in-memory input named ``path``), not read from disk.
+    """
     masks = options.masks
-    cols = chunked_columns(path, options.workers, masks) if role == "pred" else None
+    chunked = role == "pred" and data is None
+    cols = chunked_columns(path, options.workers, masks) if chunked else None
     if cols is not None:
         return _Read(cols, None, None, "[{}]")
-    data = read_bytes(path)
-    doc = _decode(path, data, masks)
-    del data
+    doc = _decode(path, read_bytes(path) if data is None else data, masks)
     if isinstance(doc, list):
         if role == "gt":
             raise InputError(
@@ -443,7 +445,7 @@ def _unknown_notes(
     return out
 
 
-def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
+def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None = None) -> Dataset:
     """Read a COCO ground-truth dataset or a COCO results file.
 
     ``role`` is ``"gt"`` or ``"pred"``.  Ground truth must be a dict with
@@ -451,8 +453,9 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     results list or such a dict whose annotations carry a ``score``.
     Image and category ids may be integers or numeric strings.  With
     ``options.masks`` the segmentations come along (``Dataset.masks``).
+    ``data``: the JSON itself (an in-memory input named ``path``), not read from disk.
     """
-    r = _read(path, role, options)
+    r = _read(path, role, options, data)
     cols = r.cols
     images, image_idx = _image_table(r.images, cols["image_id"], path)
     categories, category_idx = _category_table(r.categories, cols["category_id"], role, path)

@@ -55,19 +55,14 @@ def parse_flag(text: str | None, numeric: bool = True) -> bool | None:
 
 
 def read_bytes(path: str) -> bytes:
-    """The file's bytes; a clear error for a missing path, a folder or an empty file."""
-    if not os.path.exists(path):
-        raise InputError(path, "no such file or folder")
-    if os.path.isdir(path):
-        raise InputError(path, "expected a file, found a folder")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    if not data.strip():
-        raise InputError(path, "file is empty")
-    return data
+    """The file's bytes through the one reader (:func:`iou_eval.source.read_input`).
+
+    ``-`` is standard input; gzip is decompressed; a UTF-8 byte-order mark
+    is dropped.  A clear error for a missing path, a folder or an empty file.
+    """
+    from ..source import read_input
+
+    return read_input(path)
 
 
 def line_col(data: bytes, offset: int) -> str:
@@ -117,10 +112,12 @@ def json_error(path: str, data: bytes, exc: Exception) -> InputError:
 
 
 def folder_files(path: str, ext: str, what: str) -> list[str]:
-    """The sorted ``*ext`` files of a folder (hidden ones skipped), or ``[path]`` for a file.
+    """The sorted ``*ext`` (and ``*ext.gz``) files of a folder (hidden ones skipped), or ``[path]``.
 
     ``what`` names the expected files in the error for a folder with none.
     """
+    if path == "-":
+        return [path]  # standard input: one file
     if not os.path.exists(path):
         raise InputError(path, "no such file or folder")
     if not os.path.isdir(path):
@@ -129,7 +126,7 @@ def folder_files(path: str, ext: str, what: str) -> list[str]:
     files = [
         os.path.join(path, e)
         for e in entries
-        if e.lower().endswith(ext)
+        if e.lower().removesuffix(".gz").endswith(ext)
         and not e.startswith(".")
         and os.path.isfile(os.path.join(path, e))
     ]

@@ -38,14 +38,17 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import numpy as np
 
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..segm import PendingPolygons
+from ..source import read_head
 from .common import ClassVocabulary, LoadOptions
-from .shapes import ShapeRows
+from .shapes import ShapeRows, box_outlines, object_column
 from .source import read_file_bytes
 
 _TRUE = {"1", "true", "yes"}
@@ -54,24 +57,28 @@ ANNOTATIONS = "annotations.xml"
 
 
 def looks_like_cvat_xml(path: str) -> bool:
-    """Whether ``path`` (or its ``annotations.xml``) opens like a CVAT for images file."""
+    """Whether ``path`` (or its ``annotations.xml``) opens like a CVAT for images file.
+
+    Never standard input: the registry judges that from its bytes.
+    """
     if os.path.isdir(path):
         path = os.path.join(path, ANNOTATIONS)
-    if not os.path.isfile(path):
+    if path == "-" or not os.path.isfile(path):
         return False
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
+        return cvat_head(read_head(path))
+    except InputError:
         return False
-    if head[:2] == b"\x1f\x8b":
-        import zlib
 
-        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
+
+def cvat_head(head: bytes) -> bool:
+    """Whether a file's first bytes (decompressed, no BOM) open a CVAT for images document."""
     return b"<annotations" in head and b"<annotation>" not in head
 
 
 def _file(path: str) -> str:
+    if path == "-":
+        return path
     if os.path.isdir(path):
         inside = os.path.join(path, ANNOTATIONS)
         if not os.path.isfile(inside):
@@ -267,7 +274,23 @@ def read_cvat_xml(
         origin_label="shape",
         warnings=reader.warnings(path),
     )
+    if options.masks:
+        dataset = replace(dataset, masks=_pending(dataset, polygons, role))
     return dataset, polygons
+
+
+def _pending(dataset: Dataset, polygons: list[np.ndarray | None], role: str) -> PendingPolygons:
+    """In ``segm`` mode: every row's outline in pixels (a box as its rectangle)."""
+    outlines, _ = box_outlines(polygons, dataset.xyxy)
+    return PendingPolygons(
+        polygons=object_column(outlines),
+        fractions=False,
+        files=dataset.files,
+        origin_file=dataset.origin_file,
+        origins=dataset.origin,
+        origin_label=dataset.origin_label,
+        area_from_mask=role == "gt",
+    )
 
 
 def load_cvat_xml(path: str, role: str, options: LoadOptions) -> Dataset:

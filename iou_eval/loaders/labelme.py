@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -46,8 +47,10 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..segm import PendingPolygons
+from ..source import read_head
 from .common import ClassVocabulary, LoadOptions
-from .shapes import ShapeRows
+from .shapes import ShapeRows, box_outlines, object_column
 from .source import read_file_bytes, strip_gz
 
 _BOXES = {"rectangle"}
@@ -62,28 +65,27 @@ _DESCRIBED_SCORE = re.compile(
 def looks_like_labelme(path: str) -> bool:
     """Whether ``path`` is a LabelMe file or folder: a JSON object with ``shapes`` near its top.
 
-    Reads the first 4 KiB of one file.
+    Reads the first 4 KiB of one file (decompressed); never standard input.
     """
     files = _json_files(path, quiet=True)
     if not files:
         return False
     try:
-        with open(files[0], "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
+        head = read_head(files[0])
+    except InputError:
         return False
-    if head[:2] == b"\x1f\x8b":
-        import gzip
+    return labelme_head(head)
 
-        try:
-            head = gzip.decompress(head)
-        except (OSError, EOFError):
-            return False  # a gzip stream cut at 4 KiB cannot always be decompressed
-    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+
+def labelme_head(head: bytes) -> bool:
+    """Whether a file's first bytes (decompressed, no BOM) open a LabelMe document."""
+    head = head.lstrip(b" \t\r\n")
     return head[:1] == b"{" and b'"shapes"' in head and b'"annotations"' not in head
 
 
 def _json_files(path: str, quiet: bool = False) -> list[str]:
+    if path == "-":
+        return [] if quiet else [path]  # standard input: one file, read by the loader only
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
@@ -276,7 +278,23 @@ def read_labelme(
         origin_label="shapes",
         warnings=[f"{path}: {w}" for w in reader.warnings()],
     )
+    if options.masks:
+        dataset = replace(dataset, masks=_pending(dataset, polygons, role))
     return dataset, polygons
+
+
+def _pending(dataset: Dataset, polygons: list[np.ndarray | None], role: str) -> PendingPolygons:
+    """In ``segm`` mode: every row's outline in pixels (a box as its rectangle)."""
+    outlines, _ = box_outlines(polygons, dataset.xyxy)
+    return PendingPolygons(
+        polygons=object_column(outlines),
+        fractions=False,
+        files=dataset.files,
+        origin_file=dataset.origin_file,
+        origins=dataset.origin,
+        origin_label=dataset.origin_label,
+        area_from_mask=role == "gt",
+    )
 
 
 def load_labelme(path: str, role: str, options: LoadOptions) -> Dataset:

@@ -53,34 +53,42 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..source import read_head
 from .common import LoadOptions
 from .source import read_text_file
 
 GT_COLUMNS = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax")
 PRED_COLUMNS = ("ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax")
 _COORD_MIN, _COORD_MAX = -0.01, 1.01
+# Said when the boxes stay fractions of a 1 x 1 image (no sizes known).
+UNIT_NOTE = "Open Images boxes are fractions of unknown image sizes"
 _DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*$")
 
 
 def looks_like_openimages(path: str) -> bool:
-    """Whether ``path`` (a CSV, or a folder holding one) has Open Images' box header."""
+    """Whether ``path`` (a CSV, or a folder holding one) has Open Images' box header.
+
+    Never standard input: the registry judges that from its bytes.
+    """
     for file in _csv_files(path):
         try:
-            with open(file, "rb") as fh:
-                head = fh.read(1024)
-        except OSError:
+            head = read_head(file, 1024)
+        except InputError:
             continue
-        if head[:2] == b"\x1f\x8b":
-            import zlib
-
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 1024)
-        first = head.split(b"\n", 1)[0].lower()
-        if all(c.lower().encode() in first for c in ("ImageID", "XMin", "XMax", "YMin")):
+        if openimages_head(head):
             return True
     return False
 
 
+def openimages_head(head: bytes) -> bool:
+    """Whether a file's first bytes (decompressed, no BOM) are an Open Images boxes header."""
+    first = head.lstrip(b" \t\r\n").split(b"\n", 1)[0].lower()
+    return all(c in first for c in (b"imageid", b"xmin", b"xmax", b"ymin"))
+
+
 def _csv_files(path: str) -> list[str]:
+    if path == "-":
+        return []
     if os.path.isfile(path):
         return [path]
     if os.path.isdir(path):
@@ -253,15 +261,11 @@ def _folder_parts(path: str, role: str) -> tuple[str, str | None, dict[str, str]
 
 def _first_row(file: str) -> list[str]:
     """The first row of a CSV (read from its first 64 KiB), for telling the files apart."""
-    import gzip
-
     try:
-        opener = gzip.open if file.lower().endswith(".gz") else open
-        with opener(file, "rb") as fh:
-            head = fh.read(65536)
-    except (OSError, EOFError):
+        head = read_head(file, 65536)
+    except InputError:
         return []
-    line = head.decode("utf-8", "replace").lstrip("\ufeff").split("\n", 1)[0]
+    line = head.decode("utf-8", "replace").split("\n", 1)[0]
     counts = {d: line.count(d) for d in ("\t", ";", ",")}
     delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) else ","
     return next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])
@@ -294,7 +298,7 @@ def load_openimages(
     """
     descriptions = _names_from_options(options.names)
     file = path
-    if os.path.isdir(path):
+    if path != "-" and os.path.isdir(path):
         file, found_list, found_names = _folder_parts(path, role)
         images = images or found_list
         descriptions = {**found_names, **descriptions}
@@ -349,8 +353,8 @@ def _assemble(
     warnings = []
     if not pred:
         warnings.append(
-            f"{path}: Open Images boxes are fractions of unknown image sizes: AP and AR are "
-            "exact, the area ranges (small, medium, large) need pixel sizes"
+            f"{path}: {UNIT_NOTE}: AP and AR are exact, the area ranges (small, medium, large) "
+            "need pixel sizes (--images DIR)"
         )
     return assemble(
         source=path,

@@ -87,7 +87,7 @@ CSV_HEADER_WORDS = {"image", "image_id", "filename", "file_name", "label", "clas
 
 
 def _exts(entries: list[str]) -> set[str]:
-    return {os.path.splitext(e)[1].lower() for e in entries}
+    return {os.path.splitext(e.lower().removesuffix(".gz"))[1] for e in entries}
 
 
 def _devkit_name(path: str) -> bool:
@@ -97,17 +97,34 @@ def _devkit_name(path: str) -> bool:
 
 
 def _devkit_folder(path: str, entries: list[str]) -> bool:
-    txt = [e for e in entries if e.lower().endswith(".txt")]
+    txt = [e for e in entries if e.lower().removesuffix(".gz").endswith(".txt")]
     return bool(txt) and all(_devkit_name(e) for e in txt)
 
 
 def _txt_file(path: str, head: bytes) -> bool:
-    if not path.lower().endswith(".txt"):
+    if not path.lower().removesuffix(".gz").endswith(".txt"):
         return False
     # One per-image text file, unless its first line is a CSV header.
     first = head.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
     words = set(first.replace(",", " ").replace(";", " ").replace("\t", " ").split())
     return not words & CSV_HEADER_WORDS
+
+
+def _looks_head(
+    module: str, func: str, plausible: Callable[[str, object], bool]
+) -> Callable[[str, bytes], bool]:
+    """A file detector from a format module's ``x_head(head)``: it judges the first bytes.
+
+    ``plausible`` looks first, so the module loads only for a likely file.
+    """
+
+    def detect(path: str, head: bytes) -> bool:
+        if not plausible(path, head):
+            return False
+        found: bool = getattr(import_module(f".{module}", __package__), func)(head)
+        return found
+
+    return detect
 
 
 def _looks(module: str, func: str, plausible: Callable[[str, object], bool]) -> Callable[..., bool]:
@@ -174,17 +191,17 @@ register(Format(
     describe="a YOLO / Ultralytics dataset (data.yaml or labels/ beside images/)"))  # fmt: skip
 register(Format(
     "labelme", "labelme:load_labelme",
-    detect_file=_looks("labelme", "looks_like_labelme", _head_has(b'"shapes"')),
+    detect_file=_looks_head("labelme", "labelme_head", _head_has(b'"shapes"')),
     detect_folder=_looks("labelme", "looks_like_labelme", _entries_have(".json")),
     describe="LabelMe JSON files"))  # fmt: skip
 register(Format(
     "cvat-xml", "cvat_xml:load_cvat_xml",
-    detect_file=_looks("cvat_xml", "looks_like_cvat_xml", _head_has(b"<annotations")),
+    detect_file=_looks_head("cvat_xml", "cvat_head", _head_has(b"<annotations")),
     detect_folder=_looks("cvat_xml", "looks_like_cvat_xml", _entries_have("annotations.xml")),
     describe="CVAT for images 1.1 XML"))  # fmt: skip
 register(Format(
     "openimages", "openimages:load_openimages",
-    detect_file=_looks("openimages", "looks_like_openimages", _head_has(b"imageid", b"xmin")),
+    detect_file=_looks_head("openimages", "openimages_head", _head_has(b"imageid", b"xmin")),
     describe="Open Images CSV"))  # fmt: skip
 register(Format(
     "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
@@ -203,22 +220,27 @@ register(Format(
 
 
 def _head(path: str) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    """The first 4 KiB as the loader will read them (decompressed, BOM and leading blanks removed).
+
+    Standard input (``-``) is read once and kept: detection never consumes it.
+    """
+    from ..source import display_name, read_head
+
+    text = read_head(path).lstrip(b" \t\r\n")
     if not text:
-        raise InputError(path, "file is empty")
+        raise InputError(display_name(path), "file is empty")
     return text
 
 
 def detect_format(path: str) -> str:
-    """The format of ``path`` judged from its content (a folder from its files)."""
-    if not os.path.exists(path):
+    """The format of ``path`` judged from its content (a folder from its files).
+
+    ``-`` is standard input, judged from its bytes (kept for the loader).
+    """
+    stdin = path == "-"
+    if not stdin and not os.path.exists(path):
         raise InputError(path, "no such file or folder")
-    if os.path.isdir(path):
+    if not stdin and os.path.isdir(path):
         # Hidden names (macOS's ._x.xml, .DS_Store) say nothing about the format.
         entries = sorted(e for e in os.listdir(path) if not e.startswith("."))
         for fmt in _FORMATS.values():
@@ -234,4 +256,4 @@ def detect_format(path: str) -> str:
     for fmt in _FORMATS.values():
         if fmt.detect_file is not None and fmt.detect_file(path, head):
             return fmt.name
-    raise InputError(path, "cannot tell the format of this file")
+    raise InputError("<stdin>" if stdin else path, "cannot tell the format of this file")

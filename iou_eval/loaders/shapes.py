@@ -64,3 +64,33 @@ def scale_polygons(
         q[1::2] *= h
         out.append(q)
     return out
+
+
+def object_column(items: Sequence[object]) -> np.ndarray:
+    """``[N]`` object array holding ``items`` (arrays of equal length stay separate items)."""
+    out = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        out[i] = item
+    return out
+
+
+def box_outlines(
+    polygons: Sequence[np.ndarray | None], xyxy: np.ndarray
+) -> tuple[list[np.ndarray], int]:
+    """Every row's outline for a mask: its polygon, or its box ``xyxy[N, 4]`` as a rectangle.
+
+    Returns the ``N`` flat outlines and how many rows were boxes.  A box
+    becomes ``[x1, y1, x2, y1, x2, y2, x1, y2]``, as pycocotools' ``loadRes``
+    gives a result without a segmentation its box as a polygon.
+    """
+    x1, y1, x2, y2 = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4).T
+    rect = np.stack([x1, y1, x2, y1, x2, y2, x1, y2], axis=1)
+    out: list[np.ndarray] = []
+    boxed = 0
+    for i, p in enumerate(polygons):
+        if p is None:
+            out.append(rect[i])
+            boxed += 1
+        else:
+            out.append(p)
+    return out, boxed

@@ -628,7 +628,10 @@ def _per_image(
     return out
 
 
-def _dataset(rows: _Rows, cols: _Columns, role: str, options: LoadOptions) -> Dataset:
+def _dataset(
+    rows: _Rows, cols: _Columns, role: str, options: LoadOptions, fmt: str = "csv",
+    origin_label: str = "line",
+) -> Dataset:  # fmt: skip
     images, row_image = _images(rows, cols)
     # A row with an image and nothing else declares an image without boxes.
     empty = rows.blank(cols.label)
@@ -658,7 +661,7 @@ def _dataset(rows: _Rows, cols: _Columns, role: str, options: LoadOptions) -> Da
 
     return assemble(
         source=cols.header.path,
-        fmt="csv",
+        fmt=fmt,
         images=images,
         categories=categories,
         image_idx=row_image[box_rows],
@@ -673,7 +676,7 @@ def _dataset(rows: _Rows, cols: _Columns, role: str, options: LoadOptions) -> Da
         ann_id=ann_id,
         origin=rows.lines[box_rows],
         files=(cols.header.path,),
-        origin_label="line",
+        origin_label=origin_label,
         warnings=cols.warnings,
     )
 
@@ -702,3 +705,106 @@ def load_csv(path: str, role: str, options: LoadOptions) -> Dataset:
         except _Irregular:
             pass  # read again, carefully, to accept or to say exactly what is wrong
     return _dataset(_ParsedRows(header, text), cols, role, options)
+
+
+# -------------------------------------------------------------------- DataFrame
+
+
+class _FrameHeader(_Header):
+    """The column names of a DataFrame, read as a CSV header."""
+
+    def __init__(self, name: str, columns: Sequence[str]) -> None:
+        self.path = name
+        self.line = None  # type: ignore[assignment]  # errors name no line
+        self.delimiter = ","
+        self.decimal_comma = False
+        self.cells = [c.strip() for c in columns]
+
+
+def _cell_text(v: object) -> object:
+    """A DataFrame cell as the CSV reader would see it: text, or NaN where blank."""
+    if v is None or (isinstance(v, float) and v != v):
+        return np.nan
+    if isinstance(v, (bool, np.bool_)):
+        return "1" if v else "0"
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+class _FrameRows(_Rows):
+    """The rows of a pandas DataFrame: cells by column position; places are ``row[i]`` (0-based)."""
+
+    def __init__(self, header: _FrameHeader, frame: pd.DataFrame) -> None:
+        self.header = header
+        self.frame = frame
+        self.lines = np.arange(len(frame), dtype=np.int64)
+        self._factorized = {}
+
+    def fail(self, row: int, message: str, hint: str | None = None) -> InputError:
+        return InputError(self.header.path, message, where=f"row[{row}]", hint=hint)
+
+    def _raw(self, j: int) -> np.ndarray:
+        codes, values = self.factorize(j)
+        out = np.empty(len(values), dtype=object)
+        out[:] = [v if v else np.nan for v in values]
+        return out[codes]
+
+    def factorize(self, j: int) -> tuple[np.ndarray, list[str]]:
+        # Distinct values first: a text column repeats few values (no per-row Python).
+        if j not in self._factorized:
+            col = self.frame.iloc[:, j].to_numpy(dtype=object)
+            codes, distinct = pd.factorize(col, use_na_sentinel=False)
+            texts = [_cell_text(v) for v in distinct]
+            values = [t.strip() if isinstance(t, str) else "" for t in texts]
+            self._factorized[j] = (codes.astype(np.int64), values)
+        return self._factorized[j]
+
+    def blank(self, j: int) -> np.ndarray:
+        col = self.frame.iloc[:, j]
+        if col.dtype.kind in "fiub":
+            return col.isna().to_numpy(copy=True)  # the caller combines it in place
+        return super().blank(j)
+
+    def numbers(self, j: int, rows: np.ndarray, empty: float | None = None) -> np.ndarray:
+        name = self.header.cells[j]
+        col = self.frame.iloc[:, j]
+        if col.dtype.kind in "fiub":
+            out = col.to_numpy(dtype=np.float64)[rows]
+        else:
+            picked = col.iloc[rows]
+            out = pd.to_numeric(picked, errors="coerce").to_numpy(dtype=np.float64)
+            blank = (picked.isna() | (picked.astype(str).str.strip() == "")).to_numpy()
+            bad = np.flatnonzero(np.isnan(out) & ~blank)
+            if len(bad):
+                raise self.fail(
+                    int(rows[bad[0]]), f"{name} must be a number, got {picked.iloc[bad[0]]!r}"
+                )
+        missing = np.flatnonzero(np.isnan(out))
+        if len(missing):
+            if empty is None:
+                raise self.fail(int(rows[missing[0]]), f"{name} is empty, expected a number")
+            out[missing] = empty
+        return out
+
+
+def load_frame(
+    frame: pd.DataFrame, role: str, options: LoadOptions, name: str = "<DataFrame>"
+) -> Dataset:
+    """A pandas DataFrame of boxes, one row per box, read with the CSV rules.
+
+    The column names are read as a CSV header (the same aliases and layout
+    rules); ``options.box_format`` reads the four box columns in that
+    layout.  Rows keep their order (equal scores keep it, as a file's lines
+    do); the frame is never modified.  Errors name the column and the row
+    position as ``row[i]`` (0-based).
+    """
+    if not all(isinstance(c, str) for c in frame.columns):
+        raise InputError(
+            name,
+            "DataFrame columns must be named (image, label, x1, y1, x2, y2, score...), got "
+            + ", ".join(repr(c) for c in list(frame.columns)[:8]),
+        )
+    header = _FrameHeader(name, list(frame.columns))
+    cols = _Columns(header, role, options.box_format)
+    return _dataset(_FrameRows(header, frame), cols, role, options, "dataframe", "row")

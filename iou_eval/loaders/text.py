@@ -63,6 +63,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
+from ..source import read_source
 from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag
 
 _FIELDS = {
@@ -70,9 +71,6 @@ _FIELDS = {
     BoxFormat.XYXY: ("x1", "y1", "x2", "y2"),
     BoxFormat.CXCYWH: ("cx", "cy", "w", "h"),
 }
-# --normalized numbers above this are taken for pixels (and warned about):
-# valid fractions never exceed 1 by more than an exporter's rounding.
-_NORMALIZED_MAX = 1.5
 _DEVKIT_NAME = re.compile(r"_det_[^_]+_.+\.txt$", re.IGNORECASE)
 _DEVKIT_CLASS = re.compile(r"^.*_det_[^_]+_(.+)$", re.IGNORECASE)
 
@@ -81,7 +79,7 @@ Where = Callable[[int], tuple[str, int]]
 
 def looks_like_devkit_results(name: str) -> bool:
     """Whether a file name reads like the devkit's ``<comp>_det_<set>_<class>.txt``."""
-    return _DEVKIT_NAME.search(os.path.basename(name)) is not None
+    return _DEVKIT_NAME.search(os.path.basename(name).removesuffix(".gz")) is not None
 
 
 def results_class(stem: str) -> str:
@@ -99,11 +97,8 @@ def _txt_files(path: str, what: str) -> list[str]:
 
 def _lines(file: str) -> Iterator[tuple[int, list[str]]]:
     """``(line number, tokens)`` of each data line of ``file``."""
-    try:
-        with open(file, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(file, f"cannot read: {exc.strerror or exc}") from None
+    # The one reader: standard input, gzip, a byte-order mark (empty files are images too).
+    data = read_source(file, empty_ok=True).data
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -175,33 +170,27 @@ def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarra
 
 
 def _check_scale(boxes: np.ndarray, normalized: bool, where: Where, source: str) -> list[str]:
-    """Refuse pixel boxes that look normalized; warn about normalized ones that look like pixels."""
-    if not len(boxes):
+    """Refuse pixel boxes that look normalized.
+
+    Normalized numbers that look like pixels are a doubt of
+    :func:`iou_eval.plausibility.scale_doubts`, which knows which flag was given.
+    """
+    if not len(boxes) or normalized:
         return []
-    if not normalized:
-        if boxes.min() >= 0.0 and boxes.max() <= 1.0:
-            fractional = (boxes != np.floor(boxes)).any(axis=1)
-            if fractional.any():
-                r = int(np.flatnonzero(fractional)[0])
-                file, line = where(r)
-                raise InputError(
-                    file,
-                    "coordinates look normalized: every box number lies in [0, 1], "
-                    f"this line has {' '.join(f'{v:g}' for v in boxes[r])}",
-                    where=line,
-                    hint="pass --normalized (with --image-size WxH unless the ground truth "
-                    "gives image sizes)",
-                )
-        return []
-    big = (np.abs(boxes) > _NORMALIZED_MAX).any(axis=1)
-    if not big.any():
-        return []
-    r = int(np.flatnonzero(big)[0])
-    file, line = where(r)
-    return [
-        f"{source}: --normalized, but {int(big.sum())} box(es) have numbers above 1 "
-        f"(first: {file}:{line}: {' '.join(f'{v:g}' for v in boxes[r])}); are they pixels?"
-    ]
+    if boxes.min() >= 0.0 and boxes.max() <= 1.0:
+        fractional = (boxes != np.floor(boxes)).any(axis=1)
+        if fractional.any():
+            r = int(np.flatnonzero(fractional)[0])
+            file, line = where(r)
+            raise InputError(
+                file,
+                "coordinates look normalized: every box number lies in [0, 1], "
+                f"this line has {' '.join(f'{v:g}' for v in boxes[r])}",
+                where=line,
+                hint="pass --normalized (or --gt-normalized / --pred-normalized for one file), "
+                "with --image-size WxH unless the ground truth gives image sizes",
+            )
+    return []
 
 
 def _images(
@@ -234,6 +223,11 @@ def _check_width(
     hint = None
     if pred and k == 5:
         hint = "predictions need a score after the class; is this the ground truth?"
+    elif k >= 7:
+        hint = (
+            "a polygon 'class x1 y1 x2 y2 ...' is YOLO-seg: pass "
+            f"--{'pred' if pred else 'gt'}-format yolo"
+        )
     elif k == 1:
         hint = (
             "a class-names file (such as classes.txt) is not an image: "
@@ -294,7 +288,7 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     origin: list[int] = []
 
     for fi, file in enumerate(files):
-        stem = os.path.splitext(os.path.basename(file))[0]
+        stem = os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
         if stem in seen:
             raise InputError(
                 file, f"image id {stem!r} is also the id of {seen[stem]}", hint="rename one file"
@@ -317,7 +311,13 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     # The text file's name is the image's file identity: reconciliation
     # joins it by stem before trying the stem as a numeric id.
     images, image_col, warnings = _images(
-        image_ids, [os.path.basename(f) for f in files], image_idx, boxes, options, where, path
+        image_ids,
+        [os.path.basename(f).removesuffix(".gz") for f in files],
+        image_idx,
+        boxes,
+        options,
+        where,
+        path,
     )
     return assemble(
         source=path,
@@ -339,11 +339,9 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     )
 
 
-def _results_file_class(
-    file: str, classes: ClassVocabulary, file_of_class: dict[int, str]
-) -> int:
+def _results_file_class(file: str, classes: ClassVocabulary, file_of_class: dict[int, str]) -> int:
     """The class a devkit results file holds (from its name); one file per class."""
-    name = results_class(os.path.splitext(os.path.basename(file))[0])
+    name = results_class(os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0])
     if not name:
         raise InputError(
             file,

@@ -129,7 +129,7 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
                 file,
                 f"expected a Pascal VOC <annotation> root element, found <{root.tag}>",
             )
-        stem = os.path.splitext(os.path.basename(file))[0]
+        stem = os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
         if stem in seen:
             raise InputError(
                 file, f"image id {stem!r} is also the id of {seen[stem]}", hint="rename one file"

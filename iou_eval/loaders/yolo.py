@@ -54,7 +54,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -64,7 +64,7 @@ from ..dataset import CategoryTable, Dataset, ImageTable, assemble
 from ..errors import InputError
 from .common import LoadOptions
 from .image_header import image_size
-from .shapes import scale_polygons
+from .shapes import box_outlines, object_column, scale_polygons
 from .source import read_text_file, strip_gz
 
 # Ultralytics' IMG_FORMATS (ultralytics/data/utils.py).
@@ -386,7 +386,8 @@ def _read_label_lines(files: Sequence[str | None], role: str) -> _Rows:
 
 def _check_shape(k: int, pred: bool, file: str, line: int) -> None:
     if pred:
-        if k == 6 or (k >= 8 and k % 2 == 0):
+        # A 1-point contour (class x y conf) is a polygon without pixels, warned about.
+        if k == 6 or k == 4 or (k >= 8 and k % 2 == 0):
             return
         hint = (
             "predictions need a confidence last; is this the ground truth?"
@@ -395,7 +396,7 @@ def _check_shape(k: int, pred: bool, file: str, line: int) -> None:
         )
         expected = "'class cx cy w h conf' (6 numbers) or 'class x1 y1 ... xn yn conf'"
     else:
-        if k == 5 or (k >= 7 and k % 2 == 1):
+        if k == 5 or k == 3 or (k >= 7 and k % 2 == 1):
             return
         hint = (
             "6 numbers look like a prediction 'class cx cy w h conf'; is this the predictions folder?"
@@ -610,19 +611,23 @@ def guess_score_column(values: np.ndarray, file_of: np.ndarray) -> ScoreColumn:
 
 
 def _score_warning(source: str, guess: ScoreColumn) -> list[str]:
+    from ..doubts import Doubt
+
     if guess.last and guess.doubt is None:
         return []
     if guess.last:
         return [
-            f"{source}: read 6-number lines as Ultralytics' 'class cx cy w h conf' (confidence "
-            f"last), but {guess.doubt}; if the score is the 2nd number ('class score cx cy w h'), "
-            "pass --pred-format txt --normalized"
+            Doubt(
+                f"{source}: read 6-number lines as Ultralytics' 'class cx cy w h conf' (confidence "
+                f"last), but {guess.doubt}; if the score is the 2nd number ('class score cx cy w h'), "
+                "pass --pred-format txt --normalized"
+            )
         ]
     return [
-        f"{source}: read 6-number lines as 'class score cx cy w h' (score 2nd), not Ultralytics' "
-        f"'class cx cy w h conf', because {guess.evidence}; the txt format reads this order too "
-        "(--pred-format txt --normalized)"
-    ]
+        Doubt(f"{source}: read 6-number lines as 'class score cx cy w h' (score 2nd), not "
+              f"Ultralytics' 'class cx cy w h conf', because {guess.evidence}; the txt format reads "
+              "this order too (--pred-format txt --normalized)")
+    ]  # fmt: skip
 
 
 # --------------------------------------------------------------------------- loading
@@ -663,7 +668,9 @@ def read_yolo(
     if role == "pred":
         return _load_predictions(path, options)
     images, names, label_files, source_warnings, root = _ground_truth_files(path, options)
-    return _load_ground_truth(path, images, names, label_files, source_warnings, root)
+    return _load_ground_truth(
+        path, images, names, label_files, source_warnings, root, options.masks
+    )
 
 
 def _ground_truth_files(
@@ -727,6 +734,7 @@ def _load_ground_truth(
     label_files: list[str],
     warnings: list[str],
     root: str,
+    masks: bool = False,
 ) -> tuple[Dataset, list[np.ndarray | None]]:
     width, height, failed = _sizes(images)
     if failed:
@@ -757,11 +765,100 @@ def _load_ground_truth(
     file_names = [os.path.relpath(p, root) if p.startswith(root) else p for p in images]
     table = ImageTable.build(ids, file_names, width, height)
     polygons = scale_polygons([polygons[i] for i in sel], width[file_of[sel]], height[file_of[sel]])
+    lines = np.asarray(rows.line_of, dtype=np.int64)[sel]
+    places = _Places(label_files, file_of[sel], lines)
+    if masks:
+        _refuse_box_rows(polygons, places)
+    column, area, notes = _polygon_areas(
+        polygons, height[file_of[sel]], width[file_of[sel]], places
+    )
     dataset = _assemble(
         path, table, _categories(names, classes), file_of[sel], classes[sel], xyxy[sel], None,
-        np.asarray(rows.line_of, dtype=np.int64)[sel], file_of[sel], label_files, warnings,
+        lines, file_of[sel], label_files, [*warnings, *notes], area=area,
     )  # fmt: skip
+    if masks and column is not None and len(column) == len(dataset):
+        dataset = replace(dataset, masks=places.pending(polygons, fractions=False, column=column))
     return dataset, polygons
+
+
+@dataclass(frozen=True)
+class _Places:
+    """Where each row came from: ``files``, ``file_of[N]``, ``lines[N]``."""
+
+    files: Sequence[str]
+    file_of: np.ndarray
+    lines: np.ndarray
+
+    def at(self, row: int) -> tuple[str, int]:
+        return str(self.files[int(self.file_of[row])]), int(self.lines[row])
+
+    def pending(self, polygons: Sequence[np.ndarray | None], fractions: bool, column: Any = None):
+        """The rows' polygons as :class:`~iou_eval.segm.PendingPolygons`."""
+        from ..segm import PendingPolygons
+
+        return PendingPolygons(
+            polygons=object_column(polygons),
+            fractions=fractions,
+            files=tuple(str(f) for f in self.files),
+            origin_file=self.file_of.astype(np.int32),
+            origins=self.lines.astype(np.int64),
+            origin_label="line",
+            column=column,
+        )
+
+
+def _refuse_box_rows(polygons: Sequence[np.ndarray | None], places: _Places) -> None:
+    """With masks scored, every object of a segmentation dataset needs its polygon.
+
+    A file that mixes box rows and polygon rows is refused, naming the file
+    and the box row (Ultralytics would read its 4 numbers as a 2-point outline).
+    """
+    is_box = np.array([p is None for p in polygons], dtype=bool)
+    if not is_box.any() or is_box.all():
+        return  # boxes only: no masks, said when masks are asked for
+    r = int(np.flatnonzero(is_box)[0])
+    file, line = places.at(r)
+    same_file = places.file_of == places.file_of[r]
+    mixed = bool((~is_box & same_file).any())
+    raise InputError(
+        file,
+        ("this file mixes box rows and polygon rows" if mixed else "a box row in a dataset of polygons")
+        + ": with --iou-type segm every object needs its polygon, this row is 'class cx cy w h'",
+        where=line,
+        hint="Ultralytics would read its 4 numbers as a 2-point outline; write the object as a polygon "
+        "or score boxes (--iou-type bbox)",
+    )  # fmt: skip
+
+
+def _polygon_areas(
+    polygons: Sequence[np.ndarray | None], height: np.ndarray, width: np.ndarray, places: _Places
+) -> tuple[Any, np.ndarray | None, list[str]]:
+    """The masks of the polygon rows at their images' ``height[N] x width[N]`` and the area column.
+
+    A polygon's ``area`` is its pycocotools mask area (CONVENTIONS, YOLO-seg
+    input): the one area of the COCO file built from it, serving the area
+    ranges of ``bbox`` and ``segm`` alike.  Box rows keep ``w * h`` (NaN here).
+
+    Returns:
+        ``(MaskColumn of the polygon rows or None, area[N] or None, warnings)``.
+    """
+    at = np.flatnonzero(np.array([p is not None for p in polygons], dtype=bool))
+    if not len(at):
+        return None, None, []
+    from ..masks import polygon_rles
+
+    polys = [polygons[i] for i in at.tolist()]
+    column, _ = polygon_rles(polys, height[at], width[at], origins=at, origin_label="line")
+    area = np.full(len(polygons), np.nan)
+    area[at] = column.area
+    short = [i for i, p in zip(at.tolist(), polys, strict=True) if len(p) < 6]
+    notes = []
+    if short:
+        file, line = places.at(short[0])
+        notes.append(
+            f"{len(short)} polygon(s) of 1 or 2 points have no pixels (first: {file}:{line})"
+        )
+    return column, area, notes
 
 
 def _check_unique(ids: list[str], images: list[str]) -> None:
@@ -813,6 +910,7 @@ def _assemble(
     origin_file: np.ndarray,
     files: Sequence[str],
     warnings: Sequence[str],
+    area: np.ndarray | None = None,
 ) -> Dataset:
     # Category ids are sorted class numbers: a row's index is found by bisection.
     ids = np.asarray(categories.ids, dtype=np.int64)
@@ -828,6 +926,8 @@ def _assemble(
         box_format=BoxFormat.XYXY,
         normalized=True,
         score=score,
+        # A ground truth's sizes are known: its areas are pixels, as the boxes become.
+        area=area,
         origin=origin,
         origin_file=origin_file,
         files=files,
@@ -870,10 +970,21 @@ def _load_predictions(path: str, options: LoadOptions) -> tuple[Dataset, list[np
     table = ImageTable.build(ids, [strip_gz(os.path.basename(f)) for f in files], width, height)
     known = np.isfinite(width[file_of]) & np.isfinite(height[file_of])
     scaled = scale_polygons(polygons, np.where(known, width[file_of], 1.0), np.where(known, height[file_of], 1.0))  # fmt: skip
+    lines = np.asarray(rows.line_of, dtype=np.int64)
     dataset = _assemble(
         path, table, _categories(names, classes), file_of, classes, xyxy, score,
-        np.asarray(rows.line_of, dtype=np.int64), file_of, files, warnings,
+        lines, file_of, files, warnings,
     )  # fmt: skip
+    if options.masks and n:
+        outlines, boxed = box_outlines(polygons, xyxy)
+        notes = []
+        if boxed:
+            notes.append(
+                f"{path}: {boxed} prediction(s) are boxes, not polygons: scored as masks of "
+                "their boxes (as pycocotools' loadRes gives a result without a segmentation)"
+            )
+        pending = _Places(files, file_of, lines).pending(outlines, fractions=True)
+        dataset = replace(dataset, masks=pending, warnings=(*dataset.warnings, *notes))
     return dataset, scaled
 
 

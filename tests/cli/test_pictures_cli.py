@@ -162,9 +162,14 @@ def test_html_shows_the_gates_and_their_exit_code_stands(monkeypatch):
     assert "AP=0.9" in r.out and "FAIL" in r.out and 'id="warnings"' in r.out
 
 
-def test_images_go_with_html_only():
-    r = run(GT, PREDS, "--images", IMAGES, expect=2)
-    assert "-f html" in r.err and "iou-eval draw" in r.err
+def test_images_without_html_read_sizes_and_draw_nothing(tmp_path):
+    """--images is the image folder: sizes and declarations for every report, drawings for HTML."""
+    r = run(GT, PREDS, "--images", IMAGES, "-f", "json")
+    assert (
+        json.loads(r.out)["summary"]["AP"]
+        == json.loads(run(GT, PREDS, "-f", "json").out)["summary"]["AP"]
+    )
+    assert "<img" not in r.out
 
 
 def hostile_scene(tmp_path) -> tuple[Path, Path, Path]:

@@ -245,12 +245,15 @@ def test_small_integer_boxes_are_not_taken_for_normalized(tmp_path):
 
 
 def test_normalized_boxes_with_pixel_sized_numbers_carry_a_warning(tmp_path):
+    """The doubt is the plausibility check's (it knows which flag was given)."""
+    from iou_eval.plausibility import scale_doubts
+
     d = tmp_path / "gt"
     p = _write(d, "a.txt", "cat 0.5 0.5 0.2 0.2\ncat 120 80 30 40\n")
     ds = load_txt(str(d), "gt", LoadOptions(normalized=True))
-    assert len(ds.warnings) == 1
-    assert f"{p}:2" in ds.warnings[0]
-    assert "are they pixels" in ds.warnings[0]
+    (w,) = scale_doubts(ds, "gt", True, False)
+    assert f"{p}:2" in w
+    assert "are they pixels" in w
 
 
 # --- txt: errors -------------------------------------------------------------

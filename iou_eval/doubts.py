@@ -1,0 +1,71 @@
+"""Two kinds of warning: notes, and doubts about the numbers.
+
+A *note* says what was done and changes nothing the user needs to act on
+("gzip-compressed, decompressed", "a quirk of pycocotools reproduced").  A
+*doubt* says the numbers may be wrong as the files were read: boxes that fit
+their images only under another layout, class ids that look shifted,
+predictions on images the ground truth does not list...  ``--strict`` turns
+every doubt into exit code 1.
+
+A doubt is a :class:`Doubt`, a ``str`` subclass: it travels through every
+list of warnings unchanged (the JSON ``warnings`` stay strings) and is told
+apart with :func:`is_doubt`; the JSON document lists the doubts again under
+``doubts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+NOTE = "note"
+DOUBT = "doubt"
+
+
+class Doubt(str):
+    """A warning that the numbers may be wrong as read (``--strict`` fails on it)."""
+
+    __slots__ = ()
+    kind = DOUBT
+
+
+def doubt(text: str) -> Doubt:
+    """``text`` as a :class:`Doubt`."""
+    return Doubt(text)
+
+
+def is_doubt(warning: object) -> bool:
+    return isinstance(warning, Doubt)
+
+
+def kind_of(warning: object) -> str:
+    """``"doubt"`` or ``"note"``."""
+    return DOUBT if isinstance(warning, Doubt) else NOTE
+
+
+def doubts_of(warnings: Iterable[str]) -> list[str]:
+    """The doubts among ``warnings``, in order, as plain strings."""
+    return [str.__str__(w) for w in warnings if isinstance(w, Doubt)]
+
+
+# How each ground-truth format declares an image without objects.
+_DECLARE = {
+    "coco": "list it in 'images'",
+    "csv": "a row with the image and empty label and box cells",
+    "dataframe": "a row with the image and empty label and box cells",
+    "txt": "an empty <image>.txt file",
+    "voc-xml": "an .xml file without <object>",
+    "yolo": "the image in the split (no label file: no objects)",
+    "labelme": "a .json file without shapes",
+    "cvat-xml": "an <image> element without shapes",
+    "openimages": "an image list CSV (an ImageID column) beside the boxes",
+}
+
+
+def declare_hint(gt_format: str) -> str:
+    """How to declare images without objects in a ground truth of ``gt_format``."""
+    way = _DECLARE.get(gt_format)
+    return (
+        "if those images have no objects, declare them "
+        + (f"({way}) " if way else "")
+        + "or pass --images DIR, so that their false positives count"
+    )

@@ -1,0 +1,169 @@
+"""Plausibility checks (``iou_eval.plausibility``): each doubt, and silence where there is none."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iou_eval.boxes import BoxFormat, to_xyxy
+from iou_eval.dataset import CategoryTable, ImageTable, assemble
+from iou_eval.doubts import Doubt, doubts_of, is_doubt, kind_of
+from iou_eval.plausibility import (
+    class_coverage_doubts,
+    class_shift_doubt,
+    fits,
+    from_xyxy,
+    layout_doubts,
+    scale_doubts,
+)
+
+
+def dataset(boxes, fmt="xywh", fmt_name="txt", size=(100.0, 80.0), cats=(0,), names=None,
+            category_idx=None, score=True, normalized=False):  # fmt: skip
+    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    n = len(boxes)
+    return assemble(
+        source="p",
+        fmt=fmt_name,
+        images=ImageTable.build(["a"], None, [size[0]], [size[1]]),
+        categories=CategoryTable(tuple(cats), tuple(names or (str(c) for c in cats))),
+        image_idx=np.zeros(n, dtype=np.int64),
+        category_idx=np.zeros(n, dtype=np.int64)
+        if category_idx is None
+        else np.asarray(category_idx),
+        boxes=boxes,
+        box_format=BoxFormat(fmt),
+        normalized=normalized,
+        score=np.full(n, 0.5) if score else None,
+    )
+
+
+def test_from_xyxy_inverts_to_xyxy_for_every_layout():
+    rng = np.random.default_rng(0)
+    xyxy = (
+        np.sort(rng.uniform(0, 50, (20, 4)).reshape(20, 2, 2), axis=1)
+        .transpose(0, 2, 1)
+        .reshape(20, 4)
+    )
+    for fmt in BoxFormat:
+        np.testing.assert_allclose(to_xyxy(from_xyxy(xyxy, fmt), fmt)[0], xyxy, rtol=0, atol=1e-12)
+
+
+def test_fits_tolerates_one_percent_or_one_pixel():
+    w, h = np.array([100.0, 100.0, 100.0]), np.array([80.0, 80.0, 80.0])
+    xyxy = np.array([[-1.0, 0, 101, 80.8], [-1.01, 0, 10, 10], [5, 5, 4, 10]])
+    assert fits(xyxy, w, h).tolist() == [True, False, False]  # the last: x2 < x1
+
+
+def test_xyxy_numbers_read_as_xywh_are_a_doubt_naming_the_flag():
+    """Image 100 x 80; "10 10 90 70" read as x y w h ends at (100, 80): fits; "50 40 95 75" does not."""
+    ds = dataset([[10, 10, 90, 70], [50, 40, 95, 75]], fmt="xywh")
+    (d,) = layout_doubts(ds, "pred")
+    assert is_doubt(d) and "1 of 2 prediction boxes fall outside their image read as xywh" in d
+    assert "every one fits read as xyxy" in d and d.endswith("pass --pred-box-format xyxy")
+    assert "p:" in d and ": 50 40 95 75" in d
+
+
+def test_true_xywh_boxes_raise_no_layout_doubt():
+    assert layout_doubts(dataset([[10, 10, 20, 20], [60, 50, 30, 20]], fmt="xywh"), "pred") == []
+    # Overhanging a little is a detector's habit, not a layout problem.
+    assert layout_doubts(dataset([[90, 70, 10.5, 10.5]], fmt="xywh"), "gt") == []
+
+
+def test_layout_doubt_for_the_ground_truth_names_the_gt_flag():
+    ds = dataset([[30, 20, 60, 50], [50, 40, 95, 75]], fmt="cxcywh", score=False)
+    (d,) = layout_doubts(ds, "gt")
+    assert "ground-truth boxes" in d and "--gt-box-format xyxy" in d
+
+
+def test_a_detectors_overhang_under_the_right_layout_still_leaves_a_doubt():
+    """Case 02's shape: most boxes out as xywh, one slightly out as xyxy (4 to 1 or better)."""
+    boxes = [[10, 10, 90, 70], [50, 40, 95, 75], [60, 30, 99, 79], [40, 50, 98, 78], [5, 5, 99, 84]]
+    (d,) = layout_doubts(dataset(boxes, fmt="xywh"), "pred")
+    assert "4 of 5" in d and "only 1 do read as xyxy" in d
+
+
+def test_coco_layout_doubt_names_no_flag():
+    (d,) = layout_doubts(dataset([[10, 10, 90, 70], [50, 40, 95, 75]], fmt_name="coco"), "pred")
+    assert "COCO's bbox is [x, y, width, height]" in d and "--pred-box-format" not in d
+
+
+def test_formats_with_fixed_layouts_and_unknown_sizes_are_not_judged():
+    assert layout_doubts(dataset([[50, 40, 95, 75]], fmt="xyxy", fmt_name="voc-xml"), "gt") == []
+    assert layout_doubts(dataset([[50, 40, 95, 75]], size=(np.nan, np.nan)), "pred") == []
+
+
+def test_boxes_outside_under_every_layout_doubt_the_sizes():
+    (d,) = layout_doubts(dataset([[162, 96, 351, 341]], size=(1.0, 1.0), fmt="xyxy"), "pred")
+    assert "under every box layout" in d and "--images DIR" in d
+
+
+def test_fractions_read_as_pixels_are_a_doubt():
+    (d,) = scale_doubts(dataset([[0.1, 0.2, 0.3, 0.4]], fmt_name="csv"), "pred", False, False)
+    assert "lies in [0, 1]" in d and "--pred-normalized" in d
+    assert scale_doubts(dataset([[0, 1, 1, 1]], fmt_name="csv"), "pred", False, False) == []
+    assert scale_doubts(dataset([[1, 2, 3, 4]], fmt_name="csv"), "pred", False, False) == []
+
+
+def test_pixels_read_as_fractions_name_the_other_sides_flag_when_shared():
+    ds = dataset([[10, 20, 30, 40]], fmt_name="txt", size=(np.nan, np.nan), normalized=True)
+    (shared,) = scale_doubts(ds, "gt", True, True)
+    assert (
+        "--normalized applies to both files" in shared
+        and "pass --pred-normalized instead" in shared
+    )
+    (own,) = scale_doubts(ds, "gt", True, False)
+    assert "drop --gt-normalized" in own
+    fine = dataset([[0.5, 0.5, 0.2, 0.1]], size=(np.nan, np.nan), normalized=True)
+    assert scale_doubts(fine, "gt", True, True) == []
+
+
+def test_scale_of_formats_that_hold_their_own_is_not_judged():
+    ds = dataset([[0.1, 0.2, 0.3, 0.4]], fmt_name="yolo", fmt="xyxy")
+    assert scale_doubts(ds, "pred", False, False) == []
+
+
+@pytest.mark.parametrize(
+    ("gt_ids", "pred_ids", "flag"),
+    [((0, 1, 2), (1, 2, 3), "--class-offset -1"), ((1, 2, 3), (0, 1, 2), "--class-offset 1"),
+     ((1, 2, 3, 90), (0, 1, 2, 79), "--class-map coco80")],
+)  # fmt: skip
+def test_shifted_class_ids_are_a_doubt_that_spells_the_fix(gt_ids, pred_ids, flag):
+    gt = dataset([[1, 1, 2, 2]] * len(gt_ids), cats=gt_ids, score=False,
+                 category_idx=np.arange(len(gt_ids)))  # fmt: skip
+    pred = dataset(
+        [[1, 1, 2, 2]] * len(pred_ids), cats=pred_ids, category_idx=np.arange(len(pred_ids))
+    )
+    d = class_shift_doubt(gt, pred)
+    assert is_doubt(d) and f"pass {flag} to score them" in d
+
+
+def test_categories_the_predictions_name_are_no_evidence_of_a_shift():
+    gt = dataset([[1, 1, 2, 2]] * 2, cats=(0, 1), score=False, category_idx=[0, 1])
+    named = dataset([[1, 1, 2, 2]] * 2, cats=(1, 2), names=("cat", "dog"), category_idx=[0, 1])
+    assert class_shift_doubt(gt, named) is None
+
+
+def test_class_numbers_against_named_classes_ask_for_names():
+    pred = dataset([[1, 1, 2, 2]] * 3, cats=("cat", 7), names=("cat", "7"), category_idx=[1, 1, 1])
+    (d,) = class_coverage_doubts(pred, pred, 1)
+    assert "3 of 3 predictions are in classes the ground truth does not have (7)" in d
+    assert "the ground truth names them (cat)" in d and "pass --names FILE" in d
+
+
+def test_a_few_predictions_in_unknown_classes_are_no_doubt():
+    pred = dataset([[1, 1, 2, 2]] * 3, cats=("cat", "dog"), category_idx=[0, 0, 1])
+    assert class_coverage_doubts(pred, pred, 1) == []
+
+
+def test_doubts_are_strings_with_a_kind():
+    d = Doubt("x")
+    assert d == "x" and kind_of(d) == "doubt" and kind_of("y") == "note"
+    assert doubts_of(["a", d]) == ["x"] and type(doubts_of([d])[0]) is str
+
+
+def test_most_predictions_in_unknown_classes_name_the_options():
+    pred = dataset([[1, 1, 2, 2]] * 3, cats=(1, 40), category_idx=[1, 1, 0])
+    (d,) = class_coverage_doubts(pred, pred, 1)
+    assert "2 of 3 predictions are in classes the ground truth does not have (40)" in d
+    assert "--class-offset N, --class-map FILE|coco80" in d
