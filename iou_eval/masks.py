@@ -134,6 +134,30 @@ class _RleObjects:
         return [{"size": s[i], "counts": c[i]} for i in rows]
 
 
+@dataclass(frozen=True)
+class CheckedRles:
+    """Compressed RLE strings a loader read and checked already (:func:`~iou_eval.rle.check_joined`).
+
+    Attributes:
+        rle: ``[N]`` object, ``bytes`` or None where the row has none (its
+            segmentation, if any, is elsewhere).
+        size: ``[N, 2]`` int64 each string's own ``[height, width]``.
+        area: ``[N]`` float64 its foreground pixels.
+    """
+
+    rle: np.ndarray
+    size: np.ndarray
+    area: np.ndarray
+
+    def take(self, rows) -> CheckedRles:
+        return CheckedRles(self.rle[rows], self.size[rows], self.area[rows])
+
+    @property
+    def present(self) -> np.ndarray:
+        """``[N]`` bool, the rows that have a string."""
+        return self.size[:, 0] > 0
+
+
 def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray) -> MaskColumn:
     """A :class:`MaskColumn` of compressed RLEs, checked, areas computed.
 
@@ -368,16 +392,8 @@ def _merge_parts(
 # ------------------------------------------------------------------------ RLE
 
 
-def _rle_sizes(
-    segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places, mismatch: str
-) -> list[str]:
-    """Check the RLE rows' ``size`` against their images; fill in unknown image sizes.
-
-    A size that differs from a known image size is an error, or with
-    ``mismatch="warn"`` a warning, the mask keeping its own size (as
-    pycocotools keeps it: such a mask then overlaps masks of another size
-    by -1).
-    """
+def _given_sizes(segs: Sequence[Any], rows: np.ndarray, places) -> np.ndarray:
+    """``[M, 2]`` int64 the ``size`` of the RLE rows ``rows[M]``, each checked."""
     sizes = [segs[r].get("size") for r in rows.tolist()]
     wh = None
     # Fast path: every size a pair of Python ints (not bools), all positive.
@@ -389,6 +405,19 @@ def _rle_sizes(
         for r, size in zip(rows.tolist(), sizes, strict=True):
             _check_size(size, r, places)
         wh = np.array([[int(v) for v in size] for size in sizes], dtype=np.int64).reshape(-1, 2)
+    return wh
+
+
+def _fit_sizes(
+    rows: np.ndarray, wh: np.ndarray, h: np.ndarray, w: np.ndarray, places, mismatch: str
+) -> list[str]:
+    """Compare RLE sizes ``wh[M, 2]`` of ``rows[M]`` (ascending) with their images'.
+
+    A size that differs from a known image size is an error, or with
+    ``mismatch="warn"`` a warning, the mask keeping its own size (as
+    pycocotools keeps it: such a mask then overlaps masks of another size
+    by -1).  Unknown image sizes are filled in from the RLEs.
+    """
     known = (h[rows] > 0) & (w[rows] > 0)
     off = known & ((wh[:, 0] != h[rows]) | (wh[:, 1] != w[rows]))
     warnings = []
@@ -488,7 +517,7 @@ def _compressed(segs: Sequence[Any], rows: np.ndarray, places: _Places) -> np.nd
 
 # ------------------------------------------------------------------- encoding
 
-_EMPTY, _POLY, _UNCOMPRESSED, _COMPRESSED = 0, 1, 2, 3
+_EMPTY, _POLY, _UNCOMPRESSED, _COMPRESSED, _CHECKED = 0, 1, 2, 3, 4
 
 
 def _classify(segs: Sequence[Any], places: _Places) -> np.ndarray:
@@ -537,6 +566,39 @@ def _classify_slowly(seg: Any, i: int, places: _Places) -> int:
     )
 
 
+def _kinds(segs: Sequence[Any], checked: CheckedRles | None, places: _Places) -> np.ndarray:
+    """``[N]`` int8 how each row's mask is given; rows of ``checked`` first."""
+    if checked is None:
+        return _classify(segs, places)
+    present = checked.present
+    kind = np.full(len(segs), _CHECKED, dtype=np.int8)
+    rest = np.flatnonzero(~present)
+    if len(rest):
+        sub = _places(places.path, places.origins[rest], places.label, len(rest))
+        kind[rest] = _classify([segs[r] for r in rest.tolist()], sub)
+    return kind
+
+
+def _all_rle_sizes(
+    segs: Sequence[Any],
+    kind: np.ndarray,
+    checked: CheckedRles | None,
+    h: np.ndarray,
+    w: np.ndarray,
+    places: _Places,
+    mismatch: str,
+) -> list[str]:
+    """:func:`_fit_sizes` over every RLE row, those given as dicts and the checked ones."""
+    rows = np.flatnonzero((kind == _UNCOMPRESSED) | (kind == _COMPRESSED))
+    if checked is None:
+        return _fit_sizes(rows, _given_sizes(segs, rows, places), h, w, places, mismatch)
+    done = np.flatnonzero(kind == _CHECKED)
+    wh = np.concatenate([_given_sizes(segs, rows, places), checked.size[done]])
+    rows = np.concatenate([rows, done])
+    order = np.argsort(rows, kind="stable")
+    return _fit_sizes(rows[order], wh[order], h, w, places, mismatch)
+
+
 def _fill_empty(rle: np.ndarray, rows: np.ndarray, h, w, places: _Places) -> None:
     """Empty masks of their images' sizes for ``rows``."""
     unknown = (h[rows] <= 0) | (w[rows] <= 0)
@@ -556,6 +618,7 @@ def encode_segmentations(
     origins: np.ndarray | None = None,
     origin_label: str = "annotations",
     size_mismatch: str = "error",
+    checked: CheckedRles | None = None,
 ) -> tuple[MaskColumn, list[str]]:
     """Encode COCO ``segmentation`` values as pycocotools' ``annToRLE`` does.
 
@@ -570,6 +633,9 @@ def encode_segmentations(
         size_mismatch: ``"error"`` (default): an RLE whose ``size`` is not
             its image's is an InputError; ``"warn"``: a warning, and the mask
             keeps its own size, as pycocotools keeps it.
+        checked: compressed RLEs the loader read and checked for the rows
+            where ``checked.present`` (their ``segs`` are not read); their
+            sizes are compared with the images' as any RLE's.
 
     Returns:
         ``(MaskColumn[N], warnings)``.  See the module notes for the rules and
@@ -580,10 +646,14 @@ def encode_segmentations(
     n = len(segs)
     h, w = _image_sizes(height, width, n)
     places = _places(path, origins, origin_label, n)
-    kind = _classify(segs, places)
+    kind = _kinds(segs, checked, places)
     rle = np.empty(n, dtype=object)
     area = np.zeros(n, dtype=np.float64)
-    warnings = _rle_sizes(segs, np.flatnonzero(kind >= _UNCOMPRESSED), h, w, places, size_mismatch)
+    warnings = _all_rle_sizes(segs, kind, checked, h, w, places, size_mismatch)
+    rows = np.flatnonzero(kind == _CHECKED)
+    if checked is not None and len(rows):
+        rle[rows] = checked.rle[rows]
+        area[rows] = checked.area[rows]
     rows = np.flatnonzero(kind == _POLY)
     if len(rows):
         rle[rows], poly_warnings = _encode_polygons(segs, rows, h, w, places)
