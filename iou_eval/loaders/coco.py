@@ -158,8 +158,7 @@ def _mask_columns(anns: list) -> dict:
     for i, a in enumerate(anns):
         segs[i] = a.segmentation
     no_rle = {
-        "rle_buf": np.zeros(0, dtype=np.uint8),
-        "rle_len": np.zeros(n, dtype=np.int64),
+        "rle": np.empty(n, dtype=object),
         "rle_size": np.zeros((n, 2), dtype=np.int64),
         "rle_area": np.zeros(n, dtype=np.float64),
     }
@@ -173,9 +172,9 @@ class _NotChecked(Exception):
 def _rle_columns(anns: list) -> dict:
     """Compressed RLE columns of results decoded with :data:`_RLE_DECODER`.
 
-    ``rle_buf[B]`` uint8 the strings back to back, ``rle_len[N]`` each one's
-    length, ``rle_size[N, 2]`` its own ``[h, w]`` (``[0, 0]``: no
-    segmentation) and ``rle_area[N]`` its pixels; ``segmentation[N]`` all None.
+    ``rle[N]`` object each string as ``bytes`` (None: no segmentation),
+    ``rle_size[N, 2]`` its own ``[h, w]`` (``[0, 0]``: none) and
+    ``rle_area[N]`` its pixels; ``segmentation[N]`` all None.
     Each string is checked here (in the worker that decoded it) as
     :func:`iou_eval.rle.check_compressed` checks it.
 
@@ -196,16 +195,20 @@ def _rle_columns(anns: list) -> dict:
     if (size[has] <= 0).any():
         raise _NotChecked
     try:
-        buf = np.frombuffer("".join([s.counts for s in rles]).encode("ascii"), dtype=np.uint8)
+        data = "".join([s.counts for s in rles]).encode("ascii")
         area = np.zeros(n, dtype=np.float64)
+        buf = np.frombuffer(data, dtype=np.uint8)
         area[has] = check_joined(buf, lengths[has], size[has, 0], size[has, 1])
     except (UnicodeEncodeError, BadRle):
         raise _NotChecked from None
-    segmentation = np.empty(n, dtype=object)
+    # One bytes object per mask (pycocotools reads bytes), cut from the checked buffer.
+    ends = np.cumsum(lengths[has]).tolist()
+    starts = [0, *ends[:-1]]
+    rle = np.empty(n, dtype=object)
+    rle[has] = [data[a:b] for a, b in zip(starts, ends, strict=True)]
     return {
-        "segmentation": segmentation,
-        "rle_buf": buf,
-        "rle_len": lengths,
+        "segmentation": np.empty(n, dtype=object),
+        "rle": rle,
         "rle_size": size,
         "rle_area": area,
     }
@@ -217,19 +220,9 @@ def checked_rles(cols: dict, rows) -> Any:
     from ..masks import CheckedRles
 
     size = cols["rle_size"]
-    present = size[:, 0] > 0
-    if not present.any():
+    if not (size[:, 0] > 0).any():
         return None
-    lengths = cols["rle_len"]
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    data = cols["rle_buf"].tobytes()
-    rle = np.empty(len(lengths), dtype=object)
-    # One bytes object per mask (pycocotools reads bytes), cut from one buffer.
-    rle[present] = [
-        data[a:b] for a, b in zip(starts[present].tolist(), ends[present].tolist(), strict=True)
-    ]
-    return CheckedRles(rle, size, cols["rle_area"]).take(rows)
+    return CheckedRles(cols["rle"], size, cols["rle_area"]).take(rows)
 
 
 def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.ndarray:
