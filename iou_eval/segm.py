@@ -21,8 +21,9 @@ Ground truth keeps its ``area`` field for the area ranges, as COCO does.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -78,8 +79,9 @@ class PendingMasks:
 
         # pycocotools keeps an RLE at its own size when it differs from the
         # image's (acceptance case 10g scores such masks): warn, don't refuse.
+        # An object array reads as the sequence of its values.
         return encode_segmentations(
-            self.segs, height, width, path=self.path, origins=self.origins,
+            cast("Sequence[Any]", self.segs), height, width, path=self.path, origins=self.origins,
             origin_label=self.origin_label, size_mismatch="warn", checked=self.checked,
         )  # fmt: skip
 
