@@ -55,8 +55,9 @@ format: $(VENV)/.dev ## apply ruff's formatting and safe fixes
 # Benchmark peers live in their own venv: they are never dependencies of iou-eval.
 BENCH_VENV  ?= .venv-bench
 BENCH_BIN   := $(BENCH_VENV)/bin
-BENCH_PEERS ?= pycocotools faster-coco-eval hotcoco ultrafast-pycocotools
+BENCH_PEERS ?= pycocotools faster-coco-eval hotcoco ultrafast-pycocotools vernier
 BENCH_SIZES ?=
+BENCH_SEGM_SIZES ?=
 BENCH_RUNS  ?=
 BENCH_SEED  ?= 0
 
@@ -73,10 +74,10 @@ $(BENCH_VENV)/.peers:
 	@touch $@
 
 bench-data: $(BENCH_VENV)/.peers ## generate the synthetic COCO-sized benchmark data in bench_data/
-	$(BENCH_BIN)/python tests/bench/make_data.py --sizes "$(BENCH_SIZES)" --seed $(BENCH_SEED)
+	$(BENCH_BIN)/python tests/bench/make_data.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" --seed $(BENCH_SEED)
 
-bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co. (quick: BENCH_SIZES=500 BENCH_RUNS=1)
-	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
+bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co., boxes and masks (quick: BENCH_SIZES=500 BENCH_RUNS=1)
+	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
 
 BENCH_IOU_MAPS ?= 500

@@ -91,12 +91,8 @@ class MaskColumn:
         return len(self.rle)
 
     @cached_property
-    def _dicts(self) -> list[dict[str, Any]]:
-        # pycocotools' RLE objects, built once per column.
-        return [
-            {"size": [h, w], "counts": c}
-            for c, h, w in zip(self.rle, self.height.tolist(), self.width.tolist(), strict=True)
-        ]
+    def _objects(self) -> _RleObjects:
+        return _RleObjects(self)
 
     def take(self, rows: np.ndarray) -> MaskColumn:
         """The rows selected by an integer or boolean index."""
@@ -108,12 +104,58 @@ class MaskColumn:
     def rle_dicts(self, rows: np.ndarray | None = None) -> list[dict[str, Any]]:
         """pycocotools RLE dicts ``{"size": [h, w], "counts": bytes}`` of ``rows`` (default all).
 
-        The dicts are shared with the column: do not modify them.
+        Built when asked: the column keeps only the compressed strings.
+        Rows of one size share one ``size`` list: do not modify it.
         """
-        if rows is None:
-            return list(self._dicts)
-        d = self._dicts
-        return [d[i] for i in np.asarray(rows).tolist()]
+        idx = range(len(self)) if rows is None else np.asarray(rows).tolist()
+        return self._objects(idx)
+
+
+class _RleObjects:
+    """Builds pycocotools' RLE dicts of a column's rows, a group at a time.
+
+    A dict per mask, kept for the whole column, would cost about 300 bytes
+    per mask on top of its string; the dicts of one group live only for the
+    ``iou`` call that reads them.  Rows of one size share one ``[h, w]``.
+    """
+
+    def __init__(self, col: MaskColumn) -> None:
+        self.counts: list[bytes] = col.rle.tolist()
+        if len(col):
+            key = col.height * (int(col.width.max()) + 1) + col.width
+            uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            sizes = [[int(col.height[i]), int(col.width[i])] for i in first.tolist()]
+            self.size = [sizes[k] for k in inverse.tolist()]
+        else:
+            self.size = []
+
+    def __call__(self, rows) -> list[dict[str, Any]]:
+        c, s = self.counts, self.size
+        return [{"size": s[i], "counts": c[i]} for i in rows]
+
+
+@dataclass(frozen=True)
+class CheckedRles:
+    """Compressed RLE strings a loader read and checked already (:func:`~iou_eval.rle.check_joined`).
+
+    Attributes:
+        rle: ``[N]`` object, ``bytes`` or None where the row has none (its
+            segmentation, if any, is elsewhere).
+        size: ``[N, 2]`` int64 each string's own ``[height, width]``.
+        area: ``[N]`` float64 its foreground pixels.
+    """
+
+    rle: np.ndarray
+    size: np.ndarray
+    area: np.ndarray
+
+    def take(self, rows) -> CheckedRles:
+        return CheckedRles(self.rle[rows], self.size[rows], self.area[rows])
+
+    @property
+    def present(self) -> np.ndarray:
+        """``[N]`` bool, the rows that have a string."""
+        return self.size[:, 0] > 0
 
 
 def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray) -> MaskColumn:
@@ -350,16 +392,8 @@ def _merge_parts(
 # ------------------------------------------------------------------------ RLE
 
 
-def _rle_sizes(
-    segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places, mismatch: str
-) -> list[str]:
-    """Check the RLE rows' ``size`` against their images; fill in unknown image sizes.
-
-    A size that differs from a known image size is an error, or with
-    ``mismatch="warn"`` a warning, the mask keeping its own size (as
-    pycocotools keeps it: such a mask then overlaps masks of another size
-    by -1).
-    """
+def _given_sizes(segs: Sequence[Any], rows: np.ndarray, places) -> np.ndarray:
+    """``[M, 2]`` int64 the ``size`` of the RLE rows ``rows[M]``, each checked."""
     sizes = [segs[r].get("size") for r in rows.tolist()]
     wh = None
     # Fast path: every size a pair of Python ints (not bools), all positive.
@@ -371,6 +405,19 @@ def _rle_sizes(
         for r, size in zip(rows.tolist(), sizes, strict=True):
             _check_size(size, r, places)
         wh = np.array([[int(v) for v in size] for size in sizes], dtype=np.int64).reshape(-1, 2)
+    return wh
+
+
+def _fit_sizes(
+    rows: np.ndarray, wh: np.ndarray, h: np.ndarray, w: np.ndarray, places, mismatch: str
+) -> list[str]:
+    """Compare RLE sizes ``wh[M, 2]`` of ``rows[M]`` (ascending) with their images'.
+
+    A size that differs from a known image size is an error, or with
+    ``mismatch="warn"`` a warning, the mask keeping its own size (as
+    pycocotools keeps it: such a mask then overlaps masks of another size
+    by -1).  Unknown image sizes are filled in from the RLEs.
+    """
     known = (h[rows] > 0) & (w[rows] > 0)
     off = known & ((wh[:, 0] != h[rows]) | (wh[:, 1] != w[rows]))
     warnings = []
@@ -470,7 +517,7 @@ def _compressed(segs: Sequence[Any], rows: np.ndarray, places: _Places) -> np.nd
 
 # ------------------------------------------------------------------- encoding
 
-_EMPTY, _POLY, _UNCOMPRESSED, _COMPRESSED = 0, 1, 2, 3
+_EMPTY, _POLY, _UNCOMPRESSED, _COMPRESSED, _CHECKED = 0, 1, 2, 3, 4
 
 
 def _classify(segs: Sequence[Any], places: _Places) -> np.ndarray:
@@ -519,6 +566,39 @@ def _classify_slowly(seg: Any, i: int, places: _Places) -> int:
     )
 
 
+def _kinds(segs: Sequence[Any], checked: CheckedRles | None, places: _Places) -> np.ndarray:
+    """``[N]`` int8 how each row's mask is given; rows of ``checked`` first."""
+    if checked is None:
+        return _classify(segs, places)
+    present = checked.present
+    kind = np.full(len(segs), _CHECKED, dtype=np.int8)
+    rest = np.flatnonzero(~present)
+    if len(rest):
+        sub = _places(places.path, places.origins[rest], places.label, len(rest))
+        kind[rest] = _classify([segs[r] for r in rest.tolist()], sub)
+    return kind
+
+
+def _all_rle_sizes(
+    segs: Sequence[Any],
+    kind: np.ndarray,
+    checked: CheckedRles | None,
+    h: np.ndarray,
+    w: np.ndarray,
+    places: _Places,
+    mismatch: str,
+) -> list[str]:
+    """:func:`_fit_sizes` over every RLE row, those given as dicts and the checked ones."""
+    rows = np.flatnonzero((kind == _UNCOMPRESSED) | (kind == _COMPRESSED))
+    if checked is None:
+        return _fit_sizes(rows, _given_sizes(segs, rows, places), h, w, places, mismatch)
+    done = np.flatnonzero(kind == _CHECKED)
+    wh = np.concatenate([_given_sizes(segs, rows, places), checked.size[done]])
+    rows = np.concatenate([rows, done])
+    order = np.argsort(rows, kind="stable")
+    return _fit_sizes(rows[order], wh[order], h, w, places, mismatch)
+
+
 def _fill_empty(rle: np.ndarray, rows: np.ndarray, h, w, places: _Places) -> None:
     """Empty masks of their images' sizes for ``rows``."""
     unknown = (h[rows] <= 0) | (w[rows] <= 0)
@@ -538,6 +618,7 @@ def encode_segmentations(
     origins: np.ndarray | None = None,
     origin_label: str = "annotations",
     size_mismatch: str = "error",
+    checked: CheckedRles | None = None,
 ) -> tuple[MaskColumn, list[str]]:
     """Encode COCO ``segmentation`` values as pycocotools' ``annToRLE`` does.
 
@@ -552,6 +633,9 @@ def encode_segmentations(
         size_mismatch: ``"error"`` (default): an RLE whose ``size`` is not
             its image's is an InputError; ``"warn"``: a warning, and the mask
             keeps its own size, as pycocotools keeps it.
+        checked: compressed RLEs the loader read and checked for the rows
+            where ``checked.present`` (their ``segs`` are not read); their
+            sizes are compared with the images' as any RLE's.
 
     Returns:
         ``(MaskColumn[N], warnings)``.  See the module notes for the rules and
@@ -562,10 +646,14 @@ def encode_segmentations(
     n = len(segs)
     h, w = _image_sizes(height, width, n)
     places = _places(path, origins, origin_label, n)
-    kind = _classify(segs, places)
+    kind = _kinds(segs, checked, places)
     rle = np.empty(n, dtype=object)
     area = np.zeros(n, dtype=np.float64)
-    warnings = _rle_sizes(segs, np.flatnonzero(kind >= _UNCOMPRESSED), h, w, places, size_mismatch)
+    warnings = _all_rle_sizes(segs, kind, checked, h, w, places, size_mismatch)
+    rows = np.flatnonzero(kind == _CHECKED)
+    if checked is not None and len(rows):
+        rle[rows] = checked.rle[rows]
+        area[rows] = checked.area[rows]
     rows = np.flatnonzero(kind == _POLY)
     if len(rows):
         rle[rows], poly_warnings = _encode_polygons(segs, rows, h, w, places)
@@ -657,10 +745,14 @@ def mask_boxes(column: MaskColumn) -> np.ndarray:
 
 # -------------------------------------------------------------------- overlap
 #
-# pycocotools' ``iou`` is called once per group.  Measured against a numpy
-# kernel on decoded runs (tests/bench/bench_mask_kernel.py) it is faster end
-# to end: its C decoder reads a string in a fraction of the time numpy takes,
-# and it keeps nothing but the compressed strings in memory.
+# pycocotools' ``iou`` is called once per group (one image and category):
+# one call reads each string of the group once and computes the group's
+# whole [D, G] matrix, where a call per prediction would read the group's
+# ground truths again for every prediction and pay the call's Python
+# overhead (its argument checks) hundreds of thousands of times.  Measured
+# against a numpy kernel on decoded runs (tests/bench/bench_mask_kernel.py)
+# it is faster end to end: its C decoder reads a string in a fraction of the
+# time numpy takes, and it keeps nothing but the compressed strings in memory.
 
 
 def _iou(dt: list, gt: list, crowd: np.ndarray) -> np.ndarray:
@@ -692,7 +784,7 @@ def mask_overlaps_batched(
     gt_rows: np.ndarray,
     gt_starts: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``[D_k, G_k]`` overlap matrices of ``K`` groups in one call.
+    """The ``[D_k, G_k]`` overlap matrices of ``K`` groups, one pycocotools call each.
 
     Args:
         pred, gt: the columns the rows index; gt_crowd: ``[len(gt)]`` bool.
@@ -710,7 +802,7 @@ def mask_overlaps_batched(
     offsets = np.zeros(len(ps), dtype=np.int64)
     np.cumsum(np.diff(ps) * np.diff(gs), out=offsets[1:])
     values = np.zeros(int(offsets[-1]), dtype=np.float64)
-    dd, gd = pred._dicts, gt._dicts
+    dt_objects, gt_objects = pred._objects, gt._objects
     d_list = np.asarray(pred_rows, dtype=np.int64).tolist()
     g_arr = np.asarray(gt_rows, dtype=np.int64)
     g_list = g_arr.tolist()
@@ -718,7 +810,7 @@ def mask_overlaps_batched(
     ps_l, gs_l, off_l = ps.tolist(), gs.tolist(), offsets.tolist()
     for k in np.flatnonzero(offsets[1:] > offsets[:-1]).tolist():
         a, b, c, e = ps_l[k], ps_l[k + 1], gs_l[k], gs_l[k + 1]
-        m = _mask.iou([dd[i] for i in d_list[a:b]], [gd[i] for i in g_list[c:e]], crowd[c:e])
+        m = _mask.iou(dt_objects(d_list[a:b]), gt_objects(g_list[c:e]), crowd[c:e])
         values[off_l[k] : off_l[k + 1]] = m.ravel()
     return values, offsets
 
@@ -729,33 +821,73 @@ def mask_pair_overlaps(
     gt_crowd: np.ndarray,
     pred_rows: np.ndarray,
     gt_rows: np.ndarray,
+    pair_group: np.ndarray | None = None,
 ) -> np.ndarray:
     """``[P]`` float64 overlaps of the aligned pairs ``pred_rows[P]``, ``gt_rows[P]``.
 
     Each value is ``pycocotools.mask.iou([dt], [gt], [crowd])[0, 0]`` (see
-    :func:`mask_overlaps`); one pycocotools call per distinct prediction.
+    :func:`mask_overlaps`).  Pairs are computed a block at a time: the
+    matrix of a block's distinct predictions by its distinct ground truths,
+    one pycocotools call per block.
 
     Args:
         gt_crowd: ``[len(gt)]`` bool crowd flag of every ground-truth row.
+        pair_group: ``[P]`` int, the block of each pair (such as the image
+            both masks belong to); None: one block per distinct prediction.
     """
     d = np.asarray(pred_rows, dtype=np.int64)
     g = np.asarray(gt_rows, dtype=np.int64)
-    order = np.argsort(d, kind="stable")
-    d_sorted = d[order]
-    # One group per distinct prediction: a [1, G] matrix each.
-    head = np.flatnonzero(np.r_[True, d_sorted[1:] != d_sorted[:-1]]) if len(d) else d
-    vals, _ = mask_overlaps_batched(
-        pred,
-        gt,
-        gt_crowd,
-        d_sorted[head],
-        np.arange(len(head) + 1),
-        g[order],
-        np.append(head, len(d)),
+    if not len(d):
+        return np.zeros(0, dtype=np.float64)
+    block = d if pair_group is None else np.asarray(pair_group, dtype=np.int64)
+    # Distinct (block, row) keys, sorted by block: each block's rows.
+    d_keys, d_inv = np.unique(block * len(pred) + d, return_inverse=True)
+    g_keys, g_inv = np.unique(block * len(gt) + g, return_inverse=True)
+    blocks = np.unique(block)
+    d_starts = np.searchsorted(d_keys // len(pred), blocks).tolist() + [len(d_keys)]
+    g_starts = np.searchsorted(g_keys // len(gt), blocks).tolist() + [len(g_keys)]
+    values, offsets = mask_overlaps_batched(
+        pred, gt, gt_crowd, d_keys % len(pred), d_starts, g_keys % len(gt), g_starts
     )
-    out = np.empty(len(d), dtype=np.float64)
-    out[order] = vals
-    return out
+    k = np.searchsorted(blocks, block)
+    d_local = d_inv.reshape(-1) - np.asarray(d_starts)[k]
+    g_local = g_inv.reshape(-1) - np.asarray(g_starts)[k]
+    width = np.diff(g_starts)[k]
+    return values[offsets[k] + d_local * width + g_local]
+
+
+def group_pair_overlaps(
+    pred: MaskColumn,
+    gt: MaskColumn,
+    gt_crowd: np.ndarray,
+    d_groups: np.ndarray,
+    d_rows: np.ndarray,
+    gt_sorted: np.ndarray,
+    g_starts: np.ndarray,
+) -> np.ndarray:
+    """Overlaps of every (prediction, ground truth) pair that shares a group, in
+    :func:`~iou_eval.geometry.candidate_pairs` order, one pycocotools call per group.
+
+    Args:
+        d_groups: ``[D']`` sorted group of each prediction; d_rows: ``[D']`` its row.
+        gt_sorted: ``[G]`` ground-truth rows by group; g_starts: ``[groups + 1]``.
+
+    Returns:
+        ``[P]`` float64: prediction by prediction, each one's group's ground
+        truths in ``gt_sorted`` order.
+    """
+    from .ordering import run_bounds
+
+    bounds = np.asarray(run_bounds(d_groups) if len(d_groups) else [0], dtype=np.int64)
+    groups = d_groups[bounds[:-1]]
+    g_first, g_count = g_starts[groups], g_starts[groups + 1] - g_starts[groups]
+    # The groups' ground truths back to back (as candidate_pairs spreads them).
+    gt_starts = np.zeros(len(groups) + 1, dtype=np.int64)
+    np.cumsum(g_count, out=gt_starts[1:])
+    shift = np.repeat(g_first - gt_starts[:-1], g_count)
+    gt_rows = gt_sorted[shift + np.arange(int(gt_starts[-1]))]
+    values, _ = mask_overlaps_batched(pred, gt, gt_crowd, d_rows, bounds, gt_rows, gt_starts)
+    return values
 
 
 _MASK_PAIR_CHUNK = 1 << 16
@@ -770,6 +902,8 @@ class MaskGeometry:
         gt_crowd: ``[G]`` bool.
         dt_area_col: ``[D]`` each prediction's ``area`` as ``loadRes`` sets it
             (see :mod:`iou_eval.segm`).
+        dt_image: ``[D]`` int each prediction's image, or None: pairs of one
+            image are then computed together (:meth:`pair`).
     """
 
     dt: MaskColumn
@@ -777,13 +911,14 @@ class MaskGeometry:
     gt_crowd: np.ndarray
     dt_area_col: np.ndarray
     name: str = "segm"
+    dt_image: np.ndarray | None = None
 
     @staticmethod
     def of(gt: Any, pred: Any) -> MaskGeometry:
         """The geometry of an aligned pair whose masks :func:`iou_eval.segm.with_masks` encoded."""
         if not isinstance(gt.masks, MaskColumn) or not isinstance(pred.masks, MaskColumn):
             raise ValueError("segm needs both datasets' masks encoded (segm.with_masks)")
-        return MaskGeometry(pred.masks, gt.masks, gt.is_crowd, pred.area)
+        return MaskGeometry(pred.masks, gt.masks, gt.is_crowd, pred.area, dt_image=pred.image_idx)
 
     @property
     def dt_area(self) -> np.ndarray:
@@ -802,9 +937,13 @@ class MaskGeometry:
 
         parts_d, parts_g, parts_iou = [], [], []
         for lo in range(0, len(d_groups), _MASK_PAIR_CHUNK):
-            pd, pg = candidate_pairs(d_groups[lo : lo + _MASK_PAIR_CHUNK], g_starts)
+            groups = d_groups[lo : lo + _MASK_PAIR_CHUNK]
+            pd, pg = candidate_pairs(groups, g_starts)
             pg = gt_sorted[pg]
-            iou = self.pair(dt_rows[lo + pd], pg)
+            iou = group_pair_overlaps(
+                self.dt, self.gt, self.gt_crowd, groups,
+                dt_rows[lo : lo + _MASK_PAIR_CHUNK], gt_sorted, g_starts,
+            )  # fmt: skip
             keep = iou >= floor
             parts_d.append(pd[keep] + lo)
             parts_g.append(pg[keep])
@@ -812,12 +951,15 @@ class MaskGeometry:
         return join_pairs(parts_d, parts_g, parts_iou)
 
     def pair(self, dt_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
+        """``[P]`` overlaps of the aligned pairs, the pairs of one image in one call."""
         if not len(dt_rows):
             return np.zeros(0, dtype=np.float64)
-        return mask_pair_overlaps(self.dt, self.gt, self.gt_crowd, dt_rows, gt_rows)
+        image = None if self.dt_image is None else self.dt_image[dt_rows]
+        return mask_pair_overlaps(self.dt, self.gt, self.gt_crowd, dt_rows, gt_rows, image)
 
     def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> MaskGeometry:
         return MaskGeometry(
             self.dt.take(dt_rows), self.gt.take(gt_rows), self.gt_crowd[gt_rows],
             self.dt_area_col[dt_rows], self.name,
+            None if self.dt_image is None else self.dt_image[dt_rows],
         )  # fmt: skip

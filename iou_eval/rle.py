@@ -152,8 +152,14 @@ def _decode(rle: np.ndarray, height: np.ndarray, width: np.ndarray):
     str_off = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lens, out=str_off[1:])
     buf = np.frombuffer(b"".join(rle), dtype=np.uint8)
+    return _decode_joined(buf, str_off, height, width)
+
+
+def _decode_joined(buf: np.ndarray, str_off: np.ndarray, height: np.ndarray, width: np.ndarray):
+    """:func:`_decode` of strings back to back in ``buf[B]`` uint8, row ``i`` at
+    ``buf[str_off[i]:str_off[i + 1]]``."""
     x, per_row = _parse_numbers(buf, str_off)
-    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets = np.zeros(len(str_off), dtype=np.int64)
     np.cumsum(per_row, out=offsets[1:])
     cnts = _undo_deltas(x, offsets)
     if len(cnts) and cnts.min() < 0:
@@ -215,6 +221,38 @@ def check_compressed(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> 
         hi = min(n, lo + _CHUNK_ROWS)
         try:
             _, _, area[lo:hi] = _decode(rle[lo:hi], height[lo:hi], width[lo:hi])
+        except BadRle as exc:
+            raise BadRle(exc.row + lo, exc.reason) from None
+    return area
+
+
+def check_joined(
+    buf: np.ndarray, lengths: np.ndarray, height: np.ndarray, width: np.ndarray
+) -> np.ndarray:
+    """:func:`check_compressed` of strings stored back to back.
+
+    Args:
+        buf: ``[B]`` uint8, the strings one after the other.
+        lengths: ``[N]`` int each string's length (they add up to ``B``).
+        height, width: ``[N]`` int64 each mask's size.
+
+    Returns:
+        ``area[N]`` int64.
+
+    Raises:
+        BadRle: as :func:`decode_counts` says, for the first bad row.
+    """
+    n = len(lengths)
+    str_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=str_off[1:])
+    area = np.zeros(n, dtype=np.int64)
+    for lo in range(0, n, _CHUNK_ROWS):
+        hi = min(n, lo + _CHUNK_ROWS)
+        part = str_off[lo : hi + 1]
+        try:
+            _, _, area[lo:hi] = _decode_joined(
+                buf[part[0] : part[-1]], part - part[0], height[lo:hi], width[lo:hi]
+            )
         except BadRle as exc:
             raise BadRle(exc.row + lo, exc.reason) from None
     return area

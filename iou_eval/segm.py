@@ -20,6 +20,7 @@ Ground truth keeps its ``area`` field for the area ranges, as COCO does.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,6 +38,11 @@ class PendingMasks:
         segs: ``[N]`` object: polygon lists, RLE dicts, ``[]``, or None (none given).
         has_bbox: ``[N]`` bool, the row gave a ``bbox`` (predictions).
         path, origins, origin_label: where each row came from, for messages.
+        checked: compressed RLEs the loader read and checked already
+            (:class:`~iou_eval.masks.CheckedRles`; their ``segs`` are None), or None.
+        encoded: ``(MaskColumn[N], warnings, height[N], width[N])`` when the
+            loader encoded the masks already, at those sizes (see
+            :func:`encode_early`); ``segs`` then only tell which rows had one.
     """
 
     segs: np.ndarray
@@ -44,11 +50,27 @@ class PendingMasks:
     path: str
     origins: np.ndarray
     origin_label: str = "annotations"
+    checked: Any = None
+    encoded: tuple | None = None
 
     def take(self, rows: np.ndarray) -> PendingMasks:
+        encoded = self.encoded
+        if encoded is not None:
+            column, notes, height, width = encoded
+            encoded = (column.take(rows), notes, height[rows], width[rows])
         return replace(
-            self, segs=self.segs[rows], has_bbox=self.has_bbox[rows], origins=self.origins[rows]
+            self,
+            segs=self.segs[rows],
+            has_bbox=self.has_bbox[rows],
+            origins=self.origins[rows],
+            checked=None if self.checked is None else self.checked.take(rows),
+            encoded=encoded,
         )
+
+    def missing(self) -> np.ndarray:
+        """``[N]`` bool, the rows that give no segmentation."""
+        none = np.fromiter((s is None for s in self.segs), dtype=bool, count=len(self.segs))
+        return none if self.checked is None else none & ~self.checked.present
 
     def encode(self, height: np.ndarray, width: np.ndarray) -> tuple[Any, list[str]]:
         """``(MaskColumn[N], warnings)`` at each row's image size ``height[N]``, ``width[N]``."""
@@ -56,9 +78,10 @@ class PendingMasks:
 
         # pycocotools keeps an RLE at its own size when it differs from the
         # image's (acceptance case 10g scores such masks): warn, don't refuse.
+        # An object array reads as the sequence of its values.
         return encode_segmentations(
             list(self.segs), height, width, path=self.path, origins=self.origins,
-            origin_label=self.origin_label, size_mismatch="warn",
+            origin_label=self.origin_label, size_mismatch="warn", checked=self.checked,
         )  # fmt: skip
 
 
@@ -180,7 +203,7 @@ def _gt_masks(gt: Dataset) -> tuple[Dataset, list[str]]:
         return replace(gt, masks=column, area=area), [f"{gt.source}: {n}" for n in notes]
     if not isinstance(pending, PendingMasks):
         raise _no_masks(gt)
-    missing = np.flatnonzero(np.array([s is None for s in pending.segs], dtype=bool))
+    missing = np.flatnonzero(pending.missing())
     warnings: list[str] = []
     if len(missing):
         file, place = gt.where(int(missing[0]))
@@ -188,8 +211,38 @@ def _gt_masks(gt: Dataset) -> tuple[Dataset, list[str]]:
             f"{file}: {len(missing)} ground truth(s) have no 'segmentation' (first: {place}); "
             "scored as empty masks"
         )
-    column, notes = pending.encode(*_row_sizes(gt))
+    height, width = _row_sizes(gt)
+    if pending.encoded is not None:
+        column, notes, at_h, at_w = pending.encoded
+        # Known image sizes never change in the alignment (reconcile fills
+        # unknown ones only), so masks encoded at the loader's sizes stand.
+        if not (np.array_equal(at_h, height) and np.array_equal(at_w, width)):
+            raise RuntimeError("ground-truth masks were encoded at other image sizes")
+    else:
+        column, notes = pending.encode(height, width)
     return replace(gt, masks=column), warnings + notes
+
+
+def encode_early(gt: Dataset) -> Dataset:
+    """``gt`` with its masks encoded now, when every row's image has a known size.
+
+    The ground truth is read in a worker process while the predictions are
+    read: rasterising its polygons there takes that work off the main
+    process's path.  The polygons are dropped once encoded (their memory is
+    the largest part of a COCO ground truth's).  Unchanged when a size is
+    unknown (it may come from the predictions' side or ``--image-size``).
+    """
+    pending = gt.masks
+    if not isinstance(pending, PendingMasks) or pending.encoded is not None:
+        return gt
+    height, width = gt.images.height[gt.image_idx], gt.images.width[gt.image_idx]
+    if not (np.isfinite(height).all() and np.isfinite(width).all()):
+        return gt
+    column, notes = pending.encode(height, width)
+    given = np.empty(len(pending.segs), dtype=object)
+    given[~pending.missing()] = True  # which rows gave a segmentation, for the warning
+    encoded = (column, notes, height, width)
+    return replace(gt, masks=replace(pending, segs=given, encoded=encoded))
 
 
 def _pred_masks(pred: Dataset) -> tuple[Dataset, list[str]]:
@@ -202,7 +255,7 @@ def _pred_masks(pred: Dataset) -> tuple[Dataset, list[str]]:
         raise _no_masks(pred)
     warnings: list[str] = []
     bbox_branch = bool(len(pending.has_bbox)) and bool(pending.has_bbox[0])
-    no_seg = np.flatnonzero(np.array([s is None for s in pending.segs], dtype=bool))
+    no_seg = np.flatnonzero(pending.missing())
     segs = pending.segs
     if len(no_seg):
         boxed = no_seg[pending.has_bbox[no_seg]]
@@ -261,10 +314,26 @@ def _no_masks(ds: Dataset):
     )
 
 
+def _give_back_free_memory() -> None:
+    # Reading hundreds of thousands of mask strings leaves tens of megabytes
+    # of freed decoding memory that glibc keeps (the command line raises its
+    # trim threshold for speed); the evaluation needs far less of it than the
+    # masks keep, so return it before the matching workers fork.
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def with_masks(alignment: Alignment) -> Alignment:
     """The alignment with both sides' masks encoded (``Dataset.masks`` a MaskColumn)."""
     gt, gt_notes = _gt_masks(alignment.gt)
     pred, pred_notes = _pred_masks(alignment.pred)
+    _give_back_free_memory()
     return replace(
         alignment, gt=gt, pred=pred, warnings=(*alignment.warnings, *gt_notes, *pred_notes)
     )

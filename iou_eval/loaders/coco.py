@@ -67,8 +67,21 @@ class _MaskDocument(msgspec.Struct, gc=False):
     categories: list[_Category] | None = None
 
 
+class _CompressedRle(msgspec.Struct, gc=False):
+    size: tuple[int, int]
+    counts: str
+
+
+class _RleResult(_Annotation, gc=False):
+    # What detectors' evaluation hooks write (detectron2, mmdetection): every
+    # segmentation a compressed RLE.  A chunk with anything else is decoded
+    # with the generic decoder.
+    segmentation: _CompressedRle | None = None
+
+
 _DECODER = msgspec.json.Decoder(_Document | list[_Annotation])
 _MASK_DECODER = msgspec.json.Decoder(_MaskDocument | list[_MaskAnnotation])
+_RLE_DECODER = msgspec.json.Decoder(list[_RleResult])
 
 
 def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
@@ -131,13 +144,85 @@ def _decode(path: str, data: bytes, masks: bool = False):
 
 
 def _mask_columns(anns: list) -> dict:
-    """``segmentation[N]`` (object: the values as decoded) and ``has_bbox[N]`` of masks mode."""
+    """The mask columns of masks mode.
+
+    ``segmentation[N]`` (object: the values as decoded; None where absent
+    or where the string is in the RLE columns), ``has_bbox[N]`` bool, and
+    compressed RLEs read and checked already (see :func:`_rle_columns`).
+    """
     n = len(anns)
+    has_bbox = np.fromiter((a.bbox is not None for a in anns), dtype=bool, count=n)
+    if n and type(anns[0]) is _RleResult:
+        return {**_rle_columns(anns), "has_bbox": has_bbox}
     segs = np.empty(n, dtype=object)
     for i, a in enumerate(anns):
         segs[i] = a.segmentation
-    has_bbox = np.fromiter((a.bbox is not None for a in anns), dtype=bool, count=n)
-    return {"segmentation": segs, "has_bbox": has_bbox}
+    no_rle = {
+        "rle": np.empty(n, dtype=object),
+        "rle_size": np.zeros((n, 2), dtype=np.int64),
+        "rle_area": np.zeros(n, dtype=np.float64),
+    }
+    return {"segmentation": segs, **no_rle, "has_bbox": has_bbox}
+
+
+class _NotChecked(Exception):
+    """A compressed RLE the fast path leaves to the generic one (which says what is wrong)."""
+
+
+def _rle_columns(anns: list) -> dict:
+    """Compressed RLE columns of results decoded with :data:`_RLE_DECODER`.
+
+    ``rle[N]`` object each string as ``bytes`` (None: no segmentation),
+    ``rle_size[N, 2]`` its own ``[h, w]`` (``[0, 0]``: none) and
+    ``rle_area[N]`` its pixels; ``segmentation[N]`` all None.
+    Each string is checked here (in the worker that decoded it) as
+    :func:`iou_eval.rle.check_compressed` checks it.
+
+    Raises:
+        _NotChecked: a string that is not ASCII, a size that is not positive,
+            or a string that is not a mask of its size.
+    """
+    from ..rle import BadRle, check_joined
+
+    n = len(anns)
+    segs = [a.segmentation for a in anns]
+    has = np.fromiter((s is not None for s in segs), dtype=bool, count=n)
+    rles = [s for s in segs if s is not None]
+    size = np.zeros((n, 2), dtype=np.int64)
+    size[has] = np.array([s.size for s in rles], dtype=np.int64).reshape(-1, 2)
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[has] = np.fromiter(map(len, (s.counts for s in rles)), dtype=np.int64, count=len(rles))
+    if (size[has] <= 0).any():
+        raise _NotChecked
+    try:
+        data = "".join([s.counts for s in rles]).encode("ascii")
+        area = np.zeros(n, dtype=np.float64)
+        buf = np.frombuffer(data, dtype=np.uint8)
+        area[has] = check_joined(buf, lengths[has], size[has, 0], size[has, 1])
+    except (UnicodeEncodeError, BadRle):
+        raise _NotChecked from None
+    # One bytes object per mask (pycocotools reads bytes), cut from the checked buffer.
+    ends = np.cumsum(lengths[has]).tolist()
+    starts = [0, *ends[:-1]]
+    rle = np.empty(n, dtype=object)
+    rle[has] = [data[a:b] for a, b in zip(starts, ends, strict=True)]
+    return {
+        "segmentation": np.empty(n, dtype=object),
+        "rle": rle,
+        "rle_size": size,
+        "rle_area": area,
+    }
+
+
+def checked_rles(cols: dict, rows) -> Any:
+    """The :class:`~iou_eval.masks.CheckedRles` of ``rows`` from :func:`_mask_columns`'
+    columns, or None when no row has one."""
+    from ..masks import CheckedRles
+
+    size = cols["rle_size"]
+    if not (size[:, 0] > 0).any():
+        return None
+    return CheckedRles(cols["rle"], size, cols["rle_area"]).take(rows)
 
 
 def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.ndarray:
@@ -287,7 +372,21 @@ _CHUNK_BYTES = 4 << 20
 
 
 def _chunk_columns(chunk: bytearray, path: str, masks: bool = False) -> dict | None:
-    """The columns of one chunk of a results list (``[`` elements ``]``), or None if unsure."""
+    """The columns of one chunk of a results list (``[`` elements ``]``), or None if unsure.
+
+    In masks mode, results whose segmentations are all compressed RLEs are
+    decoded into RLE columns (:func:`_rle_columns`), others as they come.
+    """
+    if masks:
+        try:
+            anns = quiet_decode(_RLE_DECODER, chunk)
+            cols = annotation_columns(anns, path, "[{}]", "pred", masks=True)
+        except (msgspec.ValidationError, _NotChecked):
+            pass
+        else:
+            if all(isinstance(cols[k], np.ndarray) for k in ("image_id", "category_id")):
+                return cols
+            return None
     anns = quiet_decode(_MASK_DECODER if masks else _DECODER, chunk)
     if not isinstance(anns, list):
         return None
@@ -512,5 +611,11 @@ def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None 
         path=path,
         origins=ds.origin,
         origin_label=ds.origin_label or "annotations",
+        checked=checked_rles(cols, rows),
     )
-    return replace(ds, masks=pending)
+    ds = replace(ds, masks=pending)
+    if role == "gt":
+        from ..segm import encode_early
+
+        ds = encode_early(ds)
+    return ds

@@ -113,6 +113,7 @@ def _decode_each(data, spans: list[tuple[int, int]], columns: ChunkColumns) -> l
         chunk[0], chunk[-1] = ord("["), ord("]")
         with memoryview(data) as view:
             chunk[1:-1] = view[a:b]
+        _release(data, a, b)
         try:
             cols = columns(chunk)
         except (msgspec.ValidationError, msgspec.DecodeError, InputError):
@@ -122,6 +123,16 @@ def _decode_each(data, spans: list[tuple[int, int]], columns: ChunkColumns) -> l
         parts.append(cols)
         del chunk
     return parts
+
+
+def _release(data, a: int, b: int) -> None:
+    """Unmap the file's pages ``[a, b)`` once copied: they would otherwise stay in
+    this process's resident memory (the page cache keeps them for a re-read)."""
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        lo = a - a % mmap.PAGESIZE
+        hi = b - b % mmap.PAGESIZE  # the page holding b is the next chunk's first
+        if hi > lo:
+            data.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
 def _join(parts: list[dict]) -> dict:

@@ -49,9 +49,13 @@ except ImportError:  # pragma: no cover - depends on the environment
 # Bump whenever the files generated for a given (size, seed) change, so that
 # stale folders under bench_data/ are regenerated rather than reused.
 GENERATOR_VERSION = 1
+# The same for the mask set (``kind="segm"``), whose files have their own folders.
+SEGM_GENERATOR_VERSION = 1
+KINDS = ("bbox", "segm")
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "bench_data"
 DEFAULT_SIZES = "5000,20000"  # what `make bench` measures
+SEGM_DEFAULT_MAX_IMAGES = 5000  # the mask set's default sizes: those up to this
 
 # (id, name, supercategory, approximate instance count in val2017). The counts
 # only serve as sampling weights, so approximate is good enough.
@@ -161,6 +165,11 @@ MAX_DETS = 100  # detectors keep the best 100 per image, as COCO's maxDets does
 MAX_GT_PER_IMAGE = 80
 MAX_VERTICES = 56
 MAX_PALETTE = 8  # at most this many distinct categories drawn per image
+# The mask set: background detections per image (mean), so that most images
+# reach MAX_DETS, as Mask R-CNN's results (score threshold 0.05) do; and the
+# vertex count of a background blob's outline.
+SEGM_BACKGROUND = 95.0
+BLOB_VERTICES = 20
 
 
 @dataclass(frozen=True)
@@ -173,33 +182,42 @@ class DataSet:
     meta: dict[str, Any]
 
 
-def folder_for(data_dir: Path, n_images: int, seed: int) -> Path:
-    """The folder that holds the data for ``n_images`` images drawn with ``seed``."""
-    return data_dir / f"coco-synth-{n_images}-seed{seed}"
+def folder_for(data_dir: Path, n_images: int, seed: int, kind: str = "bbox") -> Path:
+    """The folder that holds the ``kind`` data for ``n_images`` images drawn with ``seed``."""
+    infix = "" if kind == "bbox" else f"-{kind}"
+    return data_dir / f"coco-synth{infix}-{n_images}-seed{seed}"
 
 
-def ensure(n_images: int, seed: int = 0, data_dir: Path = DEFAULT_DATA_DIR) -> DataSet:
-    """Return the data set for (n_images, seed), generating it unless already on disk.
+def ensure(
+    n_images: int, seed: int = 0, data_dir: Path = DEFAULT_DATA_DIR, kind: str = "bbox"
+) -> DataSet:
+    """Return the data set for (n_images, seed, kind), generating it unless already on disk.
 
-    Reuse is decided by ``meta.json``, written last, so an interrupted run is
+    ``kind`` is ``"bbox"`` (box results) or ``"segm"`` (results with
+    compressed RLE masks; the ground truth is the same document). Reuse is
+    decided by ``meta.json``, written last, so an interrupted run is
     regenerated rather than reused half-written.
     """
-    folder = folder_for(data_dir, n_images, seed)
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    version = GENERATOR_VERSION if kind == "bbox" else SEGM_GENERATOR_VERSION
+    folder = folder_for(data_dir, n_images, seed, kind)
     gt_path, pred_path, meta_path = (folder / n for n in ("gt.json", "preds.json", "meta.json"))
     if meta_path.exists() and gt_path.exists() and pred_path.exists():
         meta = json.loads(meta_path.read_text())
-        wanted = {"generator_version": GENERATOR_VERSION, "images": n_images, "seed": seed}
-        if all(meta.get(k) == v for k, v in wanted.items()):
+        wanted = {"generator_version": version, "images": n_images, "seed": seed, "kind": kind}
+        if all(meta.get(k, "bbox" if k == "kind" else None) == v for k, v in wanted.items()):
             return DataSet(folder, gt_path, pred_path, meta)
 
     started = time.perf_counter()
-    gt, preds, stats = generate(n_images, seed)
+    gt, preds, stats = generate(n_images, seed, kind)
     folder.mkdir(parents=True, exist_ok=True)
     meta_path.unlink(missing_ok=True)
     gt_bytes = dump_json(gt, gt_path)
     pred_bytes = dump_json(preds, pred_path)
     meta = {
-        "generator_version": GENERATOR_VERSION,
+        "generator_version": version,
+        "kind": kind,
         "images": n_images,
         "seed": seed,
         **stats,
@@ -221,14 +239,26 @@ def dump_json(obj: Any, path: Path) -> int:
     return len(data)
 
 
-def generate(n_images: int, seed: int) -> tuple[dict[str, Any], list[dict[str, Any]], dict]:
-    """Draw one data set: (COCO ground-truth document, results list, summary statistics)."""
+def generate(
+    n_images: int, seed: int, kind: str = "bbox"
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict]:
+    """Draw one data set: (COCO ground-truth document, results list, summary statistics).
+
+    ``kind="segm"``: the same ground truth, predictions (more of them per
+    image) that carry a compressed RLE mask each.
+    """
     rng = np.random.default_rng(seed)
     images = _draw_images(rng, n_images)
     gts = _draw_ground_truths(rng, images)
-    preds = _draw_predictions(rng, images, gts)
+    masks = None
+    if kind == "segm":
+        preds = _draw_predictions(rng, images, gts, background=SEGM_BACKGROUND)
+        # Its own stream, so the boxes above do not depend on how masks are drawn.
+        masks = _prediction_masks(np.random.default_rng([seed, 1]), images, gts, preds)
+    else:
+        preds = _draw_predictions(rng, images, gts)
     gt_doc = _ground_truth_document(images, gts)
-    pred_doc = _results_list(images, preds)
+    pred_doc = _results_list(images, preds, masks)
     area = gts["area"]
     n_gt = len(area)
     per_image = np.bincount(gts["image"], minlength=n_images)
@@ -246,6 +276,10 @@ def generate(n_images: int, seed: int) -> tuple[dict[str, Any], list[dict[str, A
         ],
         "mean_area_over_bbox_area": round(float(np.mean(area / (gts["w"] * gts["h"]))), 3),
     }
+    if masks is not None:
+        chars = np.fromiter((len(m["counts"]) for m in masks), dtype=np.int64, count=len(masks))
+        stats["predictions_per_image_mean"] = round(len(pred_doc) / n_images, 2)
+        stats["mask_counts_chars_mean"] = round(float(chars.mean()), 1) if len(chars) else 0.0
     return gt_doc, pred_doc, stats
 
 
@@ -304,14 +338,14 @@ def _draw_ground_truths(rng: np.random.Generator, images: dict) -> dict[str, Any
     aspect = np.exp(rng.normal(0.0, 0.55, g))  # bbox w / h
 
     gts: dict[str, Any] = {"image": image, "category": category, "crowd": crowd}
-    x, y, w, h, area, segmentation = _polygons(rng, target, aspect, width, height)
+    x, y, w, h, area, segmentation, outline = _polygons(rng, target, aspect, width, height)
     # Crowd regions: a blob as an uncompressed RLE, like COCO's crowd masks.
     for i in np.flatnonzero(crowd):
         box, pixels, rle = _crowd_rle(rng, int(width[i]), int(height[i]))
         x[i], y[i], w[i], h[i] = box
         area[i] = pixels
         segmentation[i] = rle
-    gts.update(x=x, y=y, w=w, h=h, area=area, segmentation=segmentation)
+    gts.update(x=x, y=y, w=w, h=h, area=area, segmentation=segmentation, outline=outline)
     return gts
 
 
@@ -321,12 +355,14 @@ def _polygons(
     aspect: np.ndarray,
     img_w: np.ndarray,
     img_h: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list, tuple]:
     """One star-shaped polygon per row, of about ``target_area`` pixels, inside its image.
 
     All inputs are shape (G,). Returns bbox columns x, y, w, h (the polygon's
-    extent), the exact shoelace area of the rounded polygon, and each polygon as
-    COCO's ``[[x0, y0, x1, y1, ...]]``.
+    extent), the exact shoelace area of the rounded polygon, each polygon as
+    COCO's ``[[x0, y0, x1, y1, ...]]``, and the outlines as arrays
+    ``(px[G, V], py[G, V], n_vert[G])`` (rows padded with their last vertex),
+    from which mask predictions are drawn.
     """
     g = len(target_area)
     # More vertices for bigger objects, as annotators click more. The constants
@@ -372,7 +408,7 @@ def _polygons(
     ends = np.cumsum(2 * n_vert).tolist()
     starts = [0, *ends[:-1]]
     segmentation = [[flat[s:e]] for s, e in zip(starts, ends, strict=True)]
-    return x, y, w, h, area, segmentation
+    return x, y, w, h, area, segmentation, (px, py, n_vert)
 
 
 def _shoelace(px: np.ndarray, py: np.ndarray) -> np.ndarray:
@@ -414,9 +450,13 @@ def _crowd_rle(
 # --------------------------------------------------------------------------- predictions
 
 
-def _draw_predictions(rng: np.random.Generator, images: dict, gts: dict) -> dict[str, np.ndarray]:
-    """Columns for the predictions: ``image``, ``category``, ``x``, ``y``, ``w``, ``h``, ``score``.
+def _draw_predictions(
+    rng: np.random.Generator, images: dict, gts: dict, background: float = 65.5
+) -> dict[str, np.ndarray]:
+    """Columns for the predictions: ``image``, ``category``, ``x``, ``y``, ``w``, ``h``, ``score``
+    and ``source`` (the ground-truth row a prediction was derived from, -1 for background).
 
+    ``background`` is the mean count of background boxes drawn per image.
     Sorted by image (in file order) then by descending score, at most
     MAX_DETS per image.
     """
@@ -433,13 +473,13 @@ def _draw_predictions(rng: np.random.Generator, images: dict, gts: dict) -> dict
     sigma = rng.uniform(0.02, 0.18, len(hit)) + 0.06 * small[hit]
     box, iou = _jitter(rng, gts, hit, sigma, images)
     score = iou**1.5 * rng.uniform(0.55, 1.0, len(hit)) + rng.normal(0, 0.05, len(hit))
-    parts.append((gts["image"][hit], gts["category"][hit], box, score))
+    parts.append((gts["image"][hit], gts["category"][hit], box, score, hit))
 
     # 2. Looser duplicates of the same object, scored lower.
     dup = np.repeat(np.arange(g), rng.poisson(1.8, g))
     box, iou = _jitter(rng, gts, dup, rng.uniform(0.08, 0.45, len(dup)), images)
     score = iou**2 * rng.uniform(0.1, 0.65, len(dup)) + rng.normal(0, 0.03, len(dup))
-    parts.append((gts["image"][dup], gts["category"][dup], box, score))
+    parts.append((gts["image"][dup], gts["category"][dup], box, score, dup))
 
     # 3. Right place, wrong class (any category but the true one).
     wrong = np.repeat(np.arange(g), rng.poisson(0.6, g))
@@ -447,11 +487,11 @@ def _draw_predictions(rng: np.random.Generator, images: dict, gts: dict) -> dict
     other = rng.choice(len(COCO_CATEGORIES), len(wrong), p=cat_weights)
     other = np.where(other == gts["category"][wrong], (other + 1) % len(COCO_CATEGORIES), other)
     score = iou * rng.uniform(0.02, 0.5, len(wrong))
-    parts.append((gts["image"][wrong], other, box, score))
+    parts.append((gts["image"][wrong], other, box, score, wrong))
 
     # 4. Background: boxes anywhere, mostly of the image's own categories.
     n_images = len(images["id"])
-    bg_image = np.repeat(np.arange(n_images), rng.poisson(65.5, n_images))
+    bg_image = np.repeat(np.arange(n_images), rng.poisson(background, n_images))
     n_bg = len(bg_image)
     img_w, img_h = images["width"][bg_image], images["height"][bg_image]
     area = np.exp(rng.uniform(np.log(16), np.log(0.5 * img_w * img_h)))
@@ -463,17 +503,20 @@ def _draw_predictions(rng: np.random.Generator, images: dict, gts: dict) -> dict
     own = images["palette"][bg_image, slot]
     anywhere = rng.choice(len(COCO_CATEGORIES), n_bg, p=cat_weights)
     category = np.where(rng.random(n_bg) < 0.7, own, anywhere)
-    parts.append((bg_image, category, np.stack([bx, by, bw, bh], axis=1), rng.beta(1, 12, n_bg)))
+    bg_box = np.stack([bx, by, bw, bh], axis=1)
+    parts.append((bg_image, category, bg_box, rng.beta(1, 12, n_bg), np.full(n_bg, -1)))
 
     image = np.concatenate([p[0] for p in parts])
     category = np.concatenate([p[1] for p in parts])
     box = np.round(np.concatenate([p[2] for p in parts]), 2)
     box[:, 2:] = np.maximum(box[:, 2:], 0.01)  # rounding must not leave empty boxes
     score = np.round(np.clip(np.concatenate([p[3] for p in parts]), 0.001, 0.999), 5)
+    source = np.concatenate([p[4] for p in parts])
 
     # Keep each image's best MAX_DETS, ordered by image then descending score.
     order = np.lexsort((-score, image))
     image, category, box, score = image[order], category[order], box[order], score[order]
+    source = source[order]
     first = np.searchsorted(image, image)  # index of the image's first row
     keep = np.arange(len(image)) - first < MAX_DETS
     return {
@@ -484,6 +527,7 @@ def _draw_predictions(rng: np.random.Generator, images: dict, gts: dict) -> dict
         "w": box[keep, 2],
         "h": box[keep, 3],
         "score": score[keep],
+        "source": source[keep],
     }
 
 
@@ -511,6 +555,72 @@ def _jitter(
     union = w * h + (nx1 - nx0) * (ny1 - ny0) - inter
     box = np.stack([nx0, ny0, nx1 - nx0, ny1 - ny0], axis=1)
     return box, inter / union
+
+
+# --------------------------------------------------------------------------- mask predictions
+
+
+def _mask_polygons(rng: np.random.Generator, gts: dict, preds: dict, rows: np.ndarray) -> list:
+    """One outline per prediction of ``rows``, inside its box, as a flat ``[x0, y0, ...]`` list.
+
+    A prediction derived from an object takes that object's outline, stretched
+    to the predicted box; a background box gets a lumpy ellipse. Every vertex
+    then moves by 1-6% of the box, as no predicted mask is exact. Each outline
+    spans its box, as detectron2's masks (pasted into their boxes) do.
+    """
+    px_g, py_g, nv_g = gts["outline"]
+    n_vert_max = px_g.shape[1]
+    d = len(rows)
+    src = preds["source"][rows]
+    derived = src >= 0
+    s = np.where(derived, src, 0)
+    ux, uy = px_g[s], py_g[s]  # (D, V)
+    ux = (ux - ux.min(axis=1, keepdims=True)) / np.maximum(np.ptp(ux, axis=1), 1e-9)[:, None]
+    uy = (uy - uy.min(axis=1, keepdims=True)) / np.maximum(np.ptp(uy, axis=1), 1e-9)[:, None]
+    k = np.arange(n_vert_max)
+    theta = 2 * np.pi * np.minimum(k, BLOB_VERTICES - 1)[None, :] / BLOB_VERTICES
+    radius = rng.uniform(0.75, 1.0, (d, n_vert_max))
+    ux = np.where(derived[:, None], ux, 0.5 + 0.5 * radius * np.cos(theta))
+    uy = np.where(derived[:, None], uy, 0.5 + 0.5 * radius * np.sin(theta))
+    n_vert = np.where(derived, nv_g[s], BLOB_VERTICES)
+    jitter = rng.uniform(0.01, 0.06, d)[:, None]
+    ux = ux + rng.normal(0, 1, (d, n_vert_max)) * jitter
+    uy = uy + rng.normal(0, 1, (d, n_vert_max)) * jitter
+    image = preds["image"][rows]
+    x = preds["x"][rows, None] + ux * preds["w"][rows, None]
+    y = preds["y"][rows, None] + uy * preds["h"][rows, None]
+    x = np.round(np.clip(x, 0, gts["image_width"][image][:, None]), 2)
+    y = np.round(np.clip(y, 0, gts["image_height"][image][:, None]), 2)
+    valid = k[None, :] < n_vert[:, None]
+    flat = np.stack([x, y], axis=2)[valid].ravel().tolist()
+    ends = np.cumsum(2 * n_vert).tolist()
+    return [flat[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+
+
+def _prediction_masks(rng: np.random.Generator, images: dict, gts: dict, preds: dict) -> list:
+    """``[D]`` COCO compressed RLEs ``{"size": [h, w], "counts": str}`` of the predictions.
+
+    Outlines (see :func:`_mask_polygons`) rasterised by pycocotools at their
+    image's size, as a detector's evaluation hook encodes its masks.
+    """
+    from pycocotools import mask as mask_utils  # in .venv-bench, with the peers
+
+    gts = {**gts, "image_width": images["width"], "image_height": images["height"]}
+    d = len(preds["image"])
+    polygons: list = []
+    for lo in range(0, d, 50_000):  # bounds the (D, V) temporaries
+        polygons += _mask_polygons(rng, gts, preds, np.arange(lo, min(d, lo + 50_000)))
+    width = images["width"][preds["image"]].astype(int)
+    height = images["height"][preds["image"]].astype(int)
+    out: list = [None] * d
+    key = height * 10_000 + width
+    for shape in np.unique(key).tolist():
+        rows = np.flatnonzero(key == shape).tolist()
+        h, w = divmod(shape, 10_000)
+        rles = mask_utils.frPyObjects([polygons[r] for r in rows], h, w)
+        for r, rle in zip(rows, rles, strict=True):
+            out[r] = {"size": [h, w], "counts": rle["counts"].decode("ascii")}
+    return out
 
 
 # --------------------------------------------------------------------------- JSON documents
@@ -576,19 +686,28 @@ def _ground_truth_document(images: dict, gts: dict) -> dict[str, Any]:
     }
 
 
-def _results_list(images: dict, preds: dict) -> list[dict[str, Any]]:
-    """The COCO results list (what a detector's evaluation hook writes)."""
+def _results_list(images: dict, preds: dict, masks: list | None = None) -> list[dict[str, Any]]:
+    """The COCO results list (what a detector's evaluation hook writes).
+
+    With ``masks``, each result also carries its ``segmentation``, after the
+    score, as detectron2's ``instances_to_coco_json`` writes it.
+    """
     cat_ids = np.array([c[0] for c in COCO_CATEGORIES])
     bboxes = np.stack([preds["x"], preds["y"], preds["w"], preds["h"]], axis=1).tolist()
+    columns = (
+        images["id"][preds["image"]].tolist(),
+        cat_ids[preds["category"]].tolist(),
+        bboxes,
+        preds["score"].tolist(),
+    )
+    if masks is None:
+        return [
+            {"image_id": image_id, "category_id": cat, "bbox": bbox, "score": score}
+            for image_id, cat, bbox, score in zip(*columns, strict=True)
+        ]
     return [
-        {"image_id": image_id, "category_id": cat, "bbox": bbox, "score": score}
-        for image_id, cat, bbox, score in zip(
-            images["id"][preds["image"]].tolist(),
-            cat_ids[preds["category"]].tolist(),
-            bboxes,
-            preds["score"].tolist(),
-            strict=True,
-        )
+        {"image_id": image_id, "category_id": cat, "bbox": bbox, "score": score, "segmentation": m}
+        for image_id, cat, bbox, score, m in zip(*columns, masks, strict=True)
     ]
 
 
@@ -606,6 +725,16 @@ def parse_sizes(text: str) -> list[int]:
     return sizes
 
 
+def segm_sizes(text: str | None, sizes: list[int]) -> list[int]:
+    """The mask set's sizes: ``text`` parsed, ``"0"`` for none, or by default the
+    ``sizes`` up to 5,000 images (pycocotools needs minutes per run there)."""
+    if text is None or not text.strip():
+        return [n for n in sizes if n <= SEGM_DEFAULT_MAX_IMAGES]
+    if text.strip() == "0":
+        return []
+    return parse_sizes(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -613,9 +742,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument(
+        "--segm-sizes",
+        default=None,
+        help="image counts of the mask set (default: the sizes up to 5000; '0': none)",
+    )
     args = parser.parse_args(argv)
-    for n in parse_sizes(args.sizes or DEFAULT_SIZES):
+    sizes = parse_sizes(args.sizes or DEFAULT_SIZES)
+    for n in sizes:
         data = ensure(n, args.seed, args.data_dir)
+        print(f"{data.folder}: {json.dumps(data.meta)}", file=sys.stderr)
+    for n in segm_sizes(args.segm_sizes, sizes):
+        data = ensure(n, args.seed, args.data_dir, kind="segm")
         print(f"{data.folder}: {json.dumps(data.meta)}", file=sys.stderr)
     return 0
 

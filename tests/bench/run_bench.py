@@ -62,6 +62,10 @@ STAT_NAMES = (
 REFERENCE = "pycocotools"
 OURS = "iou-eval"
 FASTEST_PEER = "ultrafast-pycocotools"
+# The other peers the mask ratios name (the task's targets quote them).
+SEGM_RATIO_PEERS = ("hotcoco", "vernier")
+# A peer script's exit code for "this peer cannot score this iou type".
+UNSUPPORTED_EXIT = 3
 
 
 # --------------------------------------------------------------------------- tools
@@ -71,13 +75,14 @@ FASTEST_PEER = "ultrafast-pycocotools"
 class Tool:
     """One thing to time.
 
-    ``argv(gt, pred, out)`` builds its command line; ``read_stats(out)`` returns
-    the 12 stats it wrote (None for floors, which compute none); ``probe`` is a
+    ``argv(gt, pred, out, iou_type)`` builds its command line (``iou_type``
+    ``bbox`` or ``segm``; floors ignore it); ``read_stats(out)`` returns the
+    12 stats it wrote (None for floors, which compute none); ``probe`` is a
     command that prints the tool's version and fails if the tool is missing.
     """
 
     name: str
-    argv: Callable[[Path, Path, Path], list[str]]
+    argv: Callable[[Path, Path, Path, str], list[str]]
     probe: list[str]
     read_stats: Callable[[Path], list[float]] | None = None
     how: str = ""
@@ -129,10 +134,11 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
     tools = [
         Tool(
             OURS,
-            lambda gt, pred, out: [
+            lambda gt, pred, out, iou_type: [
                 iou_eval,
                 str(gt),
                 str(pred),
+                *(["--iou-type", iou_type] if iou_type != "bbox" else []),
                 "--format",
                 "json",
                 "-o",
@@ -140,7 +146,7 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
             ],
             [iou_eval_python, "-c", IOU_EVAL_PROBE],
             _stats_iou_eval,
-            "`iou-eval GT PRED --format json -o OUT`",
+            "`iou-eval GT PRED [--iou-type segm] --format json -o OUT`",
             forks=True,
         )
     ]
@@ -155,26 +161,45 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
         ("hotcoco", "hotcoco", "hotcoco", "COCO, loadRes, COCOeval"),
         (FASTEST_PEER, "ultrafast_pycocotools", "ultrafast-pycocotools", "COCO, loadRes, COCOeval"),
     )
-    script = PEERS / "peer_bbox.py"
+    script = PEERS / "peer_coco.py"
+    pycocotools_style = "evaluate, accumulate, summarize"
     for name, module, dist, api in peers:
         peer = module.split(".")[0]
         tools.append(
             Tool(
                 name,
-                lambda gt, pred, out, peer=peer: [
+                lambda gt, pred, out, iou_type, peer=peer: [
                     bench_python,
                     str(script),
                     peer,
                     str(gt),
                     str(pred),
                     str(out),
+                    iou_type,
                 ],
                 _version_probe(bench_python, module, dist),
                 _stats_list,
-                f"`{script.relative_to(ROOT)} {peer}`: {api} (bbox), evaluate, accumulate, "
-                "summarize",
+                f"`{script.relative_to(ROOT)} {peer}`: {api} (bbox or segm), {pycocotools_style}",
             )
         )
+    tools.append(
+        Tool(
+            "vernier",
+            lambda gt, pred, out, iou_type: [
+                bench_python,
+                str(script),
+                "vernier",
+                str(gt),
+                str(pred),
+                str(out),
+                iou_type,
+            ],
+            _version_probe(bench_python, "vernier", "vernier"),
+            _stats_list,
+            f"`{script.relative_to(ROOT)} vernier`: `instance.Evaluator(iou=Bbox() or Segm(), "
+            'parity_mode="strict").evaluate(gt_bytes, dt_bytes)`',
+        )
+    )
     floors = (
         ("startup", "numpy", "start Python and `import numpy`"),
         ("read", "numpy", "… and read both files' bytes"),
@@ -186,7 +211,7 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
         tools.append(
             Tool(
                 f"floor: {step}",
-                lambda gt, pred, out, step=step: [
+                lambda gt, pred, out, iou_type, step=step: [
                     bench_python,
                     str(HERE / "floors.py"),
                     step,
@@ -264,6 +289,8 @@ class Run:
     error: str | None = None
     stats: list[float] | None = None
     memory_only: bool = False  # the untimed run that samples a forking tool's memory
+    iou_type: str = "bbox"
+    unsupported: bool = False  # the tool cannot score this iou type (peer exit code 3)
 
 
 def measure(
@@ -352,12 +379,14 @@ def bench_size(
     work: Path,
     timeout_s: float,
     package_dir: Path | None = None,
+    iou_type: str = "bbox",
 ) -> tuple[list[Run], SizeContext]:
-    """Time every tool ``runs`` times on one data set, interleaved.
+    """Time every tool ``runs`` times on one data set, interleaved, scoring ``iou_type``.
 
     Returns every run and the context they ran in: how many cores other
     processes used meanwhile (from /proc/stat, less our own runs' CPU time)
-    and whether iou-eval's source under ``package_dir`` changed.
+    and whether iou-eval's source under ``package_dir`` changed.  A peer
+    that exits with code 3 cannot score ``iou_type``: it is not run again.
     """
     work.mkdir(parents=True, exist_ok=True)
     for path in (data.gt_path, data.pred_path):  # warm the page cache, untimed
@@ -377,10 +406,14 @@ def bench_size(
             out, log = work / f"{slug}-{rnd}.json", work / f"{slug}-{rnd}.log"
             out.unlink(missing_ok=True)
             wall, cpu, rss, code = measure(
-                tool.argv(data.gt_path, data.pred_path, out), log, timeout_s
+                tool.argv(data.gt_path, data.pred_path, out, iou_type), log, timeout_s
             )
             run = Run(tool.name, n, rnd, round(wall, 4), round(cpu, 4), round(rss, 1), code)
-            if code != 0:
+            run.iou_type = iou_type
+            if code == UNSUPPORTED_EXIT and not tool.is_floor and tool.name != OURS:
+                run.unsupported = True
+                run.error = f"cannot score {iou_type}: {_tail(log, 1)}"
+            elif code != 0:
                 run.error = f"exit {code}: {_tail(log)}"
             elif not tool.is_floor:
                 try:
@@ -392,7 +425,7 @@ def bench_size(
             results.append(run)
             status = "ok" if run.error is None else f"FAILED ({run.error[:200]})"
             print(
-                f"  [{n} images, round {rnd + 1}/{runs}] {tool.name:<24} "
+                f"  [{iou_type} {n} images, round {rnd + 1}/{runs}] {tool.name:<24} "
                 f"{wall:8.2f} s {rss:8.0f} MiB  {status}",
                 file=sys.stderr,
                 flush=True,
@@ -405,15 +438,17 @@ def bench_size(
             out, log = work / f"{slug}-memory.json", work / f"{slug}-memory.log"
             out.unlink(missing_ok=True)
             wall, cpu, peak, code = measure(
-                tool.argv(data.gt_path, data.pred_path, out), log, timeout_s, tree=True
+                tool.argv(data.gt_path, data.pred_path, out, iou_type), log, timeout_s, tree=True
             )
             run = Run(tool.name, n, runs, round(wall, 4), round(cpu, 4), round(peak, 1), code)
             run.memory_only = True
+            run.iou_type = iou_type
             if code != 0:
                 run.error = f"exit {code}: {_tail(log)}"
             results.append(run)
             print(
-                f"  [{n} images, memory run] {tool.name:<24} {peak:8.0f} MiB over its processes",
+                f"  [{iou_type} {n} images, memory run] {tool.name:<24} {peak:8.0f} MiB over its "
+                "processes",
                 file=sys.stderr,
                 flush=True,
             )
@@ -430,10 +465,15 @@ def bench_size(
 
 @dataclass
 class Summary:
-    """One tool at one size, over its successful runs."""
+    """One tool at one size and iou type, over its successful runs.
+
+    ``round_walls`` maps each successful timed round to its wall time, for
+    ratios taken round by round (tools of one round ran side by side).
+    """
 
     tool: str
     images: int
+    iou_type: str = "bbox"
     runs: int = 0
     wall_median: float = math.nan
     wall_min: float = math.nan
@@ -444,40 +484,53 @@ class Summary:
     max_abs_diff: float | None = None  # vs pycocotools
     note: str = ""
     errors: list[str] = field(default_factory=list)
+    round_walls: dict[int, float] = field(default_factory=dict)
+
+
+def _summary(tool: Tool, mine: list[Run], s: Summary) -> None:
+    """Fill ``s`` from the runs ``mine`` of one tool at one size and iou type."""
+    memory = [r for r in mine if r.memory_only and r.error is None]
+    mine = [r for r in mine if not r.memory_only]
+    if any(r.unsupported for r in mine):
+        s.note = "cannot score masks" if s.iou_type == "segm" else f"cannot score {s.iou_type}"
+        return
+    ok = [r for r in mine if r.error is None]
+    s.errors = [r.error for r in mine if r.error]
+    if not ok:
+        s.note = "failed: " + (s.errors[0] if s.errors else "not run")
+        return
+    walls = [r.wall_s for r in ok]
+    s.runs = len(ok)
+    s.round_walls = {r.round: r.wall_s for r in ok}
+    s.wall_median, s.wall_min, s.wall_max = statistics.median(walls), min(walls), max(walls)
+    s.cpu_median = statistics.median(r.cpu_s for r in ok)
+    s.rss_median = statistics.median(r.max_rss_mib for r in ok)
+    if memory:  # the whole process tree's peak, when it is larger
+        s.rss_median = max(s.rss_median, memory[0].max_rss_mib)
+    if not tool.is_floor:
+        s.stats = ok[0].stats
+        if any(r.stats != s.stats for r in ok[1:]):
+            s.note = "stats differ between runs"
+    if s.errors:
+        s.note = (s.note + "; " if s.note else "") + f"{len(s.errors)} run(s) failed"
 
 
 def summarise(tools: list[Tool], runs: list[Run], unavailable: dict[str, str]) -> list[Summary]:
-    """Per tool and size: median and range of wall time, medians of CPU and RSS, stat check."""
+    """Per tool, iou type and size: median and range of wall time, medians of CPU and RSS,
+    stat check against pycocotools."""
     out: list[Summary] = []
-    sizes = sorted({r.images for r in runs})
-    for n in sizes:
-        by_tool = {t.name: Summary(t.name, n) for t in tools}
+    cells = sorted({(r.iou_type != "bbox", r.iou_type, r.images) for r in runs})
+    for _, iou_type, n in cells:
+        by_tool = {t.name: Summary(t.name, n, iou_type) for t in tools}
         for tool in tools:
             s = by_tool[tool.name]
             if tool.name in unavailable:
                 s.note = f"unavailable: {unavailable[tool.name]}"
                 continue
-            mine = [r for r in runs if r.tool == tool.name and r.images == n]
-            memory = [r for r in mine if r.memory_only and r.error is None]
-            mine = [r for r in mine if not r.memory_only]
-            ok = [r for r in mine if r.error is None]
-            s.errors = [r.error for r in mine if r.error]
-            if not ok:
-                s.note = "failed: " + (s.errors[0] if s.errors else "not run")
-                continue
-            walls = [r.wall_s for r in ok]
-            s.runs = len(ok)
-            s.wall_median, s.wall_min, s.wall_max = statistics.median(walls), min(walls), max(walls)
-            s.cpu_median = statistics.median(r.cpu_s for r in ok)
-            s.rss_median = statistics.median(r.max_rss_mib for r in ok)
-            if memory:  # the whole process tree's peak, when it is larger
-                s.rss_median = max(s.rss_median, memory[0].max_rss_mib)
-            if not tool.is_floor:
-                s.stats = ok[0].stats
-                if any(r.stats != s.stats for r in ok[1:]):
-                    s.note = "stats differ between runs"
-            if s.errors:
-                s.note = (s.note + "; " if s.note else "") + f"{len(s.errors)} run(s) failed"
+            mine = [
+                r for r in runs if r.tool == tool.name and r.images == n and r.iou_type == iou_type
+            ]
+            _summary(tool, mine, s)
         ref = by_tool.get(REFERENCE)
         for s in by_tool.values():
             if s.stats is not None and ref is not None and ref.stats is not None:
@@ -487,6 +540,20 @@ def summarise(tools: list[Tool], runs: list[Run], unavailable: dict[str, str]) -
 
 
 # --------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class Section:
+    """One measured data set: its iou type, its data, how many rounds, what else ran."""
+
+    iou_type: str
+    data: make_data.DataSet
+    runs: int
+    context: SizeContext | None = None
+
+    @property
+    def images(self) -> int:
+        return self.data.meta["images"]
 
 
 def machine_info() -> dict[str, str]:
@@ -535,17 +602,18 @@ def _fmt_diff(d: float | None) -> str:
     return "0 (identical)" if d == 0 else f"{d:.1e}"
 
 
+Key = tuple[str, int, str]  # (tool, images, iou type)
+
+
 def render(
     summaries: list[Summary],
     tools: list[Tool],
     versions: dict[str, str | None],
-    datasets: list[make_data.DataSet],
-    runs_per_size: dict[int, int],
-    contexts: dict[int, SizeContext],
+    sections: list[Section],
     machine: dict[str, str],
     command: str,
 ) -> str:
-    """The whole markdown report."""
+    """The whole markdown report: boxes first, then masks when they were measured."""
     today = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
     lines = [
         "# Benchmarks",
@@ -567,7 +635,27 @@ def render(
     for tool in tools:
         version = versions.get(tool.name) or "unavailable"
         lines.append(f"| {tool.name} | {version} | {tool.how} |")
-    lines += [
+    by = {(s.tool, s.images, s.iou_type): s for s in summaries}
+    boxes = [sec for sec in sections if sec.iou_type == "bbox"]
+    masks = [sec for sec in sections if sec.iou_type == "segm"]
+    if boxes:
+        lines += _box_data_lines(boxes)
+        for sec in boxes:
+            lines += _size_table(by, tools, sec, "##")
+        lines += ["", "## Ratios", ""]
+        lines += _ratio_lines(by, boxes, ())
+    if masks:
+        lines += _mask_data_lines(masks)
+        for sec in masks:
+            lines += _size_table(by, tools, sec, "###")
+        lines += ["", "### Ratios (masks)", ""]
+        lines += _ratio_lines(by, masks, SEGM_RATIO_PEERS)
+    lines += _method_lines()
+    return "\n".join(lines)
+
+
+def _box_data_lines(sections: list[Section]) -> list[str]:
+    lines = [
         "",
         "## Data",
         "",
@@ -581,8 +669,8 @@ def render(
         "predictions | gt.json | preds.json | seed |",
         "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
-    for d in datasets:
-        m = d.meta
+    for sec in sections:
+        m = sec.data.meta
         shares = "/".join(f"{100 * x:.0f}%" for x in m["share_small_medium_large"])
         lines.append(
             f"| {m['images']:,} | {m['ground_truths']:,} | {m['crowd']:,} | "
@@ -590,39 +678,76 @@ def render(
             f"{m['predictions']:,} | {m['gt_bytes'] / 1e6:.1f} MB | "
             f"{m['pred_bytes'] / 1e6:.1f} MB | {m['seed']} |"
         )
-    by = {(s.tool, s.images): s for s in summaries}
-    for d in datasets:
-        n = d.meta["images"]
-        ours = by.get((OURS, n))
-        ours_wall = ours.wall_median if ours else math.nan
-        lines += [
-            "",
-            f"## {n:,} images ({runs_per_size[n]} runs per tool, interleaved)",
-            "",
-            "Wall time of the whole command, from spawn to exit; CPU is user+system "
-            "(above wall when a tool uses both cores); peak memory is the kernel's peak "
-            "resident set size (median over the runs), and for iou-eval, which forks worker "
-            "processes, the larger of that and its process tree's peak proportional set size "
-            "from one more, untimed run.",
-            "",
-            *_context_lines(contexts.get(n)),
-            "| tool | wall median (s) | wall min–max (s) | CPU (s) | peak memory (MiB) | "
-            "time / iou-eval | max \\|Δ\\| vs pycocotools (12 stats) | note |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
-        ]
-        for tool in tools:
-            s = by[(tool.name, n)]
-            span = "–" if s.runs == 0 else f"{_fmt_s(s.wall_min)}–{_fmt_s(s.wall_max)}"
-            rss = "–" if math.isnan(s.rss_median) else f"{s.rss_median:.0f}"
-            diff = "n/a" if tool.is_floor else _fmt_diff(s.max_abs_diff)
-            note = s.note.replace("|", "\\|")
-            lines.append(
-                f"| {tool.name} | {_fmt_s(s.wall_median)} | {span} | {_fmt_s(s.cpu_median)} | "
-                f"{rss} | {_fmt_ratio(s.wall_median, ours_wall)} | {diff} | {note} |"
-            )
-    lines += ["", "## Ratios", ""]
-    lines += _ratio_lines(by, [d.meta["images"] for d in datasets])
-    lines += [
+    return lines
+
+
+def _mask_data_lines(sections: list[Section]) -> list[str]:
+    lines = [
+        "",
+        "## Masks (`--iou-type segm`)",
+        "",
+        "The same ground truth (polygon segmentations, each object one polygon of 6 to 56 "
+        "vertices, ~34 on average, crowd regions as uncompressed RLE), scored as masks. The "
+        "results are what detectron2's `instances_to_coco_json` writes for Mask R-CNN: per "
+        "result `image_id`, `category_id`, `bbox`, `score` and a `segmentation` as compressed "
+        "RLE (`{size, counts}`), at most 100 per image, most images full. A result derived "
+        "from an object takes that object's outline stretched to its jittered box, a "
+        "background result a lumpy ellipse in its box, every vertex moved by 1–6% of the "
+        "box, rasterised by pycocotools at the image's size. Every tool scores "
+        '`iouType="segm"`; the results carry boxes, so `loadRes` takes each result\'s area '
+        "from its box, as it does for detectron2's files.",
+        "",
+        "| images | ground truths | crowd | predictions | per image | RLE characters per "
+        "mask (mean) | gt.json | preds.json | seed |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for sec in sections:
+        m = sec.data.meta
+        lines.append(
+            f"| {m['images']:,} | {m['ground_truths']:,} | {m['crowd']:,} | "
+            f"{m['predictions']:,} | {m.get('predictions_per_image_mean', '–')} | "
+            f"{m.get('mask_counts_chars_mean', '–')} | {m['gt_bytes'] / 1e6:.1f} MB | "
+            f"{m['pred_bytes'] / 1e6:.1f} MB | {m['seed']} |"
+        )
+    return lines
+
+
+def _size_table(by: dict[Key, Summary], tools: list[Tool], sec: Section, level: str) -> list[str]:
+    """The table of every tool on one data set."""
+    n, iou_type = sec.images, sec.iou_type
+    ours = by.get((OURS, n, iou_type))
+    ours_wall = ours.wall_median if ours else math.nan
+    what = "" if iou_type == "bbox" else f", {iou_type}"
+    lines = [
+        "",
+        f"{level} {n:,} images{what} ({sec.runs} runs per tool, interleaved)",
+        "",
+        "Wall time of the whole command, from spawn to exit; CPU is user+system "
+        "(above wall when a tool uses both cores); peak memory is the kernel's peak "
+        "resident set size (median over the runs), and for iou-eval, which forks worker "
+        "processes, the larger of that and its process tree's peak proportional set size "
+        "from one more, untimed run.",
+        "",
+        *_context_lines(sec.context),
+        "| tool | wall median (s) | wall min–max (s) | CPU (s) | peak memory (MiB) | "
+        "time / iou-eval | max \\|Δ\\| vs pycocotools (12 stats) | note |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for tool in tools:
+        s = by[(tool.name, n, iou_type)]
+        span = "–" if s.runs == 0 else f"{_fmt_s(s.wall_min)}–{_fmt_s(s.wall_max)}"
+        rss = "–" if math.isnan(s.rss_median) else f"{s.rss_median:.0f}"
+        diff = "n/a" if tool.is_floor else _fmt_diff(s.max_abs_diff)
+        note = s.note.replace("|", "\\|")
+        lines.append(
+            f"| {tool.name} | {_fmt_s(s.wall_median)} | {span} | {_fmt_s(s.cpu_median)} | "
+            f"{rss} | {_fmt_ratio(s.wall_median, ours_wall)} | {diff} | {note} |"
+        )
+    return lines
+
+
+def _method_lines() -> list[str]:
+    return [
         "",
         "## Method",
         "",
@@ -639,21 +764,25 @@ def render(
         "when it exceeds the parent's own peak RSS.",
         "- Runs are interleaved: each round runs every tool once, each round starting one "
         "tool later. Both files are read once beforehand so every run finds them in the "
-        "page cache.",
+        'page cache. A ratio is the ratio of the medians; its spread ("per round") is the '
+        "range of the same ratio taken within each round, where the two tools ran minutes "
+        "apart at most, so that a slow drift of the shared machine cancels.",
         "- Peers run in their own virtual environment, `.venv-bench` (never a dependency of "
-        "iou-eval), through the scripts in `tests/bench/peers/`, with each project's "
-        "pycocotools-style API. iou-eval runs from `.venv`.",
+        "iou-eval), through `tests/bench/peers/peer_coco.py`, with each project's "
+        "pycocotools-style API (vernier: its own API on the files' bytes, in its bit-exact "
+        '`parity_mode="strict"`). iou-eval runs from `.venv`. A peer that cannot score masks '
+        "is marked so in the masks tables.",
         "- Every evaluator's 12 stats are compared with pycocotools' on the same files; "
         "`0 (identical)` means bit-for-bit equal floats.",
         "- Floors (run with `.venv-bench`'s Python, all importing numpy first) bound from "
         "below what any Python tool reading these JSON files can take.",
         "",
-        "Reproduce with `make bench` (5,000 and 20,000 images, 3 and 2 runs). For a quick "
-        "check during development: `make bench BENCH_SIZES=500 BENCH_RUNS=1`, which writes "
-        "its report to `bench_data/benchmarks.md` instead of this page.",
+        "Reproduce with `make bench` (boxes at 5,000 and 20,000 images, 3 and 2 runs; masks "
+        "at 5,000 images, 3 runs). For a quick check during development: `make bench "
+        "BENCH_SIZES=500 BENCH_RUNS=1` (boxes and masks at 500 images), which writes its "
+        "report to `bench_data/benchmarks.md` instead of this page.",
         "",
     ]
-    return "\n".join(lines)
 
 
 def _context_lines(context: SizeContext | None) -> list[str]:
@@ -677,22 +806,39 @@ def _context_lines(context: SizeContext | None) -> list[str]:
     return lines
 
 
-def _ratio_lines(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[str]:
+def round_ratios(num: Summary | None, den: Summary | None) -> list[float]:
+    """``num``'s wall time over ``den``'s, round by round (rounds where both ran)."""
+    if num is None or den is None:
+        return []
+    rounds = sorted(set(num.round_walls) & set(den.round_walls))
+    return [num.round_walls[r] / den.round_walls[r] for r in rounds if den.round_walls[r] > 0]
+
+
+def _ratio_lines(
+    by: dict[Key, Summary], sections: list[Section], more_peers: tuple[str, ...]
+) -> list[str]:
     """The headline ratios, one bullet per comparison, one entry per size.
 
     Time ratios use median wall times, with the same ratio of median CPU times
-    in brackets: on a busy machine the CPU ratio is the steadier of the two.
+    in brackets (on a busy machine the CPU ratio is the steadier of the two)
+    and, over two rounds or more, the range of the round-by-round ratios.
     """
+    iou_type = sections[0].iou_type
+    sizes = [sec.images for sec in sections]
 
     def get(attr: str, tool: str, n: int) -> float:
-        s = by.get((tool, n))
+        s = by.get((tool, n, iou_type))
         return getattr(s, attr) if s else math.nan
 
     def time_ratio(num: str, den: str) -> Callable[[int], str]:
         def fmt(n: int) -> str:
             wall = _fmt_ratio(get("wall_median", num, n), get("wall_median", den, n))
             cpu = _fmt_ratio(get("cpu_median", num, n), get("cpu_median", den, n))
-            return f"{wall} (CPU {cpu})"
+            per_round = round_ratios(by.get((num, n, iou_type)), by.get((den, n, iou_type)))
+            spread = ""
+            if len(per_round) >= 2:
+                spread = f", per round {min(per_round):.2f}–{max(per_round):.2f}×"
+            return f"{wall} (CPU {cpu}{spread})"
 
         return fmt
 
@@ -709,6 +855,10 @@ def _ratio_lines(by: dict[tuple[str, int], Summary], sizes: list[int]) -> list[s
     lines = [
         f"- iou-eval time / {FASTEST_PEER} time: " + per_size(time_ratio(OURS, FASTEST_PEER)),
         f"- {REFERENCE} time / iou-eval time: " + per_size(time_ratio(REFERENCE, OURS)),
+        *(
+            f"- {peer} time / iou-eval time: " + per_size(time_ratio(peer, OURS))
+            for peer in more_peers
+        ),
         f"- iou-eval peak memory / {FASTEST_PEER} peak memory: "
         + per_size(rss_ratio(OURS, FASTEST_PEER)),
         f"- iou-eval peak memory / {REFERENCE} peak memory: "
@@ -742,10 +892,82 @@ def parse_runs(text: str, sizes: list[int]) -> dict[int, int]:
     return dict(zip(sizes, counts, strict=True))
 
 
+def _plan(args: argparse.Namespace) -> tuple[list[tuple[str, int, int]], bool, str]:
+    """What to measure: ``[(iou_type, images, runs)]``, whether it is the default
+    configuration (whose report is docs/benchmarks.md), and the command that
+    reproduces it."""
+    sizes = make_data.parse_sizes(args.sizes.strip() or make_data.DEFAULT_SIZES)
+    segm = make_data.segm_sizes(args.segm_sizes, sizes)
+    iou_types = [t for t in args.iou_types.replace(" ", "").split(",") if t]
+    unknown = sorted(set(iou_types) - set(make_data.KINDS))
+    if unknown or not iou_types:
+        raise SystemExit(f"iou types must be among {make_data.KINDS}, got {args.iou_types!r}")
+    plan = []
+    if "bbox" in iou_types:
+        plan += [("bbox", n, r) for n, r in parse_runs(args.runs, sizes).items()]
+    if "segm" in iou_types and segm:
+        # One count per box size: a mask size takes its box size's count.
+        box_runs = parse_runs(args.runs, sizes)
+        single = "," not in args.runs
+        plan += [
+            ("segm", n, box_runs[n] if n in box_runs and not single else r)
+            for n, r in parse_runs(args.runs if single else "", segm).items()
+        ]
+    default_config = (
+        sizes == make_data.parse_sizes(make_data.DEFAULT_SIZES)
+        and not args.segm_sizes.strip()
+        and iou_types == list(make_data.KINDS)
+        and not args.tools.strip()
+    )
+    command = "make bench"
+    if args.sizes.strip() and sizes != make_data.parse_sizes(make_data.DEFAULT_SIZES):
+        command += f" BENCH_SIZES={','.join(map(str, sizes))}"
+    for flag, env in (
+        (args.runs, "BENCH_RUNS"),
+        (args.segm_sizes, "BENCH_SEGM_SIZES"),
+        (args.tools, "BENCH_TOOLS"),
+    ):
+        if flag.strip():
+            command += f" {env}={flag.strip()}"
+    if iou_types != list(make_data.KINDS):
+        command += f" BENCH_IOU_TYPES={','.join(iou_types)}"
+    return plan, default_config, command
+
+
+def _probe_all(tools: list[Tool]) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Every tool's version, and why each unavailable one is."""
+    versions: dict[str, str | None] = {}
+    unavailable: dict[str, str] = {}
+    for tool in tools:
+        version, why = probe(tool)
+        if tool.name == OURS and version is not None:
+            version += git_state(ROOT)
+        versions[tool.name] = version
+        if why is not None:
+            unavailable[tool.name] = why
+        print(f"{tool.name:<24} {version or 'UNAVAILABLE: ' + str(why)}", file=sys.stderr)
+    return versions, unavailable
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default=os.environ.get("BENCH_SIZES", ""))
     parser.add_argument("--runs", default=os.environ.get("BENCH_RUNS", ""))
+    parser.add_argument(
+        "--segm-sizes",
+        default=os.environ.get("BENCH_SEGM_SIZES", ""),
+        help="image counts of the mask set (default: the sizes up to 5000; 0: none)",
+    )
+    parser.add_argument(
+        "--iou-types",
+        default=os.environ.get("BENCH_IOU_TYPES", "bbox,segm"),
+        help="what to measure: bbox, segm or both (comma-separated)",
+    )
+    parser.add_argument(
+        "--tools",
+        default=os.environ.get("BENCH_TOOLS", ""),
+        help="only these tools (comma-separated names, e.g. iou-eval,ultrafast-pycocotools)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, default=make_data.DEFAULT_DATA_DIR)
     parser.add_argument(
@@ -757,49 +979,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per run")
     args = parser.parse_args(argv)
 
-    sizes = make_data.parse_sizes(args.sizes.strip() or make_data.DEFAULT_SIZES)
-    runs_per_size = parse_runs(args.runs, sizes)
-    default_config = sizes == make_data.parse_sizes(make_data.DEFAULT_SIZES)
+    plan, default_config, command = _plan(args)
     out_path = args.out or (DEFAULT_OUT if default_config else DEV_OUT)
-    command = "make bench"
-    if not default_config:
-        command += f" BENCH_SIZES={','.join(map(str, sizes))}"
-    if args.runs.strip():
-        command += f" BENCH_RUNS={args.runs.strip()}"
-
     tools = build_tools(sys.executable, args.iou_eval)
-    versions: dict[str, str | None] = {}
-    unavailable: dict[str, str] = {}
-    for tool in tools:
-        version, why = probe(tool)
-        if tool.name == OURS and version is not None:
-            version += git_state(ROOT)
-        versions[tool.name] = version
-        if why is not None:
-            unavailable[tool.name] = why
-        print(f"{tool.name:<24} {version or 'UNAVAILABLE: ' + str(why)}", file=sys.stderr)
+    if args.tools.strip():
+        wanted = {t.strip() for t in args.tools.split(",") if t.strip()}
+        missing = wanted - {t.name for t in tools}
+        if missing:
+            raise SystemExit(f"unknown tools {sorted(missing)} (known: {[t.name for t in tools]})")
+        tools = [t for t in tools if t.name in wanted]
+    versions, unavailable = _probe_all(tools)
     available = [t for t in tools if t.name not in unavailable]
 
     package_dir = iou_eval_package_dir(args.iou_eval)
-    datasets, all_runs, contexts = [], [], {}
-    for n in sizes:
+    sections, all_runs = [], []
+    for iou_type, n, runs in plan:
         started = time.perf_counter()
-        data = make_data.ensure(n, args.seed, args.data_dir)
+        data = make_data.ensure(n, args.seed, args.data_dir, kind=iou_type)
         print(
-            f"data for {n} images: {data.folder} ({time.perf_counter() - started:.1f} s)",
+            f"{iou_type} data for {n} images: {data.folder} "
+            f"({time.perf_counter() - started:.1f} s)",
             file=sys.stderr,
         )
-        datasets.append(data)
-        work = args.data_dir / "runs" / f"{n}-seed{args.seed}"
-        runs, contexts[n] = bench_size(
-            available, data, runs_per_size[n], work, args.timeout, package_dir
-        )
-        all_runs += runs
+        prefix = "" if iou_type == "bbox" else f"{iou_type}-"
+        work = args.data_dir / "runs" / f"{prefix}{n}-seed{args.seed}"
+        done, context = bench_size(available, data, runs, work, args.timeout, package_dir, iou_type)
+        all_runs += done
+        sections.append(Section(iou_type, data, runs, context))
 
     summaries = summarise(tools, all_runs, unavailable)
-    report = render(
-        summaries, tools, versions, datasets, runs_per_size, contexts, machine_info(), command
-    )
+    report = render(summaries, tools, versions, sections, machine_info(), command)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(report)
     raw = {
@@ -808,8 +1017,12 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
         "versions": versions,
         "unavailable": unavailable,
-        "datasets": [d.meta for d in datasets],
-        "contexts": {n: asdict(c) for n, c in contexts.items()},
+        "datasets": [sec.data.meta for sec in sections],
+        "contexts": {
+            f"{sec.iou_type}-{sec.images}": asdict(sec.context)
+            for sec in sections
+            if sec.context is not None
+        },
         # NaN (a run that never finished) as null, so the file stays strict JSON.
         "runs": [
             {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in asdict(r).items()}

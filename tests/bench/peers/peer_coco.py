@@ -1,0 +1,69 @@
+"""Run one peer evaluator on a COCO ground truth and results file; write the 12 stats as JSON.
+
+Usage: python peer_coco.py PEER GT.json PRED.json OUT.json [bbox|segm]
+
+PEER is pycocotools, faster_coco_eval, hotcoco, ultrafast_pycocotools (each
+through its pycocotools-style API: COCO, loadRes, COCOeval, evaluate,
+accumulate, summarize) or vernier (its own API on the files' bytes, in its
+bit-exact ``parity_mode="strict"``).  The last argument is the iou type
+(default bbox).  Writes ``{"stats": [AP, AP50, ..., ARl]}`` to OUT.json.
+Only the named peer is imported, so a run times that peer alone.
+
+Exit code 3 (with a message) means the peer cannot score this iou type.
+"""
+
+import importlib
+import json
+import sys
+
+# peer -> (module holding COCO, module holding the evaluator, evaluator class).
+# faster-coco-eval documents COCOeval_faster as its drop-in for COCOeval.
+PEERS = {
+    "pycocotools": ("pycocotools.coco", "pycocotools.cocoeval", "COCOeval"),
+    "faster_coco_eval": ("faster_coco_eval", "faster_coco_eval", "COCOeval_faster"),
+    "hotcoco": ("hotcoco", "hotcoco", "COCOeval"),
+    "ultrafast_pycocotools": ("ultrafast_pycocotools", "ultrafast_pycocotools", "COCOeval"),
+}
+UNSUPPORTED = 3
+
+
+def pycocotools_style(peer: str, gt_path: str, pred_path: str, iou_type: str) -> list[float]:
+    coco_module, eval_module, eval_class = PEERS[peer]
+    coco = importlib.import_module(coco_module).COCO
+    evaluator = getattr(importlib.import_module(eval_module), eval_class)
+    gt = coco(gt_path)
+    dt = gt.loadRes(pred_path)
+    ev = evaluator(gt, dt, iou_type)
+    ev.evaluate()
+    ev.accumulate()
+    ev.summarize()
+    return [float(s) for s in ev.stats]
+
+
+def vernier(gt_path: str, pred_path: str, iou_type: str) -> list[float]:
+    # Its documented fast path: both files' bytes straight into the native
+    # reader; "strict" is the mode that reproduces pycocotools bit for bit.
+    from vernier import instance
+
+    kernels = {"bbox": instance.Bbox, "segm": instance.Segm}
+    evaluator = instance.Evaluator(iou=kernels[iou_type](), parity_mode="strict")
+    with open(gt_path, "rb") as gt, open(pred_path, "rb") as dt:
+        summary = evaluator.evaluate(gt.read(), dt.read())
+    return [float(s) for s in summary.stats]
+
+
+def main(peer: str, gt_path: str, pred_path: str, out_path: str, iou_type: str = "bbox") -> int:
+    if iou_type not in ("bbox", "segm"):
+        print(f"{peer}: cannot score iou type {iou_type!r}", file=sys.stderr)
+        return UNSUPPORTED
+    if peer == "vernier":
+        stats = vernier(gt_path, pred_path, iou_type)
+    else:
+        stats = pycocotools_style(peer, gt_path, pred_path, iou_type)
+    with open(out_path, "w") as out:
+        json.dump({"stats": stats}, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
