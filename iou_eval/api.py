@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .bootstrap import run_bootstrap
+from .bootstrap import PARALLEL_MIN_WORK, run_bootstrap
 from .boxes import BoxFormat
 from .coco import run_coco
 from .dataset import Dataset
@@ -191,6 +191,7 @@ def score(
         result = coco_result(alignment, evaluation, point.score_thr)
     if boot.bootstrap <= 0:
         return result
+    big = len(alignment.pred) * boot.bootstrap >= PARALLEL_MIN_WORK
     replicates = run_bootstrap(
         result.evaluation.replicate,
         alignment.gt.images.ids,
@@ -198,6 +199,7 @@ def score(
         boot.seed,
         boot.confidence,
         progress=progress,
+        workers=workers if big else 1,
     )
     return dataclasses.replace(result, bootstrap=replicates)
 
