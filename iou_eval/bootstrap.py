@@ -69,6 +69,16 @@ ROUND = 40
 Replicate = Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]]
 
 
+ZERO_WIDTH = (
+    "the interval has zero width: the metric does not vary under resampling, no evidence either way"
+)
+
+
+def zero_width(interval: tuple[float, float] | None) -> bool:
+    """A defined interval whose ends are equal (never significant: no evidence either way)."""
+    return interval is not None and interval[0] == interval[1]
+
+
 def run_bootstrap(
     replicate: Replicate,
     image_ids: Sequence[object],

@@ -5,7 +5,8 @@ per-class table; ``voc12:mAP=0.7`` names the protocol when several ran.
 A baseline is an earlier JSON result of iou-eval: every summary metric and
 every class's AP may drop by at most ``--max-drop`` (absolute, or ``2%``
 relative).  With bootstrap replicates the comparison can ask for
-significance: a drop fails only when its interval lies wholly below zero.
+significance: a drop fails only when its interval lies wholly below zero,
+and never on a zero-width interval (no evidence either way).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .bootstrap import ZERO_WIDTH, percentile_interval, zero_width
 from .errors import InputError, UsageError
 from .results import EvaluationResult, ProtocolResult
 
@@ -166,7 +168,12 @@ def check_gates(
             continue
         passed = v >= g.threshold
         reason = "" if passed else f"{v:.4f} is below {g.threshold:g}"
-        if not passed and significant_only and interval is not None and interval[1] >= g.threshold:
+        if not passed and significant_only and zero_width(interval):
+            passed = True
+            reason = f"below {g.threshold:g} but not significantly: {ZERO_WIDTH}"
+        elif (
+            not passed and significant_only and interval is not None and interval[1] >= g.threshold
+        ):
             passed = True
             reason = (
                 f"below {g.threshold:g} but not significantly (interval reaches {interval[1]:.4f})"
@@ -283,7 +290,10 @@ def compare_baseline(
                 interval = _interval(deltas, boot.level if boot else 0.95)
             passed = -delta <= tol + 1e-12
             reason = "" if passed else f"dropped {-delta:.4f} (> {tol:.4f})"
-            if not passed and significant_only and interval is not None and interval[1] >= 0:
+            if not passed and significant_only and zero_width(interval):
+                passed = True
+                reason = f"dropped {-delta:.4f} but not significantly: {ZERO_WIDTH}"
+            elif not passed and significant_only and interval is not None and interval[1] >= 0:
                 passed = True
                 reason = f"dropped {-delta:.4f} but not significantly (interval reaches {interval[1]:+.4f})"
             checks.append(
@@ -295,7 +305,6 @@ def compare_baseline(
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float] | None:
-    from .bootstrap import percentile_interval
 
     return percentile_interval(values, level)
 
