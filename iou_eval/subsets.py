@@ -84,7 +84,8 @@ def read_slices(path: str) -> Slices:
     from .loaders.common import read_bytes
 
     text = read_bytes(path).decode("utf-8-sig", errors="replace")
-    pairs = _json_pairs(path, text) if text.lstrip().startswith("{") else _csv_pairs(path, text)
+    json_like = text.lstrip()[:1] in ("{", "[")
+    pairs = _json_pairs(path, text) if json_like else _csv_pairs(path, text)
     return slices_from_pairs(pairs, path)
 
 

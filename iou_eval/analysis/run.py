@@ -81,7 +81,10 @@ def calibrate(
     r = _matches_at(results, iou_thr)
     if r is not None:
         point = r.evaluation.point
-        rows, is_tp, counted = point.dt_rows, point.tp, point.tp | point.fp
+        # In file order, as the predictions came: the sums then run in the
+        # order they run in for the same flags computed apart.
+        o = np.argsort(point.dt_rows, kind="stable")
+        rows, is_tp, counted = point.dt_rows[o], point.tp[o], (point.tp | point.fp)[o]
         source = f"{r.protocol.label} matches at IoU {iou_thr:g}"
     else:
         is_tp, counted = coco_true_positives_from_datasets(
