@@ -1,9 +1,12 @@
 """Bootstrap confidence intervals over images (numpy only).
 
 Images are drawn with replacement; each replicate re-accumulates the one
-matching pass with the images' multiplicities, so a replicate costs an
-accumulation, not a re-match.  With the same seed, image set and count, two
-runs draw the same replicates, which makes deltas against a baseline paired.
+matching pass with the images' multiplicities (for COCO as weighted sums
+over what :mod:`iou_eval.resample` fixed once), so a replicate costs a few
+prefix sums, not a re-match.  The draws are made before any replicate runs,
+so worker processes may share them without changing a bit.  With the same
+seed, image set and count, two runs draw the same replicates, which makes
+deltas against a baseline paired.
 """
 
 from __future__ import annotations
