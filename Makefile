@@ -30,8 +30,12 @@ compile: $(VENV)/.runtime
 demo: $(VENV)/.runtime compile ## score sample_data/ (COCO ground truth vs predictions) and print the report
 	$(BIN)/iou-eval sample_data/coco/gt.json sample_data/coco/preds.json
 
-report: $(VENV)/.dev ## plots and a self-contained report/index.html for sample_data/ (matplotlib)
-	$(BIN)/python -m iou_eval.reporters.html_demo sample_data/coco/gt.json sample_data/coco/preds.json -o report
+report: $(VENV)/.dev ## plots, a self-contained report/index.html and drawings for sample_data/
+	@mkdir -p report
+	$(BIN)/iou-eval sample_data/coco/gt.json sample_data/coco/preds.json --plots report/plots \
+		-f html -o report/index.html --images sample_data/images --quiet
+	$(BIN)/iou-eval draw sample_data/coco/gt.json sample_data/coco/preds.json \
+		--images sample_data/images -o report/drawings
 
 test: $(VENV)/.dev ## run the whole test suite (parity, acceptance, CLI)
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -20,13 +20,16 @@ __all__ = [
     "evaluate",
     "load",
     "Protocol",
+    "EvalOptions",
     "IouEvalError",
     "InputError",
+    "iou",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import evaluate, load
     from .errors import InputError, IouEvalError
+    from .options import EvalOptions
     from .protocols import Protocol
 
 
@@ -45,6 +48,10 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(".iou", __name__)
+    if name == "EvalOptions":
+        from .options import EvalOptions
+
+        return EvalOptions
     if name == "Protocol":
         from .protocols import Protocol
 

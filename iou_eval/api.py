@@ -266,6 +266,7 @@ def evaluate(
         },
         warnings=warnings,
         analysis=analysis,
+        alignment=alignment,
     )
 
 

@@ -32,6 +32,8 @@ from .options import (
 from .outcome import Outcome
 
 OUTPUT_FORMATS = ["table", "markdown", "csv", "json"]
+# The evaluation's reports also come as a self-contained page.
+EVAL_FORMATS = [*OUTPUT_FORMATS, "html"]
 SORT_CHOICES = ["errors", "image", "FP", "FN", "precision", "recall", "F1", "mean_IoU"]
 
 EPILOG = """\b
@@ -40,6 +42,8 @@ Examples:
   iou-eval gt.json preds.json --format json -o result.json
   iou-eval annotations/ predictions.csv --protocol voc07,voc12
   iou-eval gt.json preds.json --iou-thr 0.75 --worst 10
+  iou-eval gt.json preds.json -f html -o report.html --plots plots/ --images images/
+  iou-eval draw gt.json preds.json --images images/ -o drawn/ --worst 20
   iou-eval gt.json preds.json --tide --confusion --calibration
   iou-eval gt.json preds.json --slices slices.csv --fail-under AP@night=0.4
 
@@ -114,7 +118,12 @@ def run_guarded(fn, *args: Any, **kwargs: Any) -> Any:
         sys.exit(EXIT_INPUT)
 
 
-def output_options(fn):
+def eval_output_options(fn):
+    """--format (html too), --output and --quiet of the evaluation."""
+    return output_options(fn, EVAL_FORMATS)
+
+
+def output_options(fn, formats: Sequence[str] = OUTPUT_FORMATS):
     """--format, --output and --quiet, shared by every command."""
     fn = click.option("--quiet", "-q", is_flag=True, help="Do not print warnings or progress.")(fn)
     fn = click.option(
@@ -128,7 +137,7 @@ def output_options(fn):
         "--format",
         "-f",
         "out_format",
-        type=click.Choice(OUTPUT_FORMATS),
+        type=click.Choice(list(formats)),
         default="table",
         show_default=True,
         help="Report format.",
@@ -207,7 +216,20 @@ def main() -> None:
     metavar="N",
     help="Show only the N worst images (in --sort order).",
 )
-@output_options
+@eval_output_options
+@click.option(
+    "--plots",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also write the plots (PR curves, score thresholds, AP bars; a batch's leaderboard) "
+    "as PNG and SVG into DIR (matplotlib: pip install 'iou-eval[plots]').",
+)
+@click.option(
+    "--images",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="With -f html: draw the worst images from DIR (found by file name, else stem).",
+)
 @click.option(
     "--fail-under",
     multiple=True,
@@ -343,21 +365,45 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     judge = _gates(o)
     fmt = OutputFormat(o["out_format"])
     files = prediction_files(preds)
-    if len(files) != 1 or any(is_batch_folder(p) for p in preds):
+    batch = len(files) != 1 or any(is_batch_folder(p) for p in preds)
+    _check_pictures(o, fmt, batch)
+    if batch:
         return _eval_batch(gt, preds, files, options, judge, fmt, o).exit_code
     return _eval_one(gt, files[0], options, judge, fmt, o).exit_code
+
+
+def _check_pictures(o: dict[str, Any], fmt, batch: bool) -> None:
+    """--plots needs matplotlib; --images goes with -f html on one run (said before any work)."""
+    from .reporters import OutputFormat
+
+    if o["plots"]:
+        from .reporters.plots import require_matplotlib
+
+        require_matplotlib()
+    if o["images"] and (fmt is not OutputFormat.HTML or batch):
+        raise UsageError(
+            "--images draws the worst images of one run's HTML report (-f html)",
+            hint="for drawings on their own: iou-eval draw GT PREDICTIONS --images DIR -o OUTDIR",
+        )
+
+
+def _plot_files(write, o: dict[str, Any]) -> tuple[str, ...] | None:
+    """The files --plots DIR wrote (``write(DIR)``), or None without --plots."""
+    return tuple(str(p) for p in write(o["plots"])) if o["plots"] else None
 
 
 def _machine(fmt) -> bool:
     from .reporters import OutputFormat
 
-    return fmt in (OutputFormat.JSON, OutputFormat.CSV)
+    # HTML on stdout is a page: no workflow commands among its lines.
+    return fmt in (OutputFormat.JSON, OutputFormat.CSV, OutputFormat.HTML)
 
 
 def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str, Any]) -> Outcome:
     from .api import evaluate
     from .gates import github_annotations
     from .reporters import View, renderer
+    from .reporters.report import write_run_plots
 
     n_protocols = len(options.protocol.protocol)
     n_boot = options.bootstrap.bootstrap
@@ -370,7 +416,9 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
                      progress=bar.update if bar is not None else None)
         )  # fmt: skip
         stages.stage("writing the report")
-        text = renderer(fmt)(result, View(sort=o["sort"], worst=o["worst"]))
+        plots = _plot_files(lambda d: write_run_plots(result, d), o)
+        view = View(sort=o["sort"], worst=o["worst"], images=o["images"], plot_files=plots)
+        text = renderer(fmt)(result, view)
     finally:
         stages.close()
         if bar is not None:
@@ -388,10 +436,13 @@ def _eval_batch(
     gt: str, preds: tuple[str, ...], files: list[str], options: EvalOptions, judge, fmt,
     o: dict[str, Any],
 ) -> Outcome:  # fmt: skip
+    import dataclasses
+
     from .api import evaluate, load
     from .batch import run_batch
     from .gates import github_annotations
     from .reporters.batch import render_batch
+    from .reporters.report import write_batch_plots
 
     if not files:
         raise InputError(preds[0], "no prediction files (.json) in this folder")
@@ -401,7 +452,8 @@ def _eval_batch(
         outcome = run_batch(
             gt_ds,
             files,
-            lambda path: judge(evaluate(gt_ds, path, options)),
+            # A batch keeps every file's numbers, not its boxes (nothing is drawn).
+            lambda path: dataclasses.replace(judge(evaluate(gt_ds, path, options)), alignment=None),
             progress=bar.update if bar is not None else None,
         )
     finally:
@@ -412,7 +464,8 @@ def _eval_batch(
     _warn(list(seen), o["quiet"])
     for _path, message in outcome.errors:
         click.echo(f"iou-eval: error: {message} (skipped)", err=True)
-    _emit(render_batch(outcome, fmt), o["output"])
+    plots = _plot_files(lambda d: write_batch_plots(outcome, d), o)
+    _emit(render_batch(outcome, fmt, plots), o["output"])
     if o["annotations"]:
         lines = [ln for r in outcome.results.values() for ln in github_annotations(list(r.checks))]
         _annotate(lines, _machine(fmt) and not o["output"])
@@ -654,3 +707,104 @@ def _semseg(gt_dir: str, pred_dir: str, **o: Any) -> int:
     _warn(result.warnings, o["quiet"])
     _emit(render_semseg(result, fmt), o["output"])
     return Outcome(failed_checks=sum(not c.passed for c in result.checks)).exit_code
+
+
+# ------------------------------------------------------------------------ drawings
+
+
+@main.command(
+    "draw",
+    epilog="""\b
+Examples:
+  iou-eval draw gt.json preds.json --images images/ -o drawn/
+  iou-eval draw gt.json preds.json --images images/ -o worst/ --worst 20 --score-thr 0.3
+  iou-eval draw gt.json preds.json --images images/ -o drawn/ --image-ids 7,12
+  iou-eval draw gt.json masks.json --images images/ -o drawn/ --iou-type segm
+
+\b
+Exit codes: 0 success, 1 bad input, 2 usage error.
+""",
+)
+@click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
+@click.argument("pred", metavar="PREDICTIONS", type=click.Path())
+@click.option(
+    "--images", required=True, type=click.Path(file_okay=False), metavar="DIR",
+    help="The images, found by the ground truth's file name, else by file stem (only read).",
+)  # fmt: skip
+@click.option(
+    "--output", "-o", required=True, type=click.Path(file_okay=False), metavar="DIR",
+    help="Folder of the drawings: each image under its own name, size and format.",
+)  # fmt: skip
+@click.option(
+    "--worst", type=click.IntRange(min=1), metavar="N",
+    help="Draw only the N worst images (in --sort order).",
+)  # fmt: skip
+@click.option(
+    "--image-ids", metavar="LIST",
+    help="Draw only these images: comma-separated ids (or file names) of the ground truth.",
+)  # fmt: skip
+@click.option(
+    "--sort", type=click.Choice(SORT_CHOICES), default="errors", show_default=True,
+    help="Which images --worst keeps: most errors first, by image id, or by a column.",
+)  # fmt: skip
+@record_options(ReadOptions, ProtocolOptions, PointOptions, RuntimeOptions)
+@click.option("--quiet", "-q", is_flag=True, help="Do not print warnings or the summary line.")
+def draw_command(gt: str, pred: str, **o: Any) -> None:
+    """Draw ground truths and predictions on copies of the images.
+
+    Ground truths in green (FN: missed), predictions in orange with their
+    class, score and the IoU of their pair, false positives dashed; with
+    --iou-type segm the masks' outlines too.  The outcome is the one the
+    per-image table counts at --iou-thr and --score-thr (Pillow:
+    pip install 'iou-eval[draw]').
+    """
+    sys.exit(run_guarded(_draw, gt, pred, **o))
+
+
+def _draw(gt: str, pred: str, **o: Any) -> int:
+    from .api import evaluate
+    from .reporters.drawings import check_folders, draw_run, missing_note
+
+    check_folders(o["images"], o["output"])  # and Pillow: before any work
+    options = EvalOptions(
+        **{slot: from_cli(SLOTS[slot], o) for slot in ("read", "protocol", "point", "runtime")}
+    )
+    result = evaluate(gt, pred, options)
+    positions = _draw_positions(result, o)
+    drawn = draw_run(result, o["images"], o["output"], positions)
+    _warn(result.warnings, o["quiet"])
+    if drawn.missing:
+        if not drawn.written:
+            raise InputError(o["images"], "no image found: " + missing_note(drawn.missing, "it"))
+        _warn([missing_note(drawn.missing, o["images"])], o["quiet"])
+    if not o["quiet"]:
+        click.echo(f"iou-eval: drew {len(drawn.written)} image(s) into {o['output']}", err=True)
+    return 0
+
+
+def _draw_positions(result, o: dict[str, Any]):
+    """Rows of the per-image table to draw: --image-ids, then --sort / --worst."""
+    import numpy as np
+
+    from .reporters.view import View, image_order
+
+    images = result.images
+    positions = np.arange(len(images))
+    if o["image_ids"]:
+        keys: dict[str, int] = {}
+        for i, (image_id, name) in enumerate(zip(images["image_id"], images["file_name"],
+                                                 strict=True)):  # fmt: skip
+            for key in (str(image_id), name, os.path.splitext(name)[0] if name else None):
+                if key:
+                    keys.setdefault(str(key), i)
+        wanted = [t.strip() for t in o["image_ids"].split(",") if t.strip()]
+        unknown = [t for t in wanted if t not in keys]
+        if unknown:
+            known = ", ".join(str(x) for x in list(images["image_id"])[:5])
+            raise UsageError(
+                f"--image-ids: {', '.join(unknown[:5])} not in the ground truth "
+                f"(known: {known}{', …' if len(images) > 5 else ''})"
+            )
+        positions = np.array(list(dict.fromkeys(keys[t] for t in wanted)), dtype=np.int64)
+    order = image_order(images.take(positions), View(sort=o["sort"], worst=o["worst"]))
+    return positions[order]

@@ -270,6 +270,48 @@ def scale_fractions(
     return ds.scaled(width, height)
 
 
+def _category_map(
+    gt_categories: CategoryTable, pred: Dataset
+) -> tuple[np.ndarray, dict[str, int], list[Key], list[str], list[int]]:
+    """``[K_pred]`` each prediction category's ground-truth position (new ones appended).
+
+    Returns the map, how many joined by id and by name, the ids and names
+    of categories only in the predictions, and the prediction categories
+    whose id equals a ground-truth id in value only (``"1"`` for ``1``).
+    """
+    gt_cat_by_id = {_norm(k): i for i, k in enumerate(gt_categories.ids)}
+    gt_cat_by_name = {n: i for i, n in enumerate(gt_categories.names)}
+    cat_map = np.empty(len(pred.categories), dtype=np.int64)
+    cat_how = {"id": 0, "name": 0}
+    extra_ids: list[Key] = []
+    extra_names: list[str] = []
+    respelled: list[int] = []  # prediction categories whose id joined by value only
+    for j, key in enumerate(pred.categories.ids):
+        name = pred.categories.names[j]
+        # A name of its own (not just the id spelled out) comes from the
+        # prediction file's category list, whose ids are its own: trust it first.
+        i = gt_cat_by_name.get(name) if name != str(key) else None
+        if i is not None:
+            cat_how["name"] += 1
+        else:
+            i = gt_cat_by_id.get(_norm(key))
+            if i is not None:
+                cat_how["id"] += 1
+                if key != gt_categories.ids[i]:
+                    respelled.append(j)
+            else:
+                i = gt_cat_by_name.get(name)
+                if i is not None:
+                    cat_how["name"] += 1
+        if i is None:
+            i = len(gt_categories) + len(extra_ids)
+            extra_ids.append(key)
+            extra_names.append(pred.categories.names[j])
+        cat_map[j] = i
+
+    return cat_map, cat_how, extra_ids, extra_names, respelled
+
+
 def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = None) -> Alignment:
     """Re-index ``pred`` into the (canonical) vocabularies of ``gt``.
 
@@ -289,36 +331,7 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
     img_map, img_how = image_map(gt.images, pred.images, key_is_name=pred.format != "coco")
     pred = scale_fractions(pred, image_size, gt.images, img_map)
 
-    gt_cat_by_id = {_norm(k): i for i, k in enumerate(gt.categories.ids)}
-    gt_cat_by_name = {n: i for i, n in enumerate(gt.categories.names)}
-    cat_map = np.empty(len(pred.categories), dtype=np.int64)
-    cat_how = {"id": 0, "name": 0}
-    extra_ids: list[Key] = []
-    extra_names: list[str] = []
-    respelled: list[int] = []  # prediction categories whose id joined by value only
-    for j, key in enumerate(pred.categories.ids):
-        name = pred.categories.names[j]
-        # A name of its own (not just the id spelled out) comes from the
-        # prediction file's category list, whose ids are its own: trust it first.
-        i = gt_cat_by_name.get(name) if name != str(key) else None
-        if i is not None:
-            cat_how["name"] += 1
-        else:
-            i = gt_cat_by_id.get(_norm(key))
-            if i is not None:
-                cat_how["id"] += 1
-                if key != gt.categories.ids[i]:
-                    respelled.append(j)
-            else:
-                i = gt_cat_by_name.get(name)
-                if i is not None:
-                    cat_how["name"] += 1
-        if i is None:
-            i = len(gt.categories) + len(extra_ids)
-            extra_ids.append(key)
-            extra_names.append(pred.categories.names[j])
-        cat_map[j] = i
-
+    cat_map, cat_how, extra_ids, extra_names, respelled = _category_map(gt.categories, pred)
     n_cat = len(gt.categories)
     pred_image = img_map[pred.image_idx] if len(pred) else np.zeros(0, dtype=np.int64)
     known = pred_image >= 0

@@ -22,7 +22,7 @@ from .coco import CocoEvaluation, OperatingPoint
 from .columns import Columns, clean
 from .protocols import Protocol
 from .reconcile import Alignment
-from .tables import PointCounts, count_point
+from .tables import PointCounts, ScoreSweep, count_point, sweeps_by_class
 from .voc import VocEvaluation
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,6 +43,8 @@ class ProtocolResult:
         arrays: pycocotools-shaped arrays (COCO only).
         evaluation: the protocol's evaluation (matches, curves), for bootstrap.
         bootstrap: replicates, when asked for.
+        predictions: each counted prediction's outcome at the operating
+            point (:class:`PredictionColumns`), for plots and drawings.
     """
 
     protocol: Protocol
@@ -52,6 +54,21 @@ class ProtocolResult:
     arrays: CocoArrays | None = None
     evaluation: Any = None
     bootstrap: Bootstrap | None = None
+    predictions: PredictionColumns | None = None
+
+    @cached_property
+    def score_sweeps(self) -> dict[str, ScoreSweep]:
+        """Class name -> precision, recall and F1 at every score cut-off (classes with ground truth).
+
+        The sweeps the per-class table's ``best_F1`` and ``best_F1_score`` come
+        from (:func:`~iou_eval.tables.f1_sweep`); class-agnostic, one: ``all classes``.
+        """
+        return class_sweeps(self)[0]
+
+    @cached_property
+    def pooled_sweep(self) -> ScoreSweep | None:
+        """Every class's predictions ranked together against all ground truths (None: none)."""
+        return class_sweeps(self)[1]
 
     @cached_property
     def per_class(self) -> pd.DataFrame:
@@ -232,6 +249,7 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
         images=per_image_table(alignment, c),
         arrays=ev.arrays,
         evaluation=ev,
+        predictions=prediction_columns(alignment, ev.point),
     )
 
 
@@ -250,6 +268,7 @@ def voc_result(alignment: Alignment, ev: VocEvaluation, score_thr: float) -> Pro
         classes=classes,
         images=per_image_table(alignment, c),
         evaluation=ev,
+        predictions=prediction_columns(alignment, ev.point),
     )
 
 
@@ -292,6 +311,9 @@ class EvaluationResult:
             ``img_ids`` / ``cat_ids`` selection when there is one.
         warnings: things the user should know about the input.
         analysis: TIDE, confusion, calibration and slices, when asked for.
+        alignment: the aligned ground truth and predictions the numbers
+            come from (boxes, masks, names), for drawings
+            (:func:`iou_eval.detections.image_detections`); None when not kept.
     """
 
     results: list[ProtocolResult]
@@ -300,6 +322,7 @@ class EvaluationResult:
     warnings: list[str] = field(default_factory=list)
     verdict: Verdict = field(default_factory=Verdict)
     analysis: Analysis = field(default_factory=Analysis)
+    alignment: Alignment | None = field(default=None, repr=False, compare=False)
 
     def judged(self, verdict: Verdict) -> EvaluationResult:
         """This result with ``verdict`` attached (a new record; this one is unchanged)."""
@@ -399,3 +422,88 @@ class EvaluationResult:
         import pandas as pd
 
         return pd.DataFrame(rows, columns=["protocol", "scope", "key", "metric", "value"])
+
+
+@dataclass(frozen=True)
+class PredictionColumns:
+    """The predictions the per-class and per-image tables count, with their outcome.
+
+    ``[D]`` rows: first the protocol's scored predictions (after maxDets) in
+    the order of its :class:`~iou_eval.coco.OperatingPoint`, then the
+    ``D - n_scored`` predictions of categories only the predictions have
+    (never matched: false positives).  No score threshold is applied:
+    ``score >= score_thr`` selects what the tables count.  A row that is
+    neither ``tp`` nor ``fp`` is ignored (on a crowd region or a difficult
+    object).
+
+    Attributes:
+        iou_thr: the operating point's IoU threshold.
+        rows: ``[D]`` int64 rows of the aligned predictions (``Alignment.pred``).
+        image_idx, category_idx: ``[D]`` int64 (the prediction's own
+            category, class-agnostic runs too).
+        score: ``[D]`` float64.
+        tp, fp: ``[D]`` bool.
+        match_gt: ``[D]`` int64 the matched row of the aligned ground truth, -1: none.
+        match_iou: ``[D]`` float64 the overlap with it (IoF on a crowd region), 0: none.
+        n_scored: how many leading rows the protocol scored.
+    """
+
+    iou_thr: float
+    rows: np.ndarray
+    image_idx: np.ndarray
+    category_idx: np.ndarray
+    score: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    match_gt: np.ndarray
+    match_iou: np.ndarray
+    n_scored: int
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def prediction_columns(alignment: Alignment, point: OperatingPoint) -> PredictionColumns:
+    """:class:`PredictionColumns` of an operating point on its alignment.
+
+    The point's own arrays are shared (not copied) when no prediction-only
+    category adds rows.
+    """
+    pred = alignment.pred
+    extra = np.flatnonzero(pred.category_idx >= alignment.n_categories)
+    n = len(point.dt_rows)
+
+    def tail(head: np.ndarray, value: Any) -> np.ndarray:
+        # Prediction-only categories: unmatched false positives (count_point's ``extra``).
+        return head if not len(extra) else np.r_[head, np.full(len(extra), value, head.dtype)]
+
+    rows = np.r_[point.dt_rows, extra].astype(np.int64) if len(extra) else point.dt_rows
+    return PredictionColumns(
+        iou_thr=point.iou_thr,
+        rows=rows,
+        image_idx=pred.image_idx[rows],
+        category_idx=pred.category_idx[rows],
+        score=pred.scores[rows],
+        tp=tail(point.tp, False),
+        fp=tail(point.fp, True),
+        match_gt=tail(point.match_gt, -1),
+        match_iou=tail(point.match_iou, 0.0),
+        n_scored=n,
+    )
+
+
+def class_sweeps(r: ProtocolResult) -> tuple[dict[str, ScoreSweep], ScoreSweep | None]:
+    """Per-class and pooled score sweeps of a result (see :attr:`ProtocolResult.score_sweeps`)."""
+    cols = r.predictions
+    if cols is None:
+        return {}, None
+    names = [str(n) for n in r.classes["class"]]
+    class_gt = np.asarray(r.classes["gt"], dtype=np.int64)
+    s = slice(0, cols.n_scored)
+    agnostic = r.protocol.class_agnostic
+    # Classes as the count tables have them: one for all when class-agnostic.
+    cls = np.zeros(cols.n_scored, np.int64) if agnostic else cols.category_idx[s]
+    per_class, pooled = sweeps_by_class(
+        cls, cols.score[s], cols.tp[s], cols.fp[s], class_gt[: len(names)]
+    )
+    return {names[c]: sw for c, sw in per_class.items()}, pooled

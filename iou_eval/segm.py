@@ -57,7 +57,7 @@ class PendingMasks:
         # pycocotools keeps an RLE at its own size when it differs from the
         # image's (acceptance case 10g scores such masks): warn, don't refuse.
         return encode_segmentations(
-            self.segs, height, width, path=self.path, origins=self.origins,
+            list(self.segs), height, width, path=self.path, origins=self.origins,
             origin_label=self.origin_label, size_mismatch="warn",
         )  # fmt: skip
 

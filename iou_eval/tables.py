@@ -178,3 +178,41 @@ def count_point(
         image_fp=image_fp,
         image_iou_sum=image_iou_sum,
     )
+
+
+def sweeps_by_class(
+    dt_class: np.ndarray,
+    dt_score: np.ndarray,
+    dt_tp: np.ndarray,
+    dt_fp: np.ndarray,
+    class_gt: np.ndarray,
+) -> tuple[dict[int, ScoreSweep], ScoreSweep | None]:
+    """:func:`f1_sweep` of each class with ground truth, and of all classes pooled.
+
+    Args:
+        dt_class, dt_score, dt_tp, dt_fp: ``[D]`` scored predictions (any
+            order); those neither true nor false positives are left out, as
+            :func:`count_point` leaves them out of the best F1.
+        class_gt: ``[C]`` ground truths that count per class.
+
+    Returns:
+        ``({class: sweep}, pooled)``: classes without ground truth have no
+        sweep; ``pooled`` ranks every class's predictions together against
+        ``class_gt.sum()`` (None when that is 0).  Whatever the order of
+        equal scores, a sweep is the same: it cuts only between scores.
+    """
+    used = np.flatnonzero(dt_tp | dt_fp)
+    order = used[group_score_order(dt_class[used], dt_score[used])]
+    cls = dt_class[order]
+    starts = np.searchsorted(cls, np.arange(len(class_gt) + 1))
+    sc, t, f = dt_score[order], dt_tp[order], dt_fp[order]
+    per_class = {
+        c: f1_sweep(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
+        for c, (lo, hi) in enumerate(zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True))
+        if class_gt[c] > 0
+    }
+    total = int(np.sum(class_gt))
+    if not total:
+        return per_class, None
+    pooled = used[np.argsort(-dt_score[used], kind="stable")]
+    return per_class, f1_sweep(dt_score[pooled], dt_tp[pooled], dt_fp[pooled], total)

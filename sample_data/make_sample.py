@@ -21,7 +21,11 @@ evaluation of each pair must give the same numbers
   ``<attribute name="score">``, the crowd as ``is_crowd``);
 - ``openimages/``: ``gt.csv`` (fractions, ``IsGroupOf`` for the crowd),
   ``preds.csv``, ``images.csv`` (every image, street_12 too) and
-  ``class-descriptions.csv``.
+  ``class-descriptions.csv``;
+- ``images/``: the scene's pictures at the ground truth's sizes (flat
+  shapes where its objects are), for ``iou-eval draw`` and the HTML report:
+  JPEG under the COCO file names, street_08 and street_09 as PNG (found by
+  their stem).
 
 YOLO and LabelMe have no crowd regions: there the group of pedestrians is
 an ordinary person.  The objects of street_04 are polygons in YOLO, LabelMe
@@ -460,6 +464,146 @@ def write_openimages(out: str) -> None:
         csv.writer(fh, lineterminator="\n").writerows([MIDS[c], c] for c in CATEGORIES)
 
 
+# ---------------------------------------------------------------- images
+
+# The scene's images for drawings (``images/``): flat shapes where the ground
+# truth's objects are.  JPEG under the ground truth's file names; street_08
+# and street_09 are PNGs, found by their stem.
+PNG_SCENE_IMAGES = {"street_08", "street_09"}
+SKY, FAR, ROAD, KERB, MARK = (196, 222, 240), (170, 182, 196), (112, 116, 124), (150, 150, 146), (236, 236, 230)  # fmt: skip
+CAR_COLOURS = [(178, 34, 52), (30, 90, 160), (232, 180, 40), (70, 70, 78), (40, 130, 90)]
+CLOTHES = [(200, 80, 60), (60, 100, 170), (90, 140, 80), (140, 90, 150), (220, 160, 50)]
+
+
+def _draw_background(d, w: int, h: int, seed: int) -> None:
+    horizon = int(h * 0.42)
+    d.rectangle([0, 0, w, horizon], fill=SKY)
+    x = 0
+    k = seed
+    while x < w:  # a skyline of plain blocks
+        bw = 60 + (k * 37) % 70
+        bh = 40 + (k * 53) % 110
+        d.rectangle([x, horizon - bh, x + bw, horizon], fill=FAR if k % 2 else (182, 192, 204))
+        x += bw + 4
+        k += 3
+    d.rectangle([0, horizon, w, horizon + 14], fill=KERB)
+    d.rectangle([0, horizon + 14, w, h], fill=ROAD)
+    for x0 in range(-40 + (seed * 29) % 80, w, 120):  # lane marks
+        d.rectangle([x0, int(h * 0.78), x0 + 60, int(h * 0.78) + 6], fill=MARK)
+
+
+def _draw_car(d, box, colour) -> None:
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    d.rounded_rectangle([x1, y1 + h * 0.38, x2, y2 - h * 0.12], radius=h * 0.12, fill=colour)
+    d.polygon([(x1 + w * 0.2, y1 + h * 0.4), (x1 + w * 0.3, y1), (x2 - w * 0.28, y1),
+               (x2 - w * 0.14, y1 + h * 0.4)], fill=colour)  # fmt: skip
+    d.polygon([(x1 + w * 0.27, y1 + h * 0.38), (x1 + w * 0.34, y1 + h * 0.08),
+               (x2 - w * 0.32, y1 + h * 0.08), (x2 - w * 0.2, y1 + h * 0.38)], fill=(200, 225, 240))  # fmt: skip
+    r = h * 0.17
+    for cx in (x1 + w * 0.22, x2 - w * 0.22):
+        d.ellipse([cx - r, y2 - 2 * r, cx + r, y2], fill=(30, 30, 34))
+        d.ellipse([cx - r / 2, y2 - 1.5 * r, cx + r / 2, y2 - 0.5 * r], fill=(160, 160, 166))
+
+
+def _draw_person(d, box, colour) -> None:
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    cx = (x1 + x2) / 2
+    r = min(w * 0.32, h * 0.09)
+    d.ellipse([cx - r, y1, cx + r, y1 + 2 * r], fill=(236, 196, 160))
+    d.rounded_rectangle([x1 + w * 0.18, y1 + 2.2 * r, x2 - w * 0.18, y1 + h * 0.58],
+                        radius=w * 0.15, fill=colour)  # fmt: skip
+    leg = max(2, w * 0.16)
+    for lx in (cx - w * 0.14, cx + w * 0.14):
+        d.line([(lx, y1 + h * 0.55), (lx, y2)], fill=(50, 54, 70), width=int(leg))
+
+
+def _draw_dog(d, box) -> None:
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    brown = (150, 100, 56)
+    d.ellipse([x1 + w * 0.1, y1 + h * 0.3, x2 - w * 0.22, y1 + h * 0.75], fill=brown)
+    d.ellipse([x2 - w * 0.34, y1, x2, y1 + h * 0.45], fill=brown)
+    d.polygon([(x2 - w * 0.3, y1 + h * 0.05), (x2 - w * 0.38, y1 + h * 0.3),
+               (x2 - w * 0.24, y1 + h * 0.2)], fill=(110, 70, 40))  # fmt: skip
+    for lx in (x1 + w * 0.2, x1 + w * 0.35, x2 - w * 0.42, x2 - w * 0.3):
+        d.line([(lx, y1 + h * 0.65), (lx, y2)], fill=brown, width=max(2, int(w * 0.06)))
+    d.line([(x1 + w * 0.12, y1 + h * 0.45), (x1, y1 + h * 0.2)], fill=brown, width=max(2, int(w * 0.04)))
+
+
+def _draw_bicycle(d, box) -> None:
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    r = min(w * 0.24, h * 0.36)
+    wheels = [(x1 + r + 2, y2 - r - 2), (x2 - r - 2, y2 - r - 2)]
+    for cx, cy in wheels:
+        d.ellipse([cx - r, cy - r, cx + r, cy + r], outline=(30, 30, 30), width=max(2, int(r * 0.15)))
+    top = y1 + h * 0.25
+    frame = [wheels[0], ((x1 + x2) / 2, wheels[0][1]), (x2 - w * 0.32, top), (x1 + w * 0.35, top),
+             wheels[0]]  # fmt: skip
+    d.line(frame, fill=(20, 110, 150), width=max(2, int(w * 0.03)))
+    d.line([(x2 - w * 0.32, top), wheels[1]], fill=(20, 110, 150), width=max(2, int(w * 0.03)))
+    d.line([(x1 + w * 0.3, y1), (x1 + w * 0.4, y1)], fill=(20, 20, 20), width=max(2, int(w * 0.04)))
+
+
+def _draw_traffic_light(d, box) -> None:
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    d.rectangle([x1 + w * 0.4, y2, x1 + w * 0.6, y2 + h * 1.2], fill=(60, 60, 64))
+    d.rectangle([x1, y1, x2, y2], fill=(36, 36, 40))
+    for i, colour in enumerate([(220, 40, 40), (240, 190, 40), (50, 190, 90)]):
+        cy = y1 + h * (i + 0.5) / 3
+        r = min(w, h / 3) * 0.36
+        d.ellipse([(x1 + x2) / 2 - r, cy - r, (x1 + x2) / 2 + r, cy + r], fill=colour)
+
+
+def scene_image(stem: str):
+    """The scene of one image: its ground truth's objects drawn flat on a street."""
+    from PIL import Image, ImageDraw
+
+    w, h = IMAGES[stem]
+    img = Image.new("RGB", (w, h))
+    d = ImageDraw.Draw(img)
+    seed = _coco_id(stem)
+    _draw_background(d, w, h, seed)
+    if stem == "street_12":  # the shadow the last prediction takes for a car
+        d.ellipse([250, 280, 420, 360], fill=(88, 92, 100))
+    objects = [g for g in GROUND_TRUTH if g[0] == stem]
+    # Far (higher up) first, so nearer objects cover them.
+    for i, (_, cls, x1, y1, x2, y2, crowd, _difficult) in enumerate(sorted(objects, key=lambda g: g[5])):
+        box = (x1, y1, x2, y2)
+        if cls == "car":
+            _draw_car(d, box, CAR_COLOURS[(seed + i) % len(CAR_COLOURS)])
+        elif cls == "person" and crowd:
+            step = (x2 - x1) / 5
+            for j in range(5):  # a group of pedestrians
+                top = y1 + (j % 2) * 12
+                _draw_person(d, (x1 + j * step, top, x1 + (j + 1) * step, y2 - (j % 2) * 6),
+                             CLOTHES[(j + 2) % len(CLOTHES)])  # fmt: skip
+        elif cls == "person":
+            _draw_person(d, box, CLOTHES[(seed + i) % len(CLOTHES)])
+        elif cls == "dog":
+            _draw_dog(d, box)
+        elif cls == "bicycle":
+            _draw_bicycle(d, box)
+        else:
+            _draw_traffic_light(d, box)
+    return img
+
+
+def write_images(out: str) -> None:
+    """``images/``: the scene's pictures, JPEG (PNG for street_08 and street_09)."""
+    os.makedirs(out, exist_ok=True)
+    for stem in IMAGES:
+        img = scene_image(stem)
+        if stem in PNG_SCENE_IMAGES:
+            # Flat colours: a small palette PNG.
+            img.quantize(colors=32, dither=0).save(os.path.join(out, f"{stem}.png"), optimize=True)
+        else:
+            img.save(os.path.join(out, f"{stem}.jpg"), quality=60, optimize=True)
+
+
 def main() -> None:
     write_coco(os.path.join(HERE, "coco"))
     write_voc(os.path.join(HERE, "voc"))
@@ -468,6 +612,7 @@ def main() -> None:
     write_labelme(os.path.join(HERE, "labelme"))
     write_cvat(os.path.join(HERE, "cvat"))
     write_openimages(os.path.join(HERE, "openimages"))
+    write_images(os.path.join(HERE, "images"))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ evaluation does not read (segmentations above all), then turned into columns.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import chain
 from operator import attrgetter
@@ -303,26 +303,29 @@ def chunked_columns(path: str, workers: int = 1, masks: bool = False) -> dict | 
     return chunked_results(path, columns, workers, _CHUNK_BYTES)
 
 
-def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
-    """Read a COCO ground-truth dataset or a COCO results file.
+@dataclass
+class _Read:
+    """What one COCO file gave: annotation columns and the lists it had, if any.
 
-    ``role`` is ``"gt"`` or ``"pred"``.  Ground truth must be a dict with
-    ``images``, ``annotations`` and ``categories``; predictions may be a
-    results list or such a dict whose annotations carry a ``score``.
-    Image and category ids may be integers or numeric strings.
+    ``label`` formats an annotation's place (``annotations[{}]`` in a dataset
+    dict, ``[{}]`` in a results list).
     """
+
+    cols: dict
+    images: list[_Image] | None
+    categories: list[_Category] | None
+    label: str
+
+
+def _read(path: str, role: str, options: LoadOptions) -> _Read:
+    """Decode the file (in chunks when it is a large results list) into columns."""
     masks = options.masks
     cols = chunked_columns(path, options.workers, masks) if role == "pred" else None
-    doc: _Document | list[_Annotation] | None = None
-    if cols is None:
-        data = read_bytes(path)
-        doc = _decode(path, data, masks)
-        del data
-
-    warnings: list[str] = []
-    images_in: list[_Image] | None = None
-    categories_in: list[_Category] | None = None
-    label = "[{}]"
+    if cols is not None:
+        return _Read(cols, None, None, "[{}]")
+    data = read_bytes(path)
+    doc = _decode(path, data, masks)
+    del data
     if isinstance(doc, list):
         if role == "gt":
             raise InputError(
@@ -331,137 +334,151 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
                 "categories), found a results list",
                 hint="did you swap the ground-truth and prediction files?",
             )
-        cols = annotation_columns(doc, path, label, role, masks=masks)
-    elif doc is not None:
-        if doc.annotations is None:
-            raise InputError(path, "expected an 'annotations' list, found none", where="$")
-        images_in = doc.images
-        categories_in = doc.categories
-        if role == "gt" and images_in is None:
-            raise InputError(path, "expected an 'images' list in the ground truth, found none")
-        if role == "gt" and categories_in is None:
-            raise InputError(path, "expected a 'categories' list in the ground truth, found none")
-        label = "annotations[{}]"
-        cols = annotation_columns(doc.annotations, path, label, role, masks=masks)
-    if cols is None:  # pragma: no cover - every branch above fills it
-        raise RuntimeError("no annotations decoded")
-    doc = None  # the decoded records are no longer needed: free them now
-    boxes = cols["boxes"]
-    score = cols["score"]
-    img_keys = cols["image_id"]
-    cat_keys = cols["category_id"]
+        return _Read(annotation_columns(doc, path, "[{}]", role, masks=masks), None, None, "[{}]")
+    if doc.annotations is None:
+        raise InputError(path, "expected an 'annotations' list, found none", where="$")
+    if role == "gt" and doc.images is None:
+        raise InputError(path, "expected an 'images' list in the ground truth, found none")
+    if role == "gt" and doc.categories is None:
+        raise InputError(path, "expected a 'categories' list in the ground truth, found none")
+    label = "annotations[{}]"
+    cols = annotation_columns(doc.annotations, path, label, role, masks=masks)
+    return _Read(cols, doc.images, doc.categories, label)
 
-    # Images.
-    if images_in is not None:
-        # The table keeps the ids as the file spells them (pycocotools orders
-        # "10" and 10 differently); annotations join them by value.
-        ids = []
-        for i, im in enumerate(images_in):
-            try:
-                ids.append(normalize_id(im.id))
-            except ValueError as exc:
-                raise InputError(path, f"image id: {exc}", where=f"images[{i}].id") from None
-        if len(set(ids)) != len(ids):
-            seen: dict = {}
-            for i, k in enumerate(ids):
-                if k in seen:
-                    raise InputError(
-                        path,
-                        f"image id {k!r} appears twice (images[{seen[k]}] and images[{i}])",
-                        where=f"images[{i}].id",
-                    )
-                seen[k] = i
-        images = ImageTable.build(
-            [im.id for im in images_in],
-            [im.file_name for im in images_in],
-            [np.nan if im.width is None else im.width for im in images_in],
-            [np.nan if im.height is None else im.height for im in images_in],
-        )
-        image_idx = _positions(img_keys, tuple(ids))
-    elif isinstance(img_keys, np.ndarray):
-        # A results list names its images by id only: sorted ids, one pass.
-        uniq, image_idx = dense_codes(img_keys)
-        images = ImageTable.build(uniq.tolist())
-    else:
+
+def _image_table(
+    images_in: list[_Image] | None, img_keys: np.ndarray | list[Key], path: str
+) -> tuple[ImageTable, np.ndarray]:
+    """The image table and each annotation's image (-1 where the table lacks it)."""
+    if images_in is None:
+        if isinstance(img_keys, np.ndarray):
+            # A results list names its images by id only: sorted ids, one pass.
+            uniq, image_idx = dense_codes(img_keys)
+            return ImageTable.build(uniq.tolist()), image_idx
         images = ImageTable.build(_vocab(img_keys))
-        image_idx = _positions(img_keys, images.ids)
-
-    # Categories.
-    if categories_in is not None and (role == "gt" or categories_in):
-        # As for images: ids as spelled in the table, joined by value.
-        cids, raw_cids, cnames = [], [], []
-        for i, c in enumerate(categories_in):
-            try:
-                cid = normalize_id(c.id)
-            except ValueError as exc:
-                raise InputError(path, f"category id: {exc}", where=f"categories[{i}].id") from None
-            if cid in cids:
+        return images, _positions(img_keys, images.ids)
+    # The table keeps the ids as the file spells them (pycocotools orders
+    # "10" and 10 differently); annotations join them by value.
+    ids = []
+    for i, im in enumerate(images_in):
+        try:
+            ids.append(normalize_id(im.id))
+        except ValueError as exc:
+            raise InputError(path, f"image id: {exc}", where=f"images[{i}].id") from None
+    if len(set(ids)) != len(ids):
+        seen: dict = {}
+        for i, k in enumerate(ids):
+            if k in seen:
                 raise InputError(
-                    path, f"category id {cid!r} appears twice", where=f"categories[{i}].id"
+                    path,
+                    f"image id {k!r} appears twice (images[{seen[k]}] and images[{i}])",
+                    where=f"images[{i}].id",
                 )
-            cids.append(cid)
-            raw_cids.append(c.id)
-            cnames.append(c.name if c.name is not None else str(c.id))
-        if role == "pred":
-            # Result categories that the file's own list lacks are still kept.
-            for k in _vocab(cat_keys):
-                if k not in cids:
-                    cids.append(k)
-                    raw_cids.append(k)
-                    cnames.append(str(k))
-        categories = CategoryTable(tuple(raw_cids), tuple(cnames))
-        category_idx = _positions(cat_keys, tuple(cids))
-    elif isinstance(cat_keys, np.ndarray):
-        uniq_c, category_idx = dense_codes(cat_keys)
-        cvocab = tuple(uniq_c.tolist())
-        categories = CategoryTable(cvocab, tuple(str(k) for k in cvocab))
-    else:
+            seen[k] = i
+    images = ImageTable.build(
+        [im.id for im in images_in],
+        [im.file_name for im in images_in],
+        [np.nan if im.width is None else im.width for im in images_in],
+        [np.nan if im.height is None else im.height for im in images_in],
+    )
+    return images, _positions(img_keys, tuple(ids))
+
+
+def _category_table(
+    categories_in: list[_Category] | None, cat_keys: np.ndarray | list[Key], role: str, path: str
+) -> tuple[CategoryTable, np.ndarray]:
+    """The category table and each annotation's category (-1 where the table lacks it)."""
+    if categories_in is None or (role == "pred" and not categories_in):
+        if isinstance(cat_keys, np.ndarray):
+            uniq_c, category_idx = dense_codes(cat_keys)
+            cvocab = tuple(uniq_c.tolist())
+            return CategoryTable(cvocab, tuple(str(k) for k in cvocab)), category_idx
         cvocab = _vocab(cat_keys)
         categories = CategoryTable(cvocab, tuple(str(k) for k in cvocab))
-        category_idx = _positions(cat_keys, categories.ids)
+        return categories, _positions(cat_keys, categories.ids)
+    # As for images: ids as spelled in the table, joined by value.
+    cids, raw_cids, cnames = [], [], []
+    for i, c in enumerate(categories_in):
+        try:
+            cid = normalize_id(c.id)
+        except ValueError as exc:
+            raise InputError(path, f"category id: {exc}", where=f"categories[{i}].id") from None
+        if cid in cids:
+            raise InputError(
+                path, f"category id {cid!r} appears twice", where=f"categories[{i}].id"
+            )
+        cids.append(cid)
+        raw_cids.append(c.id)
+        cnames.append(c.name if c.name is not None else str(c.id))
+    if role == "pred":
+        # Result categories that the file's own list lacks are still kept.
+        for k in _vocab(cat_keys):
+            if k not in cids:
+                cids.append(k)
+                raw_cids.append(k)
+                cnames.append(str(k))
+    return CategoryTable(tuple(raw_cids), tuple(cnames)), _positions(cat_keys, tuple(cids))
 
+
+def _unknown_notes(
+    image_idx: np.ndarray, category_idx: np.ndarray, r: _Read, path: str
+) -> list[str]:
+    """Warnings for annotations whose image or category the file's lists lack."""
+    out = []
+    bad_img = int((image_idx < 0).sum())
+    bad_cat = int(((category_idx < 0) & (image_idx >= 0)).sum())
+    if bad_img:
+        first = int(np.flatnonzero(image_idx < 0)[0])
+        out.append(
+            f"{path}: {bad_img} annotation(s) refer to images not in 'images' "
+            f"(first: {r.label.format(first)} image_id {r.cols['image_id'][first]!r}); ignored"
+        )
+    if bad_cat:
+        first = int(np.flatnonzero((category_idx < 0) & (image_idx >= 0))[0])
+        out.append(
+            f"{path}: {bad_cat} annotation(s) refer to categories not in 'categories' "
+            f"(first: {r.label.format(first)} category_id {r.cols['category_id'][first]!r}); "
+            "ignored"
+        )
+    return out
+
+
+def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
+    """Read a COCO ground-truth dataset or a COCO results file.
+
+    ``role`` is ``"gt"`` or ``"pred"``.  Ground truth must be a dict with
+    ``images``, ``annotations`` and ``categories``; predictions may be a
+    results list or such a dict whose annotations carry a ``score``.
+    Image and category ids may be integers or numeric strings.  With
+    ``options.masks`` the segmentations come along (``Dataset.masks``).
+    """
+    r = _read(path, role, options)
+    cols = r.cols
+    images, image_idx = _image_table(r.images, cols["image_id"], path)
+    categories, category_idx = _category_table(r.categories, cols["category_id"], role, path)
+    r.images = r.categories = None  # the decoded records are no longer needed
     keep = (image_idx >= 0) & (category_idx >= 0)
-    if not keep.all():
-        bad_img = int((image_idx < 0).sum())
-        bad_cat = int(((category_idx < 0) & (image_idx >= 0)).sum())
-        if bad_img:
-            first = int(np.flatnonzero(image_idx < 0)[0])
-            warnings.append(
-                f"{path}: {bad_img} annotation(s) refer to images not in 'images' "
-                f"(first: {label.format(first)} image_id {img_keys[first]!r}); ignored"
-            )
-        if bad_cat:
-            first = int(np.flatnonzero((category_idx < 0) & (image_idx >= 0))[0])
-            warnings.append(
-                f"{path}: {bad_cat} annotation(s) refer to categories not in 'categories' "
-                f"(first: {label.format(first)} category_id {cat_keys[first]!r}); ignored"
-            )
-
-    area = None
-    is_crowd = None
-    ignore = None
-    ann_id = None
-    if role == "gt":
-        area = cols["area"]
-        no_area = int(np.isnan(area).sum())
-        if no_area:
-            warnings.append(
-                f"{path}: {no_area} annotation(s) have no 'area'; using the box's w*h "
-                "for the area ranges"
-            )
-        is_crowd = cols["iscrowd"]
-        ignore = cols["ignore"]
-        ann_id = cols["id"]
-
+    warnings = [] if keep.all() else _unknown_notes(image_idx, category_idx, r, path)
+    gt = role == "gt"
+    if gt and (no_area := int(np.isnan(cols["area"]).sum())):
+        warnings.append(
+            f"{path}: {no_area} annotation(s) have no 'area'; using the box's w*h "
+            "for the area ranges"
+        )
     # Views, not copies, when every row stays (the usual case).
     origin = np.flatnonzero(keep)
     rows: slice | np.ndarray = slice(None) if len(origin) == len(keep) else origin
-    if role == "gt" and cols["id_source"] is not None:
+    if gt and cols["id_source"] is not None:
         origin, note = indexed_by_id(
             cols["id_source"], cols["raw_ids"], keep, image_idx, images, path
         )
         rows = origin
         warnings.append(note)
+
+    def pick(name: str) -> np.ndarray | None:
+        col = cols.get(name)
+        return None if col is None else col[rows]
+
     ds = assemble(
         source=path,
         fmt="coco",
@@ -469,30 +486,28 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
         categories=categories,
         image_idx=image_idx[rows],
         category_idx=category_idx[rows],
-        boxes=boxes[rows],
+        boxes=cols["boxes"][rows],
         box_format=options.box_format or BoxFormat.XYWH,
         normalized=options.normalized,
-        score=None if score is None else score[rows],
-        area=None if area is None else area[rows],
-        is_crowd=None if is_crowd is None else is_crowd[rows],
-        ignore=None if ignore is None else ignore[rows],
-        ann_id=None if ann_id is None else ann_id[rows],
+        score=pick("score"),
+        area=pick("area"),
+        is_crowd=pick("iscrowd"),
+        ignore=pick("ignore"),
+        ann_id=pick("id"),
         origin=origin,
         files=(path,),
-        origin_label="annotations" if label.startswith("annotations") else "",
+        origin_label="annotations" if r.label.startswith("annotations") else "",
         warnings=warnings,
     )
-    if masks:
-        from ..segm import PendingMasks
+    if not options.masks:
+        return ds
+    from ..segm import PendingMasks
 
-        ds = replace(
-            ds,
-            masks=PendingMasks(
-                segs=cols["segmentation"][rows],
-                has_bbox=cols["has_bbox"][rows],
-                path=path,
-                origins=ds.origin,
-                origin_label=ds.origin_label or "annotations",
-            ),
-        )
-    return ds
+    pending = PendingMasks(
+        segs=cols["segmentation"][rows],
+        has_bbox=cols["has_bbox"][rows],
+        path=path,
+        origins=ds.origin,
+        origin_label=ds.origin_label or "annotations",
+    )
+    return replace(ds, masks=pending)

@@ -110,14 +110,57 @@ def _txt_file(path: str, head: bytes) -> bool:
     return not words & CSV_HEADER_WORDS
 
 
-def _looks(module: str, func: str) -> Callable[..., bool]:
-    """A detector from a format module's ``looks_like_x(path)``, imported when first asked."""
+def _looks(module: str, func: str, plausible: Callable[[str, object], bool]) -> Callable[..., bool]:
+    """A detector from a format module's ``looks_like_x(path)``.
 
-    def detect(path: str, _other: object = None) -> bool:
+    ``plausible(path, head_or_entries)`` is a cheap first look: the module
+    (and what it imports) is loaded only when it passes, so that detecting a
+    COCO file costs no import of the YOLO or CVAT readers.
+    """
+
+    def detect(path: str, other: object = None) -> bool:
+        if not plausible(path, other):
+            return False
         found: bool = getattr(import_module(f".{module}", __package__), func)(path)
         return found
 
     return detect
+
+
+def _gz(head: object) -> bool:
+    return isinstance(head, bytes) and head[:2] == b"\x1f\x8b"
+
+
+def _name_has(*ends: str) -> Callable[[str, object], bool]:
+    def check(path: str, head: object) -> bool:
+        name = path.lower().removesuffix(".gz")
+        return name.endswith(ends)
+
+    return check
+
+
+def _head_has(*needles: bytes) -> Callable[[str, object], bool]:
+    def check(path: str, head: object) -> bool:
+        return _gz(head) or (isinstance(head, bytes) and all(n in head.lower() for n in needles))
+
+    return check
+
+
+def _entries_have(*ends: str) -> Callable[[str, object], bool]:
+    def check(path: str, entries: object) -> bool:
+        names = entries if isinstance(entries, list) else []
+        return any(e.lower().removesuffix(".gz").endswith(ends) for e in names)
+
+    return check
+
+
+def _yolo_folder(path: str, entries: object) -> bool:
+    names = set(entries) if isinstance(entries, list) else set()
+    return (
+        bool(names & {"labels", "images"})
+        or os.path.basename(os.path.normpath(path)) == "labels"
+        or _entries_have(".yaml", ".yml", ".txt")(path, entries)
+    )
 
 
 register(Format(
@@ -125,20 +168,23 @@ register(Format(
     detect_file=lambda p, h: _devkit_name(p), detect_folder=_devkit_folder, textual=True,
     describe="the devkit's comp4_det_test_<class>.txt files"))  # fmt: skip
 register(Format(
-    "yolo", "yolo:load_yolo", detect_file=_looks("yolo", "looks_like_yolo"),
-    detect_folder=_looks("yolo", "looks_like_yolo"),
+    "yolo", "yolo:load_yolo",
+    detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
+    detect_folder=_looks("yolo", "looks_like_yolo", _yolo_folder),
     describe="a YOLO / Ultralytics dataset (data.yaml or labels/ beside images/)"))  # fmt: skip
 register(Format(
-    "labelme", "labelme:load_labelme", detect_file=_looks("labelme", "looks_like_labelme"),
-    detect_folder=_looks("labelme", "looks_like_labelme"),
+    "labelme", "labelme:load_labelme",
+    detect_file=_looks("labelme", "looks_like_labelme", _head_has(b'"shapes"')),
+    detect_folder=_looks("labelme", "looks_like_labelme", _entries_have(".json")),
     describe="LabelMe JSON files"))  # fmt: skip
 register(Format(
-    "cvat-xml", "cvat_xml:load_cvat_xml", detect_file=_looks("cvat_xml", "looks_like_cvat_xml"),
-    detect_folder=_looks("cvat_xml", "looks_like_cvat_xml"),
+    "cvat-xml", "cvat_xml:load_cvat_xml",
+    detect_file=_looks("cvat_xml", "looks_like_cvat_xml", _head_has(b"<annotations")),
+    detect_folder=_looks("cvat_xml", "looks_like_cvat_xml", _entries_have("annotations.xml")),
     describe="CVAT for images 1.1 XML"))  # fmt: skip
 register(Format(
     "openimages", "openimages:load_openimages",
-    detect_file=_looks("openimages", "looks_like_openimages"),
+    detect_file=_looks("openimages", "looks_like_openimages", _head_has(b"imageid", b"xmin")),
     describe="Open Images CSV"))  # fmt: skip
 register(Format(
     "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),

@@ -224,6 +224,36 @@ def _images(
     return images, np.asarray(image_idx, dtype=np.int64), warnings
 
 
+def _check_width(
+    tokens: list[str], allowed: tuple[int, ...], expected: str, pred: bool, file: str, line: int
+) -> None:
+    """A located error, with a hint at the likely mix-up, for a line of the wrong width."""
+    k = len(tokens)
+    if k in allowed:
+        return
+    hint = None
+    if pred and k == 5:
+        hint = "predictions need a score after the class; is this the ground truth?"
+    elif k == 1:
+        hint = (
+            "a class-names file (such as classes.txt) is not an image: "
+            "pass it with --names and keep it out of the folder"
+        )
+    raise InputError(file, f"{expected}, got {k}", where=line, hint=hint)
+
+
+def _difficult(token: str, file: str, line: int) -> bool:
+    flag = parse_flag(token, numeric=False)
+    if flag is None:
+        raise InputError(
+            file,
+            f"expected 0 or 1 for difficult (6th field), got {token!r}",
+            where=line,
+            hint="a line 'class score x y w h' is a prediction; is this the predictions folder?",
+        )
+    return flag
+
+
 def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     """Read per-image text files (format ``txt``) as ground truth or predictions.
 
@@ -272,35 +302,11 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
         seen[stem] = file
         image_ids.append(stem)
         for line, tokens in _lines(file):
-            k = len(tokens)
-            if k not in allowed:
-                hint = None
-                if pred and k == 5:
-                    hint = "predictions need a score after the class; is this the ground truth?"
-                elif k == 1:
-                    hint = (
-                        "a class-names file (such as classes.txt) is not an image: "
-                        "pass it with --names and keep it out of the folder"
-                    )
-                raise InputError(file, f"{expected}, got {k}", where=line, hint=hint)
+            _check_width(tokens, allowed, expected, pred, file, line)
             category_idx.append(classes.lookup(tokens[0], file, line))
-            if pred:
-                cells.extend(tokens[1:6])
-            else:
-                cells.extend(tokens[1:5])
-                if k == 6:
-                    flag = parse_flag(tokens[5], numeric=False)
-                    if flag is None:
-                        raise InputError(
-                            file,
-                            f"expected 0 or 1 for difficult (6th field), got {tokens[5]!r}",
-                            where=line,
-                            hint="a line 'class score x y w h' is a prediction; "
-                            "is this the predictions folder?",
-                        )
-                    ignore.append(flag)
-                else:
-                    ignore.append(False)
+            cells.extend(tokens[1:6] if pred else tokens[1:5])
+            if not pred:
+                ignore.append(len(tokens) == 6 and _difficult(tokens[5], file, line))
             image_idx.append(fi)
             origin.append(line)
 
@@ -331,6 +337,28 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
         origin_label="line",
         warnings=warnings,
     )
+
+
+def _results_file_class(
+    file: str, classes: ClassVocabulary, file_of_class: dict[int, str]
+) -> int:
+    """The class a devkit results file holds (from its name); one file per class."""
+    name = results_class(os.path.splitext(os.path.basename(file))[0])
+    if not name:
+        raise InputError(
+            file,
+            "expected the class at the end of the file name, found none",
+            hint="name results files like comp4_det_test_<class>.txt",
+        )
+    c = classes.lookup(name, file, None, source=" (from the file name)")
+    if c in file_of_class:
+        raise InputError(
+            file,
+            f"class {name!r} already came from {file_of_class[c]}",
+            hint="keep one results file per class (one competition's run) in the folder",
+        )
+    file_of_class[c] = file
+    return c
 
 
 def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -369,22 +397,7 @@ def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
     origin_file: list[int] = []
 
     for fi, file in enumerate(files):
-        stem = os.path.splitext(os.path.basename(file))[0]
-        name = results_class(stem)
-        if not name:
-            raise InputError(
-                file,
-                "expected the class at the end of the file name, found none",
-                hint="name results files like comp4_det_test_<class>.txt",
-            )
-        c = classes.lookup(name, file, None, source=" (from the file name)")
-        if c in file_of_class:
-            raise InputError(
-                file,
-                f"class {name!r} already came from {file_of_class[c]}",
-                hint="keep one results file per class (one competition's run) in the folder",
-            )
-        file_of_class[c] = file
+        c = _results_file_class(file, classes, file_of_class)
         for line, tokens in _lines(file):
             if len(tokens) != 6:
                 raise InputError(file, f"{expected}, got {len(tokens)}", where=line)

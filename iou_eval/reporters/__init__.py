@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .view import View
 
@@ -21,9 +21,14 @@ class OutputFormat(str, Enum):
     MARKDOWN = "markdown"
     CSV = "csv"
     JSON = "json"
+    HTML = "html"
 
 
 def renderer(fmt: OutputFormat) -> Callable[[EvaluationResult, View], str]:
+    if fmt is OutputFormat.HTML:
+        from .report import render_report
+
+        return render_report
     if fmt is OutputFormat.JSON:
         from .json import render_json
 
@@ -37,10 +42,24 @@ def renderer(fmt: OutputFormat) -> Callable[[EvaluationResult, View], str]:
     return render_markdown if fmt is OutputFormat.MARKDOWN else render_table
 
 
-# Pictures: plain inputs (arrays, the JSON document); matplotlib and Pillow load on first use.
-from .draw import draw_image, worst_images  # noqa: E402
-from .html import render_html  # noqa: E402
-from .plots import write_plots  # noqa: E402
+# Pictures: plain inputs (arrays, the JSON document); imported on first use, so
+# that a text or JSON report loads none of their modules.
+_PICTURES = {
+    "draw_image": "draw",
+    "worst_images": "draw",
+    "render_html": "html",
+    "write_plots": "plots",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _PICTURES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{module}", __name__), name)
+
 
 __all__ = [
     "OutputFormat",

@@ -37,21 +37,31 @@ def _rows(df: pd.DataFrame) -> tuple[list[str], list[list[str]], list[bool]]:
     return [str(c) for c in cols], rows, numeric
 
 
-def render_batch(batch: BatchResult, fmt: OutputFormat) -> str:
+def batch_document(batch: BatchResult) -> dict:
+    """The JSON document of a batch (``"mode": "batch"``)."""
+    return envelope(
+        "batch",
+        ground_truth=batch.gt_source,
+        leaderboard=frame_records(batch.leaderboard()),
+        results={p: r.to_dict() for p, r in batch.results.items()},
+        errors=[{"file": f, "message": m} for f, m in batch.errors],
+    )
+
+
+def render_batch(
+    batch: BatchResult, fmt: OutputFormat, plot_files: tuple[str, ...] | None = None
+) -> str:
+    """The batch report in ``fmt``; ``plot_files``: plots ``--plots`` wrote (HTML embeds them)."""
     from . import OutputFormat
 
+    if fmt is OutputFormat.HTML:
+        from .report import render_batch_report
+
+        return render_batch_report(batch, batch_document(batch), plot_files)
     board = batch.leaderboard()
     classes = batch.per_class_ap()
     if fmt is OutputFormat.JSON:
-        return dumps(
-            envelope(
-                "batch",
-                ground_truth=batch.gt_source,
-                leaderboard=frame_records(board),
-                results={p: r.to_dict() for p, r in batch.results.items()},
-                errors=[{"file": f, "message": m} for f, m in batch.errors],
-            )
-        )
+        return dumps(batch_document(batch))
     if fmt is OutputFormat.CSV:
         buf = io.StringIO()
         board.to_csv(buf, index=False, lineterminator="\n")

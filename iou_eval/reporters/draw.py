@@ -69,6 +69,11 @@ def _pillow() -> Any:
     return Image
 
 
+def require_pillow() -> None:
+    """Raise the UsageError that says how to install Pillow when it is missing."""
+    _pillow()
+
+
 def _boxes(name: str, boxes: Any, n: int | None = None) -> np.ndarray:
     b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4) if len(boxes) else np.zeros((0, 4))
     if n is not None and len(b) != n:
@@ -245,6 +250,8 @@ def draw_image(
     pred_iou: np.ndarray,
     pred_is_fp: np.ndarray,
     outlines: dict[str, Sequence[Any]] | None = None,
+    max_side: int | None = None,
+    fmt: str | None = None,
 ) -> Path:
     """Draw ground truths and predictions on a copy of an image; returns ``dst_path``.
 
@@ -260,6 +267,9 @@ def draw_image(
         outlines: ``{"gt": [G], "pred": [D]}`` mask outlines, each item a
             polygon (flat ``[x1, y1, ...]`` or ``[N, 2]``), a list of them,
             or None.
+        max_side: scale the picture down so that its longer side is at most
+            this many pixels (a page's copy); None keeps the size.
+        fmt: the copy's file format (Pillow's name, e.g. ``PNG``); None: the source's.
 
     Raises:
         InputError: the source cannot be read as an image.
@@ -286,8 +296,13 @@ def draw_image(
             f"outlines need one item per box: {g} for gt and {d} for pred, "
             f"got {len(gt_outlines)} and {len(pred_outlines)}"
         )
-    img, fmt = _open(src)
+    img, src_fmt = _open(src)
     info = dict(img.info)
+    if max_side is not None and max(img.size) > max_side:
+        img, factor = _shrink(img, max_side)
+        gt, pred = gt * factor, pred * factor
+        gt_outlines = [_scaled(o, factor) for o in gt_outlines]
+        pred_outlines = [_scaled(o, factor) for o in pred_outlines]
     from PIL import ImageDraw
 
     draw = ImageDraw.Draw(img)
@@ -308,5 +323,21 @@ def draw_image(
     for j in range(d):
         text = pred_text(pred_names[j], float(scores[j]), float(ious[j]), bool(is_fp[j]))
         label(draw, text, pred[j], PRED_COLOUR, font, True, img.size, placed)
-    _save(img, dst, fmt, info)
+    out_fmt = (fmt or src_fmt).upper()
+    if out_fmt == "JPEG" and img.mode != "RGB":
+        img = img.convert("RGB")
+    _save(img, dst, out_fmt, info)
     return dst
+
+
+def _shrink(img: Any, max_side: int) -> tuple[Any, float]:
+    """``img`` scaled down to ``max_side`` on its longer side, and the scale factor."""
+    from PIL import Image
+
+    factor = max_side / max(img.size)
+    size = (max(1, round(img.width * factor)), max(1, round(img.height * factor)))
+    return img.resize(size, Image.Resampling.LANCZOS), factor
+
+
+def _scaled(item: Any, factor: float) -> list[np.ndarray]:
+    return [p * factor for p in _polygons(item)]

@@ -134,6 +134,8 @@ figure { margin: 0 0 22px; }
 figure img { display: block; max-width: 100%; height: auto; margin: 0 auto;
   border: 1px solid var(--line); border-radius: 6px; background: #fff; }
 figcaption { font-weight: 600; margin: 0 0 6px; }
+.drawings { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 8px 22px; }
+figure.drawing figcaption { font-weight: 500; font-size: 14px; overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: 13px; padding: 4px 0 28px; }
 """.strip()
 
@@ -293,17 +295,43 @@ def warnings_block(warnings: Sequence[Any]) -> str:
     return '<ul class="warnings">' + "".join(f"<li>{esc(w)}</li>" for w in warnings) + "</ul>"
 
 
-def worst_block(per_image: Sequence[Mapping[str, Any]], n: int = WORST_IMAGES) -> str:
-    """The ``n`` images with the most false positives + misses (ties: lower recall first)."""
-    fp = [int(r.get("FP") or 0) for r in per_image]
-    fn = [int(r.get("FN") or 0) for r in per_image]
-    recall = [r.get("recall") for r in per_image]
-    rows = [per_image[i] for i in worst_images(fp, fn, n, recall=recall)]
+def worst_block(per_image: Sequence[Mapping[str, Any]], n: int = WORST_IMAGES,
+                ordered: str | None = None, total: int | None = None) -> str:  # fmt: skip
+    """The ``n`` images with the most false positives + misses (ties: lower recall first).
+
+    ``ordered``: the rows are already in the report's order (``--sort``
+    named so) and cut; they are shown as they come, of ``total`` images.
+    """
+    if ordered is None:
+        fp = [int(r.get("FP") or 0) for r in per_image]
+        fn = [int(r.get("FN") or 0) for r in per_image]
+        recall = [r.get("recall") for r in per_image]
+        rows = [per_image[i] for i in worst_images(fp, fn, n, recall=recall)]
+        how = "with the most false positives + misses"
+    else:
+        rows = list(per_image)
+        how = ORDER_NOTES.get(ordered, f"first by {ordered} (ascending)")
+    of = len(per_image) if total is None else total
+    tie = "; ties: lower recall first" if how.endswith("misses") else ""
     note = (
-        f'<p class="note">The {len(rows)} images with the most false positives + misses, of '
-        f"{len(per_image)}; ties: lower recall first. Click a header to sort.</p>"
+        f'<p class="note">The {len(rows)} images {esc(how)}, of {of}{tie}. '
+        "Click a header to sort.</p>"
     )
     return note + '<div class="scroll">' + table(rows, IMAGE_COLUMNS, bars={"recall"}) + "</div>"
+
+
+ORDER_NOTES = {"errors": "with the most false positives + misses", "image": "first by image id"}
+
+
+def drawings_block(drawings: Mapping[str, str], note: str = "") -> str:
+    """Figures of drawn images (caption -> JPEG/PNG file), with a note above them."""
+    head = f'<p class="note">{esc(note)}</p>' if note else ""
+    figures = [
+        f'<figure class="drawing"><figcaption>{esc(caption)}</figcaption>'
+        f'<img alt="{esc(caption)}" src="{data_uri(path)}"></figure>'
+        for caption, path in drawings.items()
+    ]
+    return head + '<div class="drawings">' + "\n".join(figures) + "</div>"
 
 
 def plots_block(plots: Mapping[str, str]) -> str:
@@ -375,19 +403,32 @@ def protocol_sections(block: Mapping[str, Any], first: bool) -> list[str]:
     return out
 
 
-def render_html(document: Mapping[str, Any], plots: Mapping[str, str] | None = None) -> str:
+def render_html(
+    document: Mapping[str, Any],
+    plots: Mapping[str, str] | None = None,
+    *,
+    drawings: Mapping[str, str] | None = None,
+    notes: Mapping[str, str] | None = None,
+    ordered: str | None = None,
+) -> str:
     """One self-contained HTML page for the JSON document of a run (or of a batch).
 
     Args:
         document: the dict of :meth:`~iou_eval.results.EvaluationResult.to_dict`
             (schema in the README), or a batch document (``"mode": "batch"``).
         plots: title -> path of a PNG/SVG/JPEG file, embedded in order.
+        drawings: caption -> path of a drawn image (JPEG/PNG), embedded in order.
+        notes: ``{"plots": ..., "drawings": ...}`` a line shown in that
+            section (why there are no plots, what the drawings show).
+        ordered: the document's per-image rows are already the report's
+            (``--sort`` of that name, cut by ``--worst``): shown as they come.
 
     Returns:
         The page as text; nothing is fetched when it is viewed.
     """
+    notes = notes or {}
     if document.get("mode") == "batch":
-        return render_batch_html(document, plots)
+        return render_batch_html(document, plots, notes=notes)
     params = document.get("params") or {}
     protocol = str(document.get("protocol", ""))
     subtitle = esc(_protocol_text(protocol, params))
@@ -399,16 +440,30 @@ def render_html(document: Mapping[str, Any], plots: Mapping[str, str] | None = N
     if document.get("warnings"):
         sections.append(section("Warnings", warnings_block(document["warnings"]), "warnings"))
     sections += protocol_sections(document, first=True)[1:]
-    if plots:
-        sections.append(section("Plots", plots_block(plots), "plots"))
+    sections += _plots_section(plots, notes.get("plots"))
     if document.get("per_image"):
-        sections.append(section("Worst images", worst_block(document["per_image"]), "worst"))
+        total = (document.get("inputs") or {}).get("ground_truth", {}).get("images")
+        body = worst_block(document["per_image"], ordered=ordered, total=total if ordered else None)
+        sections.append(section("Worst images", body, "worst"))
+    if drawings or notes.get("drawings"):
+        body = drawings_block(drawings or {}, notes.get("drawings", ""))
+        sections.append(section("Drawings of the worst images", body, "drawings"))
     for block in document.get("additional_protocols") or []:
         sections += protocol_sections(block, first=False)
     return page("iou-eval report", subtitle, sections)
 
 
-def render_batch_html(document: Mapping[str, Any], plots: Mapping[str, str] | None = None) -> str:
+def _plots_section(plots: Mapping[str, str] | None, note: str | None) -> list[str]:
+    """The plots, or the note that says why there are none (nothing when neither)."""
+    if plots:
+        return [section("Plots", plots_block(plots), "plots")]
+    if note:
+        return [section("Plots", f'<p class="note">{esc(note)}</p>', "plots")]
+    return []
+
+
+def render_batch_html(document: Mapping[str, Any], plots: Mapping[str, str] | None = None,
+                      notes: Mapping[str, str] | None = None) -> str:  # fmt: skip
     """The page of a batch document: leaderboard, files that failed, plots."""
     board = document.get("leaderboard") or []
     columns = {k: k for r in board for k in r}
@@ -418,8 +473,7 @@ def render_batch_html(document: Mapping[str, Any], plots: Mapping[str, str] | No
     if errors:
         sections.append(section("Files that could not be scored",
                                 warnings_block([e.get("message") for e in errors]), "errors"))  # fmt: skip
-    if plots:
-        sections.append(section("Plots", plots_block(plots), "plots"))
+    sections += _plots_section(plots, (notes or {}).get("plots"))
     subtitle = f"batch · ground truth <code>{esc(document.get('ground_truth'))}</code>"
     return page("iou-eval leaderboard", subtitle, sections)
 

@@ -71,6 +71,11 @@ def _matplotlib() -> Any:
     return matplotlib
 
 
+def require_matplotlib() -> None:
+    """Raise the UsageError that says how to install matplotlib when it is missing."""
+    _matplotlib()
+
+
 def new_figure(width: float, height: float) -> Figure:
     """A figure ``width`` x ``height`` inches on the Agg canvas, constrained layout."""
     _matplotlib()

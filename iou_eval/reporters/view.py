@@ -19,11 +19,15 @@ class View:
         worst: keep only the first ``worst`` images of that order (None: all).
         max_terminal_images: per-image rows a terminal report shows by
             default when ``worst`` is not given.
+        images: a folder of the images, to draw the worst ones (HTML).
+        plot_files: plots already written (``--plots``), to embed (HTML).
     """
 
     sort: str = "errors"
     worst: int | None = None
     max_terminal_images: int = 20
+    images: str | None = None
+    plot_files: tuple[str, ...] | None = None
 
 
 def order_images(images: Columns, view: View) -> Columns:

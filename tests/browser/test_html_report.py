@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import os
 import shutil
 from pathlib import Path
@@ -156,3 +157,72 @@ def test_names_from_the_files_show_as_text_and_never_run(browser, report, tmp_pa
     assert not [e for e in browser.events if e.get("method") == "Page.javascriptDialogOpening"]
     assert browser.problems() == []
     screenshot(browser, session, tmp_path / "xss.png")
+
+
+# ----------------------------------------------------- the page of the command line
+
+
+@pytest.fixture(scope="module")
+def cli_page(tmp_path_factory):
+    """``iou-eval GT PREDS -f html -o FILE --images DIR --worst 4``, and the run's JSON document."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("PIL")
+    from tests.cli.helpers import run
+
+    out = tmp_path_factory.mktemp("cli") / "report.html"
+    gt, preds = str(SAMPLE / "gt.json"), str(SAMPLE / "preds.json")
+    run(gt, preds, "-f", "html", "-o", out, "--images", ROOT / "sample_data" / "images",
+        "--worst", "4", "-q")  # fmt: skip
+    return out, json.loads(run(gt, preds, "-f", "json").out)
+
+
+def test_the_command_lines_page_shows_the_summary_and_the_drawings(browser, cli_page, tmp_path):
+    page, doc = cli_page
+    session = load(browser, page)
+    assert browser.problems() == []
+    assert [u for u in browser.requests() if not u.startswith("data:")] == [page.resolve().as_uri()]
+    cards = browser.evaluate(
+        session,
+        "Array.from(document.querySelectorAll('#summary [data-metric]')).map(c => {"
+        " const r = c.getBoundingClientRect(), s = getComputedStyle(c);"
+        " return [c.dataset.metric, c.querySelector('.value').innerText,"
+        " r.width > 0 && r.height > 0 && s.visibility === 'visible' && r.top < innerHeight]; })",
+    )
+    assert cards == [[k, f"{v:.4f}", True] for k, v in doc["summary"].items()]
+    drawings = browser.evaluate(
+        session,
+        "Array.from(document.querySelectorAll('#drawings figure')).map(f => {"
+        " const i = f.querySelector('img');"
+        " return [f.querySelector('figcaption').innerText.split(' ')[0],"
+        " i.complete && i.naturalWidth > 0]; })",
+    )
+    assert drawings == [[n, True] for n in
+                        ("street_10.jpg", "street_07.jpg", "street_09.jpg", "street_03.jpg")]  # fmt: skip
+    plots = browser.evaluate(
+        session,
+        "Array.from(document.querySelectorAll('#plots img')).filter(i => i.naturalWidth > 0).length",
+    )
+    assert plots == 5
+    worst = _column(browser, session, "#worst", 1)
+    assert worst == ["street_10.jpg", "street_07.jpg", "street_09.jpg", "street_03.jpg"]
+    screenshot(browser, session, tmp_path / "cli-report.png")
+
+
+def test_hostile_class_names_through_the_command_line_stay_text(browser, tmp_path, monkeypatch):
+    from tests.cli.helpers import hide, run
+
+    hide(monkeypatch, "matplotlib")  # the page without plots: names only in its own text
+
+    gt = json.loads((SAMPLE / "gt.json").read_text())
+    gt["categories"][3]["name"] = XSS_CLASS
+    gt["images"][9]["file_name"] = XSS_FILE
+    g = tmp_path / "gt.json"
+    g.write_text(json.dumps(gt))
+    page = tmp_path / "hostile.html"
+    run(g, SAMPLE / "preds.json", "-f", "html", "-o", page, "-q")
+    session = load(browser, page)
+    assert browser.evaluate(session, "document.scripts.length") == 1
+    assert XSS_CLASS in _column(browser, session, "#per-class", 0)
+    assert XSS_FILE in _column(browser, session, "#worst", 1)
+    assert not [e for e in browser.events if e.get("method") == "Page.javascriptDialogOpening"]
+    assert browser.problems() == []

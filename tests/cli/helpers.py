@@ -19,6 +19,15 @@ class Run:
         return f"exit code {self.code}\n--- stdout ---\n{self.out}\n--- stderr ---\n{self.err}"
 
 
+def hide(monkeypatch, package: str) -> None:
+    """Make ``import package`` fail for the rest of a test, as if it were not installed."""
+    import sys
+
+    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, package, None)
+
+
 def run(*args: str, expect: int | None = 0) -> Run:
     """Invoke ``iou-eval ARGS``; assert the exit code unless ``expect`` is None."""
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=True)

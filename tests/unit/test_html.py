@@ -139,9 +139,7 @@ def test_a_plot_must_be_an_image_file(tmp_path):
 
 def test_score_sweeps_of_a_run_give_the_tables_best_f1(result):
     """The per-class curves plotted are the ones the per-class table's best F1 comes from."""
-    from iou_eval.reporters.html_demo import score_sweeps
-
-    sweeps, pooled = score_sweeps(result.primary)
+    sweeps, pooled = result.primary.score_sweeps, result.primary.pooled_sweep
     rows = {r["class"]: r for r in result.to_dict()["per_class"]}
     assert set(sweeps) == {n for n, r in rows.items() if r["gt"]}
     for name, sw in sweeps.items():
