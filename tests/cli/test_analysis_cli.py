@@ -211,3 +211,11 @@ def test_calibration_refuses_scores_outside_0_1(write_json):
     preds[0]["score"] = 7.5
     r = run(write_json("g.json", gt), write_json("p.json", preds), "--calibration", expect=2)
     assert "calibration needs scores in [0, 1]" in r.err and "Traceback" not in r.err
+
+
+def test_confusion_feeds_the_reports_confusion_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    plots = tmp_path / "plots"
+    run(GT, PREDS, "--confusion", "-f", "html", "-o", tmp_path / "r.html", "--plots", plots, "-q")
+    assert (plots / "confusion_matrix_counts.png").is_file()
+    assert (plots / "confusion_matrix_normalized.svg").is_file()
