@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .bootstrap import run_bootstrap
+from .analysis.records import Analysis
+from .analysis.run import run_analyses
+from .bootstrap import PARALLEL_MIN_WORK, run_bootstrap
 from .coco import run_coco
 from .dataset import Dataset
 from .errors import IouEvalError
@@ -25,6 +27,7 @@ from .parallel import resolve_workers, start
 from .protocols import Protocol
 from .reconcile import Alignment, align
 from .results import EvaluationResult, ProtocolResult, coco_result, voc_result
+from .subsets import select
 from .voc import run_voc
 
 # Reading the ground truth in a child pays off only beside a large predictions file.
@@ -184,6 +187,7 @@ def score(
         result = coco_result(alignment, evaluation, point.score_thr)
     if boot.bootstrap <= 0:
         return result
+    big = len(alignment.pred) * boot.bootstrap >= PARALLEL_MIN_WORK
     replicates = run_bootstrap(
         result.evaluation.replicate,
         alignment.gt.images.ids,
@@ -191,6 +195,7 @@ def score(
         boot.seed,
         boot.confidence,
         progress=progress,
+        workers=workers if big else 1,
     )
     return dataclasses.replace(result, bootstrap=replicates)
 
@@ -236,12 +241,14 @@ def evaluate(
     masks = opts.protocol.masks
     gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
-    alignment = plain = align(gt_ds, pred_ds, opts.read.image_size)
+    alignment = align(gt_ds, pred_ds, opts.read.image_size)
+    alignment, selected = select(alignment, opts.analysis.img_ids, opts.analysis.cat_ids)
+    plain = alignment
     if masks:
         from .segm import with_masks
 
         alignment = with_masks(alignment)
-    warnings = list(alignment.warnings) + pair_doubts(alignment, shifted)
+    warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted)
     if opts.read.strict and (error := strict_error(warnings)) is not None:
         raise error
     results: list[ProtocolResult] = []
@@ -254,10 +261,47 @@ def evaluate(
 
             scored = boxes_view(plain, alignment)
         results.append(score(scored, p, opts, n_workers, progress))
+    analysis = Analysis()
+    if opts.analysis.any:
+        stage("analysing")
+        analysis, notes = run_analyses(alignment, results, opts)
+        warnings.extend(notes)
     return EvaluationResult(
         results=results,
-        inputs=describe_inputs(gt_ds, pred_ds, alignment),
-        settings={"iou_thr": opts.point.iou_thr, "score_thr": opts.point.score_thr},
+        inputs={**describe_inputs(gt_ds, pred_ds, alignment), **selection_inputs(alignment, opts)},
+        settings={
+            "iou_thr": opts.point.iou_thr,
+            "score_thr": opts.point.score_thr,
+            **selection_settings(opts),
+        },
         warnings=warnings,
+        analysis=analysis,
         alignment=alignment,
     )
+
+
+def selection_inputs(alignment: Alignment, opts: EvalOptions) -> dict[str, object]:
+    """``{"selection": ...}`` when ``--img-ids`` / ``--cat-ids`` chose what is scored, else nothing."""
+    a = opts.analysis
+    if a.img_ids is None and a.cat_ids is None:
+        return {}
+    return {
+        "selection": {
+            "images": len(alignment.gt.images),
+            "categories": alignment.n_categories,
+            "img_ids_given": None if a.img_ids is None else len(a.img_ids),
+            "cat_ids_given": None if a.cat_ids is None else len(a.cat_ids),
+        }
+    }
+
+
+def selection_settings(opts: EvalOptions) -> dict[str, str]:
+    """The selection as parameters (so a baseline of other images is refused); nothing by default."""
+    from .bootstrap import images_digest
+
+    a = opts.analysis
+    out = {}
+    for key, ids in (("img_ids", a.img_ids), ("cat_ids", a.cat_ids)):
+        if ids is not None:
+            out[key] = f"{len(ids)} ids, digest {images_digest(list(ids))}"
+    return out

@@ -1,9 +1,12 @@
 """Bootstrap confidence intervals over images (numpy only).
 
 Images are drawn with replacement; each replicate re-accumulates the one
-matching pass with the images' multiplicities, so a replicate costs an
-accumulation, not a re-match.  With the same seed, image set and count, two
-runs draw the same replicates, which makes deltas against a baseline paired.
+matching pass with the images' multiplicities (for COCO as weighted sums
+over what :mod:`iou_eval.resample` fixed once), so a replicate costs a few
+prefix sums, not a re-match.  The draws are made before any replicate runs,
+so worker processes may share them without changing a bit.  With the same
+seed, image set and count, two runs draw the same replicates, which makes
+deltas against a baseline paired.
 """
 
 from __future__ import annotations
@@ -61,30 +64,84 @@ def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]
     return float(lo), float(hi)
 
 
+# Below this many predictions x replicates, one process is quicker than forking.
+PARALLEL_MIN_WORK = 20_000_000
+# Replicates a worker computes before reporting back (progress moves per round).
+ROUND = 40
+
+Replicate = Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]]
+
+
+ZERO_WIDTH = (
+    "the interval has zero width: the metric does not vary under resampling, no evidence either way"
+)
+
+
+def zero_width(interval: tuple[float, float] | None) -> bool:
+    """A defined interval whose ends are equal (never significant: no evidence either way)."""
+    return interval is not None and interval[0] == interval[1]
+
+
 def run_bootstrap(
-    replicate: Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]],
+    replicate: Replicate,
     image_ids: Sequence[object],
     n: int,
     seed: int,
     level: float = 0.95,
     progress: Callable[[int], None] | None = None,
+    workers: int = 1,
 ) -> Bootstrap:
-    """Evaluate ``replicate(image_weight[I]) -> (summary, class_ap[K])`` on ``n`` resampled sets."""
+    """Evaluate ``replicate(image_weight[I]) -> (summary, class_ap[K])`` on ``n`` resampled sets.
+
+    ``workers`` processes share the replicates (forked after the first one,
+    so whatever it caches is shared); the draws are made here beforehand, so
+    the replicates do not depend on it.
+    """
     weights = image_weights(len(image_ids), n, seed)
+    outcomes = _outcomes(replicate, weights, workers, progress)
     collected: dict[str, list[float]] = {}
-    per_class: list[np.ndarray] = []
-    for i in range(n):
-        stats, ap = replicate(weights[i])
+    for stats, _ in outcomes:
         for k, v in stats.items():
             collected.setdefault(k, []).append(np.nan if v is None else float(v))
-        per_class.append(ap)
-        if progress is not None:
-            progress(1)
     return Bootstrap(
         n=n,
         seed=seed,
         level=level,
         images_digest=images_digest(image_ids),
         replicates={k: np.asarray(v, dtype=np.float64) for k, v in collected.items()},
-        class_ap=np.asarray(per_class, dtype=np.float64).reshape(n, -1),
+        class_ap=np.asarray([ap for _, ap in outcomes], dtype=np.float64).reshape(n, -1),
     )
+
+
+def _outcomes(
+    replicate: Replicate,
+    weights: np.ndarray,
+    workers: int,
+    progress: Callable[[int], None] | None,
+) -> list[tuple[dict[str, float | None], np.ndarray]]:
+    """``replicate`` of each row of ``weights[n, I]``, in order, in up to ``workers`` processes."""
+    from .parallel import run_parts
+
+    tick = progress or (lambda _k: None)
+    out = []
+    n = len(weights)
+    done = 0
+    if workers > 1 and n > 1:
+        # The first here: the workers then share what it caches.
+        out.append(replicate(weights[0]))
+        tick(1)
+        done = 1
+    while done < n:
+        if workers <= 1:
+            out.append(replicate(weights[done]))
+            tick(1)
+            done += 1
+            continue
+        take = min(n - done, ROUND * workers)
+        bounds = np.linspace(done, done + take, workers + 1).astype(int)
+        parts = [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo]
+        for chunk in run_parts(lambda p: [replicate(w) for w in weights[p[0] : p[1]]], parts):
+            out.extend(chunk)
+        tick(take)
+        done += take
+    return out

@@ -18,6 +18,7 @@ from . import __version__
 from .errors import EXIT_INPUT, InputError, IouEvalError, UsageError
 from .options import (
     BOX_FORMATS,
+    AnalysisOptions,
     BootstrapOptions,
     Cli,
     EvalOptions,
@@ -43,6 +44,8 @@ Examples:
   iou-eval gt.json preds.json --iou-thr 0.75 --worst 10
   iou-eval gt.json preds.json -f html -o report.html --plots plots/ --images images/
   iou-eval draw gt.json preds.json --images images/ -o drawn/ --worst 20
+  iou-eval gt.json preds.json --tide --confusion --calibration
+  iou-eval gt.json preds.json --slices slices.csv --fail-under AP@night=0.4
 
 \b
 Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
@@ -177,7 +180,8 @@ def record_options(*records: type, defaults: dict[str, str] | None = None):
 
 
 SLOTS = {"read": ReadOptions, "protocol": ProtocolOptions, "point": PointOptions,
-         "bootstrap": BootstrapOptions, "runtime": RuntimeOptions}  # fmt: skip
+         "bootstrap": BootstrapOptions, "runtime": RuntimeOptions,
+         "analysis": AnalysisOptions}  # fmt: skip
 
 
 @click.group(
@@ -198,7 +202,7 @@ def main() -> None:
 @main.command("eval", epilog=EPILOG)
 @click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
 @click.argument("preds", metavar="PREDICTIONS...", nargs=-1, required=True, type=click.Path())
-@record_options(ReadOptions, ProtocolOptions, PointOptions)
+@record_options(ReadOptions, ProtocolOptions, PointOptions, AnalysisOptions)
 @click.option(
     "--sort",
     type=click.Choice(SORT_CHOICES),
@@ -225,7 +229,7 @@ def main() -> None:
     multiple=True,
     metavar="EXPR",
     help="Gate: fail (exit 3) when a metric is below a value. Repeatable: "
-    "AP=0.45, AP50=0.6, AP[person]=0.5, voc12:mAP=0.7.",
+    "AP=0.45, AP50=0.6, AP[person]=0.5, voc12:mAP=0.7, AP@night=0.4 (a --slices slice).",
 )
 @click.option(
     "--baseline",

@@ -10,6 +10,7 @@ job; this module says what one part does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from .matching import Matches, ignored_per_range, match_coco
 from .ordering import group_score_order, score_rank
 from .protocols import Protocol
 from .reconcile import Alignment
+from .resample import CocoResampler
 
 
 @dataclass(frozen=True)
@@ -99,28 +101,42 @@ class CocoEvaluation:
     point: OperatingPoint
     accumulation: AccumulationInputs
 
+    @cached_property
+    def resampler(self) -> CocoResampler:
+        """The weight-free part of every replicate, computed on first use."""
+        labels = tuple(a.label for a in self.protocol.area_ranges)
+        return CocoResampler(self.accumulation, labels, self.protocol.max_dets)
+
     def replicate(self, image_weight: np.ndarray) -> tuple[dict[str, float | None], np.ndarray]:
         """The summary and per-class AP on a resampled image set.
 
         ``image_weight[I]`` is each image's multiplicity.  Per-class AP as the
         per-class table defines it: IoU .50:.95, area all, last maxDets;
-        ``[K]`` with NaN where undefined.
+        ``[K]`` with NaN where undefined.  The numbers of
+        ``accumulate_coco(self.accumulation, image_weight)``, bit for bit, as
+        weighted sums over the matches (:mod:`iou_eval.resample`).
         """
-        arrays = accumulate_coco(self.accumulation, image_weight=image_weight)
+        arrays = self.resampler(image_weight)
         return summarize(arrays, self.protocol), class_ap(arrays)
 
 
 def class_ap(arrays: CocoArrays) -> np.ndarray:
     """``[K]`` AP over IoU thresholds and recall points (area all, last maxDets); NaN if undefined."""
     prec = arrays.precision[:, :, :, 0, -1]
-    valid = prec > -1
-    counts = valid.sum(axis=(0, 1))
-    # Sum in pycocotools' memory order (T, R) per class: a masked mean over
-    # the class's own slice gives the same bits as np.mean of the selection.
-    out = np.full(prec.shape[2], np.nan)
-    for k in np.flatnonzero(counts).tolist():
-        v = prec[:, :, k]
-        out[k] = float(np.mean(v[v > -1]))
+    n_t, n_r, n_k = prec.shape
+    # One contiguous row per class, in pycocotools' memory order (T, R): a
+    # row's mean has the bits of np.mean over the class's own selection.
+    rows = np.ascontiguousarray(prec.reshape(n_t * n_r, n_k).T)
+    valid = rows > -1
+    counts = valid.sum(axis=1)
+    out = np.full(n_k, np.nan)
+    whole = counts == n_t * n_r
+    if whole.any():
+        # Reduced along contiguous rows, numpy sums each row pairwise as it
+        # sums a 1-D array: the same bits as the loop below.
+        out[whole] = rows[whole].mean(axis=1)
+    for k in np.flatnonzero((counts > 0) & ~whole).tolist():
+        out[k] = float(np.mean(rows[k][valid[k]]))
     return out
 
 

@@ -23,8 +23,10 @@ class Comparison:
     Attributes:
         a, b: the two results.
         table: one row per summary metric, then per class: ``scope, name, a,
-            b, delta, lo, hi`` (``lo``/``hi``: the delta's interval, NaN without
-            bootstrap); classes sorted by the size of their change.
+            b, delta, lo, hi, significance`` (``lo``/``hi``: the delta's
+            interval, NaN without bootstrap; ``significance``: "significant",
+            "zero-width interval: no evidence" or ""); classes sorted by the
+            size of their change.
     """
 
     a: EvaluationResult
@@ -72,9 +74,26 @@ def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
     table = pd.DataFrame(
         rows + class_rows, columns=["scope", "name", "a", "b", "delta", "lo", "hi"]
     )
+    table["significance"] = [
+        significance(lo, hi) for lo, hi in zip(table.lo, table.hi, strict=True)
+    ]
     return Comparison(a=a, b=b, table=table)
 
 
 def significant(lo: float, hi: float) -> bool:
-    """The interval excludes zero."""
-    return not (np.isnan(lo) or np.isnan(hi)) and (lo > 0 or hi < 0)
+    """The interval excludes zero and has a width.
+
+    A zero-width interval (``lo == hi``: the delta does not vary under
+    resampling, e.g. on one image) is never significant: it gives no
+    evidence either way.
+    """
+    return not (np.isnan(lo) or np.isnan(hi)) and lo != hi and (lo > 0 or hi < 0)
+
+
+def significance(lo: float, hi: float) -> str:
+    """The words a report shows for a delta's interval: significant, zero width, or nothing."""
+    if np.isnan(lo) or np.isnan(hi):
+        return ""
+    if lo == hi:
+        return "zero-width interval: no evidence"
+    return "significant" if significant(lo, hi) else ""

@@ -1,11 +1,13 @@
 """Quality gates for CI: absolute floors and regressions against a baseline.
 
 A gate ``AP=0.45`` passes when AP >= 0.45; ``AP[person]=0.5`` reads the
-per-class table; ``voc12:mAP=0.7`` names the protocol when several ran.
+per-class table; ``voc12:mAP=0.7`` names the protocol when several ran;
+``AP@night=0.4`` reads the summary of the ``--slices`` slice ``night``.
 A baseline is an earlier JSON result of iou-eval: every summary metric and
 every class's AP may drop by at most ``--max-drop`` (absolute, or ``2%``
 relative).  With bootstrap replicates the comparison can ask for
-significance: a drop fails only when its interval lies wholly below zero.
+significance: a drop fails only when its interval lies wholly below zero,
+and never on a zero-width interval (no evidence either way).
 """
 
 from __future__ import annotations
@@ -18,25 +20,28 @@ from typing import Any
 
 import numpy as np
 
+from .bootstrap import ZERO_WIDTH, percentile_interval, zero_width
 from .errors import InputError, UsageError
 from .results import EvaluationResult, ProtocolResult
 
 CLASS_METRICS = ("AP", "AP50", "AP75", "AR100", "precision", "recall", "F1", "best_F1")
 _GATE = re.compile(
     r"^\s*(?:(?P<protocol>[a-z0-9]+):)?(?P<metric>[A-Za-z0-9_]+)"
-    r"(?:\[(?P<cls>[^\]]+)\])?\s*(?:>=|=)\s*(?P<value>[-+0-9.eE]+)\s*$"
+    r"(?:\[(?P<cls>[^\]]+)\])?(?:\s*@\s*(?P<slice>[^=]+?))?\s*(?:>=|=)\s*(?P<value>[-+0-9.eE]+)\s*$"
 )
 
 
 @dataclass(frozen=True)
 class Gate:
-    """``metric[class] >= threshold`` under one protocol (None: the first that has it)."""
+    """``metric[class] >= threshold`` under one protocol (None: the first that has it),
+    on one ``--slices`` slice (``AP@night``; None: every image)."""
 
     text: str
     metric: str
     threshold: float
     cls: str | None = None
     protocol: str | None = None
+    slice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,8 @@ def parse_gate(text: str) -> Gate:
     m = _GATE.match(text)
     if not m:
         raise UsageError(
-            f"--fail-under: expected METRIC=VALUE such as AP=0.45, AP[person]=0.5 or "
-            f"voc12:mAP=0.7, got {text!r}"
+            f"--fail-under: expected METRIC=VALUE such as AP=0.45, AP[person]=0.5, "
+            f"voc12:mAP=0.7 or AP@night=0.4, got {text!r}"
         )
     try:
         value = float(m.group("value"))
@@ -92,7 +97,15 @@ def parse_gate(text: str) -> Gate:
         raise UsageError(
             f"--fail-under: {m.group('value')!r} is not a number in {text!r}"
         ) from None
-    return Gate(text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"))
+    if m.group("cls") is not None and m.group("slice") is not None:
+        raise UsageError(
+            f"--fail-under {text.strip()!r}: a slice has summary metrics only "
+            f"(AP@{m.group('slice').strip()}=..., not per class)"
+        )
+    where = m.group("slice").strip() if m.group("slice") is not None else None
+    return Gate(
+        text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"), where or None
+    )
 
 
 def parse_max_drop(text: str) -> tuple[float, bool]:
@@ -131,8 +144,24 @@ def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
     )
 
 
+def _slice_value(result: EvaluationResult, r: ProtocolResult, gate: Gate) -> float | None:
+    """The gate's metric on its slice (a UsageError naming the slices when there is no such one)."""
+    names = result.analysis.slice_names()
+    if not names:
+        raise UsageError(f"--fail-under {gate.text!r}: names a slice, but no --slices were given")
+    s = result.analysis.slice(r.protocol.label, gate.slice or "")
+    if s is None:
+        raise UsageError(
+            f"--fail-under {gate.text!r}: no slice {gate.slice!r} (slices: {', '.join(names)})"
+        )
+    v = s.summary.get(gate.metric)
+    return None if v is None else float(v)
+
+
 def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, float | None]:
     r = _protocol_for(result, gate)
+    if gate.slice is not None:
+        return r, _slice_value(result, r, gate)
     if gate.cls is None:
         v = r.summary.get(gate.metric)
         return r, None if v is None else float(v)
@@ -159,14 +188,21 @@ def check_gates(
     for g in gates:
         r, v = gate_value(result, g)
         boot = r.bootstrap
-        interval = boot.interval(g.metric) if boot is not None and g.cls is None else None
+        whole = g.cls is None and g.slice is None  # the bootstrap resamples the whole set
+        interval = boot.interval(g.metric) if boot is not None and whole else None
         if v is None:
+            why = "no image in the slice" if g.slice is not None else "no ground truth for it"
             out.append(Check(g.text, "gate", g.threshold, None, None, None, None, False,
-                             "undefined (no ground truth for it)"))  # fmt: skip
+                             f"undefined ({why})"))  # fmt: skip
             continue
         passed = v >= g.threshold
         reason = "" if passed else f"{v:.4f} is below {g.threshold:g}"
-        if not passed and significant_only and interval is not None and interval[1] >= g.threshold:
+        if not passed and significant_only and zero_width(interval):
+            passed = True
+            reason = f"below {g.threshold:g} but not significantly: {ZERO_WIDTH}"
+        elif (
+            not passed and significant_only and interval is not None and interval[1] >= g.threshold
+        ):
             passed = True
             reason = (
                 f"below {g.threshold:g} but not significantly (interval reaches {interval[1]:.4f})"
@@ -283,7 +319,10 @@ def compare_baseline(
                 interval = _interval(deltas, boot.level if boot else 0.95)
             passed = -delta <= tol + 1e-12
             reason = "" if passed else f"dropped {-delta:.4f} (> {tol:.4f})"
-            if not passed and significant_only and interval is not None and interval[1] >= 0:
+            if not passed and significant_only and zero_width(interval):
+                passed = True
+                reason = f"dropped {-delta:.4f} but not significantly: {ZERO_WIDTH}"
+            elif not passed and significant_only and interval is not None and interval[1] >= 0:
                 passed = True
                 reason = f"dropped {-delta:.4f} but not significantly (interval reaches {interval[1]:+.4f})"
             checks.append(
@@ -295,7 +334,6 @@ def compare_baseline(
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float] | None:
-    from .bootstrap import percentile_interval
 
     return percentile_interval(values, level)
 

@@ -426,6 +426,67 @@ class RuntimeOptions:
             raise UsageError(f"--workers: expected 0..{MAX_WORKERS}, got {self.workers}")
 
 
+def _ids(flag: str) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        from .subsets import read_id_list
+
+        return read_id_list(text, flag)
+
+    return parse
+
+
+def _slices(text: str) -> Any:
+    from .subsets import read_slices
+
+    return read_slices(text)
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """Which images and classes are scored, and the analyses of why a model misses."""
+
+    img_ids: tuple[Any, ...] | None = option(None, Cli(
+        "--img-ids", "Score only these images, as pycocotools' params.imgIds: ids "
+        "comma-separated, or @FILE with one per line.", parse=_ids("--img-ids"),
+        metavar="LIST"))  # fmt: skip
+    cat_ids: tuple[Any, ...] | None = option(None, Cli(
+        "--cat-ids", "Score only these categories (ids or names), as pycocotools' "
+        "params.catIds: comma-separated, or @FILE.", parse=_ids("--cat-ids"),
+        metavar="LIST"))  # fmt: skip
+    slices: Any = option(None, Cli(
+        "--slices", "A summary per named subset of the images: CSV image_id,slice or JSON "
+        '{"<image_id>": ["slice", ...]}; gates name one as AP@night=0.4.', parse=_slices,
+        metavar="FILE"))  # fmt: skip
+    tide: bool = option(False, Cli(
+        "--tide", "TIDE: the AP each error type costs (classification, localisation, both, "
+        "duplicate, background, missed), tidecv's numbers.", is_flag=True))  # fmt: skip
+    confusion: bool = option(False, Cli(
+        "--confusion", "Confusion matrix at --iou-thr (class-agnostic matching) and the most "
+        "confused class pairs.", is_flag=True))  # fmt: skip
+    confusion_score_thr: float = option(0.25, Cli(
+        "--confusion-score-thr", "Score threshold of --confusion only (--score-thr is not "
+        "changed).", parse=lambda t: _number(t, "--confusion-score-thr"), cli_default="0.25",
+        metavar="X"))  # fmt: skip
+    calibration: bool = option(False, Cli(
+        "--calibration", "Reliability bins and expected calibration error of the scores "
+        "(COCO matching at --iou-thr).", is_flag=True))  # fmt: skip
+
+    def __post_init__(self) -> None:
+        from .subsets import id_tuple, slices_value
+
+        object.__setattr__(self, "img_ids", id_tuple(self.img_ids, "--img-ids"))
+        object.__setattr__(self, "cat_ids", id_tuple(self.cat_ids, "--cat-ids"))
+        object.__setattr__(self, "slices", slices_value(self.slices))
+        thr = self.confusion_score_thr
+        if not isinstance(thr, (int, float)) or not math.isfinite(thr):
+            raise UsageError(f"--confusion-score-thr: expected a finite number, got {thr!r}")
+
+    @property
+    def any(self) -> bool:
+        """Whether an analysis beyond the protocols' numbers is asked for."""
+        return bool(self.tide or self.confusion or self.calibration or self.slices)
+
+
 def _count(text: str, what: str) -> int:
     t = text.strip()
     if not (t.isascii() and t.isdigit()):
@@ -433,7 +494,14 @@ def _count(text: str, what: str) -> int:
     return int(t)
 
 
-RECORDS = (ReadOptions, ProtocolOptions, PointOptions, BootstrapOptions, RuntimeOptions)
+RECORDS = (
+    ReadOptions,
+    ProtocolOptions,
+    PointOptions,
+    BootstrapOptions,
+    RuntimeOptions,
+    AnalysisOptions,
+)
 
 
 @dataclass(frozen=True)
@@ -445,6 +513,7 @@ class EvalOptions:
     point: PointOptions = field(default_factory=PointOptions)
     bootstrap: BootstrapOptions = field(default_factory=BootstrapOptions)
     runtime: RuntimeOptions = field(default_factory=RuntimeOptions)
+    analysis: AnalysisOptions = field(default_factory=AnalysisOptions)
 
     @staticmethod
     def of(base: EvalOptions | None = None, **keywords: Any) -> EvalOptions:

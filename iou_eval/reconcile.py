@@ -108,6 +108,10 @@ class Alignment:
         class_order: ``[K]`` the ground truth's categories in its own order (the
             class list: ``--names``, the file's category list, or first seen),
             as positions in ``gt.categories``; empty: that order itself.
+        image_rank: ``[I]`` each image's position in the ground truth's own
+            order (a COCO file's ``images`` list), which :func:`canonical`
+            replaced by id order; tools that visit images in file order
+            (tidecv) break ties by it.  None: id order.
     """
 
     gt: Dataset
@@ -119,6 +123,7 @@ class Alignment:
     unknown_image_keys: tuple[Key, ...]
     warnings: tuple[str, ...] = field(default=())
     class_order: tuple[int, ...] = field(default=())
+    image_rank: np.ndarray | None = None
 
     @property
     def pred_only_categories(self) -> list[int]:
@@ -317,7 +322,11 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
     ``image_size``.
     """
     own_order = gt.categories.ids
+    file_images = {k: i for i, k in enumerate(gt.images.ids)}
     gt = canonical(scale_fractions(gt, image_size))
+    image_rank = np.fromiter(
+        (file_images[k] for k in gt.images.ids), dtype=np.int64, count=len(gt.images)
+    )
     position = {k: i for i, k in enumerate(gt.categories.ids)}
     warnings: list[str] = list(gt.warnings) + list(pred.warnings)
     img_map, img_how = image_map(gt.images, pred.images, key_is_name=pred.format != "coco")
@@ -374,4 +383,5 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
         unknown_image_keys=unknown_keys,
         warnings=tuple(warnings),
         class_order=tuple(position[k] for k in own_order),
+        image_rank=image_rank,
     )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .accumulate import CocoArrays
+from .analysis.records import Analysis
 from .bootstrap import Bootstrap
 from .coco import CocoEvaluation, OperatingPoint
 from .columns import Columns, clean
@@ -307,9 +308,11 @@ class EvaluationResult:
     Attributes:
         results: one :class:`ProtocolResult` per protocol, in the order asked.
         inputs: what was read (paths, detected formats, counts, how ids matched).
-        settings: the operating point (``iou_thr``, ``score_thr``).
+        settings: the operating point (``iou_thr``, ``score_thr``), and the
+            ``img_ids`` / ``cat_ids`` selection when there is one.
         warnings: things the user should know about the input: notes, and
             doubts (:class:`~iou_eval.doubts.Doubt`) that the numbers may be wrong.
+        analysis: TIDE, confusion, calibration and slices, when asked for.
         alignment: the aligned ground truth and predictions the numbers
             come from (boxes, masks, names), for drawings
             (:func:`iou_eval.detections.image_detections`); None when not kept.
@@ -320,6 +323,7 @@ class EvaluationResult:
     settings: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     verdict: Verdict = field(default_factory=Verdict)
+    analysis: Analysis = field(default_factory=Analysis)
     alignment: Alignment | None = field(default=None, repr=False, compare=False)
 
     def judged(self, verdict: Verdict) -> EvaluationResult:
@@ -373,6 +377,10 @@ class EvaluationResult:
         }
         if r.bootstrap is not None:
             block["bootstrap"] = bootstrap_block(r.bootstrap)
+        if r.protocol.label in self.analysis.slices:
+            from .reporters.document import slices_block
+
+            block["slices"] = slices_block(self.analysis.slices[r.protocol.label])
         return block
 
     def to_dict(self, images_order: np.ndarray | None = None) -> dict[str, Any]:
@@ -381,7 +389,7 @@ class EvaluationResult:
         ``images_order``: positions of the per-image rows to include, in
         order (default: all, in image-id order).
         """
-        from .reporters.document import envelope
+        from .reporters.document import analysis_blocks, envelope
 
         doc = envelope(
             **self._block(self.primary, images_order),
@@ -395,6 +403,7 @@ class EvaluationResult:
             doc["passed"] = not self.failed_checks
         if len(self.results) > 1:
             doc["additional_protocols"] = [self._block(r) for r in self.results[1:]]
+        doc.update(analysis_blocks(self.analysis))
         return doc
 
     def tidy(self) -> pd.DataFrame:
@@ -412,6 +421,8 @@ class EvaluationResult:
                 for k, v in rec.items():
                     if k != "image_id":
                         rows.append((name, "image", rec["image_id"], k, v))
+            rows += [(*row[:4], clean(row[4])) for row in self.analysis.tidy_rows(name)]
+        rows += [(*row[:4], clean(row[4])) for row in self.analysis.analysis_rows()]
         import pandas as pd
 
         return pd.DataFrame(rows, columns=["protocol", "scope", "key", "metric", "value"])

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..columns import frame_records
-from ..compare import significant
 from .document import envelope
 from .json import dumps
 from .text import cell, grid, md_table
@@ -42,7 +41,7 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
             row = [r.name, cell(r.a), cell(r.b), "" if math.isnan(r.delta) else f"{r.delta:+.4f}"]
             if with_iv:
                 row.append("" if math.isnan(r.lo) else f"[{r.lo:+.4f}, {r.hi:+.4f}]")
-                row.append("significant" if significant(r.lo, r.hi) else "")
+                row.append(r.significance)
             out.append(row)
         return out
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import __version__
 from ..columns import Columns
+from .analysis import analysis_sections, slice_sections
 from .view import View, order_images
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -172,6 +173,7 @@ def _sections(result: EvaluationResult, view: View, terminal: bool) -> list[tupl
     for r in result.results:
         out.append((f"Protocol {_describe_protocol(r)}", ()))
         out.append(("Summary", _summary_rows(r)))
+        out += slice_sections(result, r)
         out.append((f"Per class ({point})", _frame_rows(r.classes, CLASS_HEADERS)))
         images = order_images(r.images, view)
         shown = images
@@ -181,7 +183,7 @@ def _sections(result: EvaluationResult, view: View, terminal: bool) -> list[tupl
             note = f"; first {len(shown)} of {len(images)}, --worst N or --format csv/json for more"
         order = "most errors first" if view.sort == "errors" else f"by {view.sort}"
         out.append((f"Per image ({point}; {order}{note})", _frame_rows(shown, IMAGE_HEADERS)))
-    return out
+    return out + analysis_sections(result)
 
 
 def check_rows(checks) -> tuple[list[str], list[list[str]], list[bool]]:

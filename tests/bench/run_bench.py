@@ -26,7 +26,9 @@ quick development run does not overwrite the published numbers. The raw
 measurements go to ``bench_data/results.json``.
 
 Environment: ``BENCH_SIZES`` and ``BENCH_RUNS`` stand in for ``--sizes`` and
-``--runs``; ``IOU_EVAL`` for the iou-eval executable.
+``--runs``; ``IOU_EVAL`` for the iou-eval executable; ``BENCH_BOOTSTRAP`` (1000)
+and ``BENCH_BOOTSTRAP_MAX_IMAGES`` (5000) set the bootstrap row: iou-eval with
+that many resamples, on the sizes up to that many images.
 """
 
 from __future__ import annotations
@@ -66,6 +68,10 @@ FASTEST_PEER = "ultrafast-pycocotools"
 SEGM_RATIO_PEERS = ("hotcoco", "vernier")
 # A peer script's exit code for "this peer cannot score this iou type".
 UNSUPPORTED_EXIT = 3
+# The bootstrap row: iou-eval with this many resamples, on sizes up to BOOTSTRAP_MAX_IMAGES.
+BOOTSTRAP_N = int(os.environ.get("BENCH_BOOTSTRAP", "1000"))
+BOOTSTRAP_MAX_IMAGES = int(os.environ.get("BENCH_BOOTSTRAP_MAX_IMAGES", "5000"))
+BOOTSTRAP = f"iou-eval --bootstrap {BOOTSTRAP_N}"
 
 
 # --------------------------------------------------------------------------- tools
@@ -87,6 +93,7 @@ class Tool:
     read_stats: Callable[[Path], list[float]] | None = None
     how: str = ""
     forks: bool = False  # runs worker processes: its memory is measured over the tree
+    max_images: int | None = None  # not run on larger data sets
 
     @property
     def is_floor(self) -> bool:
@@ -148,8 +155,22 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
             _stats_iou_eval,
             "`iou-eval GT PRED [--iou-type segm] --format json -o OUT`",
             forks=True,
-        )
-    ]
+        ),
+        Tool(
+            BOOTSTRAP,
+            lambda gt, pred, out, iou_type: [
+                iou_eval, str(gt), str(pred), "--format", "json", "-o", str(out),
+                "--bootstrap", str(BOOTSTRAP_N),
+                *(["--iou-type", iou_type] if iou_type != "bbox" else []),
+            ],
+            [iou_eval_python, "-c", IOU_EVAL_PROBE],
+            _stats_iou_eval,
+            f"`iou-eval GT PRED --format json -o OUT --bootstrap {BOOTSTRAP_N}` (confidence "
+            f"intervals; up to {BOOTSTRAP_MAX_IMAGES:,} images)",
+            forks=True,
+            max_images=BOOTSTRAP_MAX_IMAGES,
+        ),
+    ]  # fmt: skip
     peers = (
         (REFERENCE, "pycocotools.cocoeval", "pycocotools", "COCO, loadRes, COCOeval"),
         (
@@ -402,6 +423,8 @@ def bench_size(
         for tool in tools[shift:] + tools[:shift]:
             if tool.name in failed:  # a tool that failed once is not retried
                 continue
+            if tool.max_images is not None and n > tool.max_images:
+                continue
             slug = tool.name.replace(": ", "-").replace(" ", "_")
             out, log = work / f"{slug}-{rnd}.json", work / f"{slug}-{rnd}.log"
             out.unlink(missing_ok=True)
@@ -433,7 +456,8 @@ def bench_size(
     # A tool that forks workers gets one more, untimed, run whose memory is
     # sampled over its whole process tree (sampling would slow the timed runs).
     for tool in tools:
-        if tool.forks and tool.name not in failed:
+        too_big = tool.max_images is not None and n > tool.max_images
+        if tool.forks and tool.name not in failed and not too_big:
             slug = tool.name.replace(" ", "_")
             out, log = work / f"{slug}-memory.json", work / f"{slug}-memory.log"
             out.unlink(missing_ok=True)
@@ -530,6 +554,10 @@ def summarise(tools: list[Tool], runs: list[Run], unavailable: dict[str, str]) -
             mine = [
                 r for r in runs if r.tool == tool.name and r.images == n and r.iou_type == iou_type
             ]
+            ran = [r for r in mine if r.error is None and not r.memory_only]
+            if not ran and tool.max_images is not None and n > tool.max_images:
+                s.note = f"not run above {tool.max_images:,} images"
+                continue
             _summary(tool, mine, s)
         ref = by_tool.get(REFERENCE)
         for s in by_tool.values():
@@ -859,6 +887,8 @@ def _ratio_lines(
             f"- {peer} time / iou-eval time: " + per_size(time_ratio(peer, OURS))
             for peer in more_peers
         ),
+        f"- `{BOOTSTRAP}` time / iou-eval time (target: at most 20×): "
+        + per_size(time_ratio(BOOTSTRAP, OURS)),
         f"- iou-eval peak memory / {FASTEST_PEER} peak memory: "
         + per_size(rss_ratio(OURS, FASTEST_PEER)),
         f"- iou-eval peak memory / {REFERENCE} peak memory: "
