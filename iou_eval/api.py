@@ -41,6 +41,7 @@ def load(
     read: ReadOptions | None = None,
     workers: int = 1,
     masks: bool = False,
+    executor: Any = None,
     **keywords: Any,
 ) -> Dataset:
     """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file or folder.
@@ -53,7 +54,8 @@ def load(
     Normalized boxes whose file gives no image sizes come back as fractions
     (``Dataset.fractions``); :func:`~iou_eval.reconcile.align` scales them.
     ``workers`` processes may share the decoding of a large COCO results
-    file (0: one per core).  ``masks``: read instance masks too (for ``segm``).
+    file (0: one per core), or ``executor``'s (a Dask cluster's) workers.
+    ``masks``: read instance masks too (for ``segm``).
     """
     r = (
         dataclasses.replace(read or ReadOptions(), **keywords)
@@ -68,6 +70,7 @@ def load(
         names=r.names,
         workers=resolve_workers(workers),
         masks=masks,
+        executor=executor,
     )
     return _load(path, role, fmt, options)
 
@@ -138,7 +141,12 @@ def _size(path: str) -> int:
 
 
 def _load_pair(
-    gt: str | Dataset, preds: str | Dataset, read: ReadOptions, workers: int, masks: bool = False
+    gt: str | Dataset,
+    preds: str | Dataset,
+    read: ReadOptions,
+    workers: int,
+    masks: bool = False,
+    executor: Any = None,
 ) -> tuple[Dataset, Dataset]:
     """Both datasets; with workers, the ground truth is read in a child meanwhile.
 
@@ -153,6 +161,8 @@ def _load_pair(
 
     if isinstance(preds, Dataset):
         return load_gt(), preds
+    if executor is not None:
+        return _load_beside_cluster(load_gt, preds, read, masks, executor)
     pred_fmt = read.pred_format
     concurrent = workers > 1 and not isinstance(gt, Dataset) and _size(preds) >= PARALLEL_MIN_BYTES
     if concurrent and pred_fmt is None:
@@ -175,19 +185,44 @@ def _load_pair(
         job.cancel()
 
 
+def _load_beside_cluster(
+    load_gt: Callable[[], Dataset], preds: str, read: ReadOptions, masks: bool, executor: Any
+) -> tuple[Dataset, Dataset]:
+    """The ground truth read here while a cluster's workers decode the predictions' chunks.
+
+    A thread waits for the cluster; a ground-truth error still comes first.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def load_pred() -> Dataset:
+        return load(preds, "pred", read.pred_format, read=read, masks=masks, executor=executor)
+
+    if _size(preds) < PARALLEL_MIN_BYTES:
+        return load_gt(), load_pred()
+    with ThreadPoolExecutor(1, thread_name_prefix="iou-eval-preds") as pool:
+        pending = pool.submit(load_pred)
+        gt_ds = load_gt()  # raises first; the pool waits for the predictions
+        return gt_ds, pending.result()
+
+
 def score(
     alignment: Alignment,
     protocol: Protocol,
     options: EvalOptions,
     workers: int,
     progress: Callable[[int], None] | None = None,
+    executor: Any = None,
 ) -> ProtocolResult:
-    """One protocol's result on an aligned pair, with bootstrap replicates when asked for."""
+    """One protocol's result on an aligned pair, with bootstrap replicates when asked for.
+
+    ``executor``: a Dask cluster's, to match COCO categories and draw the
+    replicates on; the numbers are the same.
+    """
     point, boot = options.point, options.bootstrap
     if protocol.is_voc:
         result = voc_result(alignment, run_voc(alignment, protocol, point.iou_thr), point.score_thr)
     else:
-        evaluation = run_coco(alignment, protocol, point.iou_thr, workers=workers)
+        evaluation = run_coco(alignment, protocol, point.iou_thr, workers, executor)
         result = coco_result(alignment, evaluation, point.score_thr)
     if boot.bootstrap <= 0:
         return result
@@ -198,6 +233,7 @@ def score(
         boot.seed,
         boot.confidence,
         progress=progress,
+        executor=executor,
     )
     return dataclasses.replace(result, bootstrap=replicates)
 
@@ -209,6 +245,7 @@ def evaluate(
     *,
     progress: Callable[[int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
+    client: Any = None,
     **keywords: object,
 ) -> EvaluationResult:
     """Score predictions against ground truth.
@@ -223,17 +260,39 @@ def evaluate(
         progress: called with 1 after each bootstrap replicate.
         on_stage: called with a short description as each stage starts
             (reading, then each protocol), for progress displays.
+        client: a ``dask.distributed.Client``: the predictions' chunks, the
+            COCO categories and the bootstrap replicates run on its cluster
+            (``dask="local:2"`` starts one for this call instead).  The
+            numbers do not depend on it.
 
     Returns:
         :class:`~iou_eval.results.EvaluationResult`.
     """
     opts = EvalOptions.of(options, **keywords)
+    if client is None and opts.runtime.dask is None:
+        return _evaluate(gt, preds, opts, progress, on_stage, None)
+    from .cluster import executor_for
+
+    with executor_for(opts.runtime.dask, client) as executor:
+        return _evaluate(gt, preds, opts, progress, on_stage, executor)
+
+
+def _evaluate(
+    gt: str | Dataset,
+    preds: str | Dataset,
+    opts: EvalOptions,
+    progress: Callable[[int], None] | None,
+    on_stage: Callable[[str], None] | None,
+    executor: Any,
+) -> EvaluationResult:
+    """:func:`evaluate` with its options built; ``executor``: a cluster's, or None."""
     protocols = opts.protocol.build()
     stage = on_stage or (lambda _name: None)
-    n_workers = resolve_workers(opts.runtime.workers)
+    # Beside a cluster this process forks no workers of its own.
+    n_workers = resolve_workers(opts.runtime.workers) if executor is None else 1
     stage("reading")
     masks = opts.protocol.masks
-    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks)
+    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor)
     alignment = align(gt_ds, pred_ds, opts.read.image_size)
     if masks:
         from .segm import with_masks
@@ -244,7 +303,7 @@ def evaluate(
     for p in protocols:
         stage(f"evaluating ({p.name})")
         warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
-        results.append(score(alignment, p, opts, n_workers, progress))
+        results.append(score(alignment, p, opts, n_workers, progress, executor))
     return EvaluationResult(
         results=results,
         inputs=describe_inputs(gt_ds, pred_ds, alignment),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -68,18 +69,29 @@ def run_bootstrap(
     seed: int,
     level: float = 0.95,
     progress: Callable[[int], None] | None = None,
+    executor: Any = None,
 ) -> Bootstrap:
-    """Evaluate ``replicate(image_weight[I]) -> (summary, class_ap[K])`` on ``n`` resampled sets."""
+    """Evaluate ``replicate(image_weight[I]) -> (summary, class_ap[K])`` on ``n`` resampled sets.
+
+    ``executor`` (a :class:`~iou_eval.partition.PartExecutor`, e.g. a Dask
+    cluster) shares the replicates out in contiguous runs; the draws are
+    made here, from the one seed, so the replicates are the same.
+    """
     weights = image_weights(len(image_ids), n, seed)
+    if executor is None:
+        outcomes = []
+        for i in range(n):
+            outcomes.append(replicate(weights[i]))
+            if progress is not None:
+                progress(1)
+    else:
+        outcomes = replicates_in_parts(executor, replicate, weights, progress)
     collected: dict[str, list[float]] = {}
     per_class: list[np.ndarray] = []
-    for i in range(n):
-        stats, ap = replicate(weights[i])
+    for stats, ap in outcomes:
         for k, v in stats.items():
             collected.setdefault(k, []).append(np.nan if v is None else float(v))
         per_class.append(ap)
-        if progress is not None:
-            progress(1)
     return Bootstrap(
         n=n,
         seed=seed,
@@ -88,3 +100,43 @@ def run_bootstrap(
         replicates={k: np.asarray(v, dtype=np.float64) for k, v in collected.items()},
         class_ap=np.asarray(per_class, dtype=np.float64).reshape(n, -1),
     )
+
+
+# Runs of replicates per executor slot: enough to balance, few enough to be cheap.
+RUNS_PER_SLOT = 4
+
+
+def replicates_in_parts(
+    executor: Any,
+    replicate: Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]],
+    weights: np.ndarray,
+    progress: Callable[[int], None] | None = None,
+) -> list[tuple[dict[str, float | None], np.ndarray]]:
+    """``[replicate(w) for w in weights]`` (``weights[n, I]``) in contiguous runs on ``executor``.
+
+    ``replicate`` (with the evaluation it belongs to) is shared once per
+    place; each run travels as the smallest integer type that holds its
+    multiplicities.
+    """
+    n = len(weights)
+    if n == 0:
+        return []
+    bounds = np.linspace(0, n, min(n, executor.slots * RUNS_PER_SLOT) + 1).astype(np.int64)
+    runs = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    small = np.min_scalar_type(int(weights.max(initial=0)))
+    parts = [weights[a:b].astype(small) for a, b in runs]
+
+    def done(i: int) -> None:
+        if progress is not None:
+            progress(runs[i][1] - runs[i][0])
+
+    results = executor.run(replicate_rows, replicate, parts, progress=done)
+    return [outcome for run in results for outcome in run]
+
+
+def replicate_rows(
+    replicate: Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]],
+    rows: np.ndarray,
+) -> list[tuple[dict[str, float | None], np.ndarray]]:
+    """``replicate(w)`` for each row of ``rows[b, I]``, as int64 multiplicities (one part's work)."""
+    return [replicate(w) for w in rows.astype(np.int64)]

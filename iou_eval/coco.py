@@ -10,6 +10,7 @@ job; this module says what one part does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from .matching import Matches, ignored_per_range, match_coco
 from .ordering import group_score_order, score_rank
 from .protocols import Protocol
 from .reconcile import Alignment
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .partition import PartExecutor
 
 
 @dataclass(frozen=True)
@@ -294,19 +298,23 @@ def operating_point(s: CocoSetup, m: Matches, order: np.ndarray, iou_thr: float)
 
 
 def run_coco(
-    alignment: Alignment, protocol: Protocol, iou_thr: float = 0.5, workers: int = 1
+    alignment: Alignment,
+    protocol: Protocol,
+    iou_thr: float = 0.5,
+    workers: int = 1,
+    executor: PartExecutor | None = None,
 ) -> CocoEvaluation:
     """Evaluate under COCO rules; ``iou_thr`` picks the operating point of the count tables.
 
     The protocol's ``iou_type`` picks the geometry (boxes, or masks that
     :func:`iou_eval.segm.with_masks` encoded).  With ``workers > 1`` (and
     enough predictions) categories are matched and accumulated in that many
-    processes; the results are identical.
+    processes, or by ``executor`` (a Dask cluster); the results are identical.
     """
     from .partition import match_in_parts
 
     setup = prepare(alignment, protocol, iou_thr, protocol.iou_type)
-    m, arrays, order = match_in_parts(setup, workers)
+    m, arrays, order = match_in_parts(setup, workers, executor)
     return CocoEvaluation(
         protocol=protocol,
         arrays=arrays,

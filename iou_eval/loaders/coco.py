@@ -297,10 +297,13 @@ def _chunk_columns(chunk: bytearray, path: str, masks: bool = False) -> dict | N
     return cols
 
 
-def chunked_columns(path: str, workers: int = 1, masks: bool = False) -> dict | None:
-    """Columns of a large results list decoded in chunks (in ``workers`` processes), or None."""
+def chunked_columns(
+    path: str, workers: int = 1, masks: bool = False, executor: Any = None
+) -> dict | None:
+    """Columns of a large results list decoded in chunks (in ``workers`` processes
+    or by ``executor``'s workers), or None."""
     columns = partial(_chunk_columns, path=path, masks=masks)
-    return chunked_results(path, columns, workers, _CHUNK_BYTES)
+    return chunked_results(path, columns, workers, _CHUNK_BYTES, executor)
 
 
 def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -312,7 +315,9 @@ def load_coco(path: str, role: str, options: LoadOptions) -> Dataset:
     Image and category ids may be integers or numeric strings.
     """
     masks = options.masks
-    cols = chunked_columns(path, options.workers, masks) if role == "pred" else None
+    cols = (
+        chunked_columns(path, options.workers, masks, options.executor) if role == "pred" else None
+    )
     doc: _Document | list[_Annotation] | None = None
     if cols is None:
         data = read_bytes(path)
