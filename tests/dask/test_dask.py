@@ -201,3 +201,33 @@ def test_compare_with_bootstrap_on_the_cluster_gives_the_same_intervals(client, 
 def test_dask_local_starts_its_own_cluster_and_changes_nothing(parts_everywhere):
     on_dask = run(GT, PREDS, "-f", "json", "--dask", "local:2")
     assert on_dask.out == run(GT, PREDS, "-f", "json", "--workers", "1").out
+
+
+class Bar:
+    """Stands in for tqdm: records what the executor tells it."""
+
+    made: list[Bar] = []
+
+    def __init__(self, total: int, desc: str) -> None:
+        self.total, self.desc, self.n, self.closed = total, desc, 0, False
+        Bar.made.append(self)
+
+    def update(self, n: int) -> None:
+        self.n += n
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_progress_bar_follows_the_cluster_tasks(client, write_json, parts_everywhere):
+    """One bar per job that no caller follows, counting its tasks as they finish."""
+    Bar.made = []
+    gt, preds = make_scene(706, n_images=60, n_categories=9)
+    files = _files(write_json, gt, preds)
+    followed: list[int] = []
+    evaluate(*files, client=DaskParts(client, bar=Bar), bootstrap=10, progress=followed.append)
+    jobs = {b.desc.removeprefix("iou-eval-"): b for b in Bar.made}
+    assert set(jobs) == {"decode_file_spans", "match_and_accumulate"}, jobs
+    assert all(b.n == b.total and b.closed for b in Bar.made)
+    assert jobs["match_and_accumulate"].total == 4
+    assert sum(followed) == 10  # the bootstrap's own bar: replicates, not tasks
