@@ -18,7 +18,7 @@ from .accumulate import AccumulationInputs, CocoArrays, accumulate_coco, summari
 from .dataset import Dataset
 from .geometry import Geometry, IouType, geometry_for
 from .matching import Matches, ignored_per_range, match_coco
-from .ordering import group_score_order, score_rank
+from .ordering import distinct, group_score_order, score_rank
 from .protocols import Protocol
 from .reconcile import Alignment
 
@@ -286,7 +286,7 @@ def _dense_groups(gt_group: np.ndarray, dt_group: np.ndarray) -> tuple[np.ndarra
     groups that hold boxes, not with images x categories (7 million for
     20,000 images of 365 categories), nor, for a part, with the whole.
     """
-    used = np.unique(np.concatenate([gt_group, dt_group]))
+    used = distinct(np.concatenate([gt_group, dt_group]))  # np.unique would import numpy.ma
     return np.searchsorted(used, gt_group), np.searchsorted(used, dt_group), len(used)
 
 

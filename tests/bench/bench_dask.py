@@ -45,6 +45,14 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _usage() -> tuple[float, float]:
+    """This process's peak resident size (MiB) and CPU seconds (user + system) so far."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_maxrss / 1024, r.ru_utime + r.ru_stime
+
+
 def drive(gt: str, pred: str, out: str, workers: int) -> None:
     """In a child process: the ``--dask local:N`` evaluation, with each worker's peak memory."""
     from iou_eval import evaluate
@@ -57,10 +65,11 @@ def drive(gt: str, pred: str, out: str, workers: int) -> None:
         result = evaluate(gt, pred, client=client, workers=1)
         Path(out).write_text(renderer(OutputFormat.JSON)(result, View()))
         done = time.perf_counter()
-        peaks = client.run(_peak_rss_mib)
+        usage = sorted(client.run(_usage).values())
     print(json.dumps({
         "start_s": started - t0, "evaluate_s": done - started, "total_s": time.perf_counter() - t0,
-        "parent_peak_mib": _peak_rss_mib(), "worker_peak_mib": sorted(peaks.values()),
+        "parent_peak_mib": _peak_rss_mib(), "parent_cpu_s": _usage()[1],
+        "worker_peak_mib": [u[0] for u in usage], "worker_cpu_s": [u[1] for u in usage],
     }))  # fmt: skip
 
 
@@ -71,10 +80,10 @@ def one_process(gt: Path, pred: Path, out: Path) -> dict:
                sys.executable, "-m", "iou_eval", str(gt), str(pred), "--workers", "1",
                "-f", "json", "-o", str(out), "-q"]  # fmt: skip
         subprocess.run(cmd, check=True, cwd=ROOT)
-        wall, _cpu, peak_kib, code = res.read().split()
+        wall, cpu, peak_kib, code = res.read().split()
     if int(code) != 0:
         raise SystemExit(f"iou-eval exited with {code}")
-    return {"wall_s": float(wall), "peak_mib": int(peak_kib) / 1024}
+    return {"wall_s": float(wall), "cpu_s": float(cpu), "peak_mib": int(peak_kib) / 1024}
 
 
 def on_dask(gt: Path, pred: Path, out: Path, workers: int) -> dict:
@@ -88,8 +97,9 @@ def on_dask(gt: Path, pred: Path, out: Path, workers: int) -> dict:
     return figures
 
 
-def report(meta: dict, alone: dict, dask: dict, workers: int, identical: bool) -> str:
+def report(meta: dict, alone: dict, dask: dict, workers: int, identical: bool, load: float) -> str:
     peaks = ", ".join(f"{m:.0f}" for m in dask["worker_peak_mib"])
+    cpus = " + ".join(f"{c:.1f}" for c in dask["worker_cpu_s"])
     return "\n".join([
         BEGIN,
         "## A large set on Dask (`make bench-dask`)",
@@ -104,11 +114,17 @@ def report(meta: dict, alone: dict, dask: dict, workers: int, identical: bool) -
         f"(the largest category holds {meta['largest_category_share_of_predictions']:.1%}); "
         f"gt.json {meta['gt_bytes'] / 1e6:.0f} MB, preds.json {meta['pred_bytes'] / 1e6:.0f} MB.",
         "",
-        "| run | wall (s) | of which cluster start-up (s) | peak memory (MiB) |",
-        "| --- | ---: | ---: | --- |",
-        f"| one process (`--workers 1`) | {alone['wall_s']:.2f} | – | {alone['peak_mib']:.0f} |",
+        "| run | wall (s) | of which cluster start-up (s) | CPU (s) | peak memory (MiB) |",
+        "| --- | ---: | ---: | --- | --- |",
+        f"| one process (`--workers 1`) | {alone['wall_s']:.2f} | – | {alone['cpu_s']:.1f} | "
+        f"{alone['peak_mib']:.0f} |",
         f"| `--dask local:{workers}` | {dask['wall_s']:.2f} | {dask['start_s']:.2f} | "
+        f"parent {dask['parent_cpu_s']:.1f}; workers {cpus} | "
         f"parent {dask['parent_peak_mib']:.0f}; each worker {peaks} |",
+        "",
+        f"Load average of the machine during the runs: {load:.1f} on {os.cpu_count()} cores "
+        "(other processes included): wall times are only comparable when it stays below "
+        "the core count; CPU seconds (a worker's include its start-up) say what the work cost.",
         "",
         f"Evaluation alone on the cluster (reading, matching, report; start-up excluded): "
         f"{dask['evaluate_s']:.2f} s.  JSON documents identical: {'yes' if identical else 'NO'}.",
@@ -151,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         alone = one_process(data.gt_path, data.pred_path, a)
         dask = on_dask(data.gt_path, data.pred_path, b, args.workers)
         identical = a.read_text() == b.read_text()
-    section = report(data.meta, alone, dask, args.workers, identical)
+    load = os.getloadavg()[1]  # the last 5 minutes: both runs
+    section = report(data.meta, alone, dask, args.workers, identical, load)
     print(section)
     publish(section, args.out)
     return 0 if identical else 1

@@ -151,8 +151,8 @@ def test_acceptance_case_04_bbox_and_segm_on_the_cluster(
 def test_acceptance_cases_on_the_cluster(case, gt_name, dt_name, client, parts_everywhere):
     d = case_dir(case)
     files = (str(d / gt_name), str(d / dt_name))
-    ours = evaluate(*files, client=client, bootstrap=20)
-    one = evaluate(*files, workers=1, bootstrap=20)
+    ours = evaluate(*files, client=client)
+    one = evaluate(*files, workers=1)
     same_document(ours, one)
     same_arrays(ours, one)
     exp = next(e for e in expected(d.name)["expected"] if e.get("iou_type", "bbox") == "bbox")
@@ -188,7 +188,7 @@ def test_a_batch_on_the_cluster_equals_the_one_process_batch(client, models):
 
 
 def test_compare_with_bootstrap_on_the_cluster_gives_the_same_intervals(client, models):
-    args = ("compare", GT, models[0], models[2], "--bootstrap", "300", "--seed", "7", "-f", "json")
+    args = ("compare", GT, models[0], models[2], "--bootstrap", "100", "--seed", "7", "-f", "json")
     with distributed.get_task_stream(client) as stream:
         on_dask = run(*args, "--dask", client.scheduler.address)
     assert tasks_run(stream, client)["replicate_rows"] == 2 * 16
@@ -231,3 +231,13 @@ def test_a_progress_bar_follows_the_cluster_tasks(client, write_json, parts_ever
     assert all(b.n == b.total and b.closed for b in Bar.made)
     assert jobs["match_and_accumulate"].total == 4
     assert sum(followed) == 10  # the bootstrap's own bar: replicates, not tasks
+
+
+def test_voc_bootstrap_replicates_on_the_cluster(client):
+    """VOC's evaluation travels to the workers as well; its replicates are the same."""
+    with distributed.get_task_stream(client) as stream:
+        ours = evaluate(GT, PREDS, client=client, protocol="voc12", bootstrap=40, seed=5)
+    assert tasks_run(stream, client)["replicate_rows"] == 16
+    one = evaluate(GT, PREDS, workers=1, protocol="voc12", bootstrap=40, seed=5)
+    same_document(ours, one)
+    same_arrays(ours, one)
