@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format bench bench-data bench-iou clean
+.PHONY: help compile demo report test soak check format bench bench-data bench-iou bench-dask clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -79,11 +79,17 @@ bench-data: $(BENCH_VENV)/.peers ## generate the synthetic COCO-sized benchmark 
 bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co., boxes and masks (quick: BENCH_SIZES=500 BENCH_RUNS=1)
 	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
+	$(MAKE) --no-print-directory bench-dask
 
 BENCH_IOU_MAPS ?= 500
 
 bench-iou: $(VENV)/.dev ## time iou.boxes (10k x 10k) and semseg on Cityscapes-size maps (quick: BENCH_IOU_MAPS=50)
 	$(BIN)/python tests/bench/bench_iou.py --maps $(BENCH_IOU_MAPS)
+
+BENCH_LARGE ?= 80000
+
+bench-dask: $(VENV)/.dev compile ## one process vs --dask local:2 on an Objects365-val-sized set (quick: BENCH_LARGE=5000)
+	$(BIN)/python tests/bench/bench_dask.py --images $(BENCH_LARGE) --seed $(BENCH_SEED)
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) $(BENCH_VENV) report .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -42,6 +42,7 @@ def load(
     read: ReadOptions | None = None,
     workers: int = 1,
     masks: bool = False,
+    executor: Any = None,
     **keywords: Any,
 ) -> Dataset:
     """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file, folder or object.
@@ -56,14 +57,15 @@ def load(
     boxes whose file gives no image sizes come back as fractions
     (``Dataset.fractions``); :func:`~iou_eval.reconcile.align` scales them.
     ``workers`` processes may share the decoding of a large COCO results
-    file (0: one per core).  ``masks``: read instance masks too (for ``segm``).
+    file (0: one per core), or ``executor``'s (a Dask cluster's) workers.
+    ``masks``: read instance masks too (for ``segm``).
     """
     r = (
         dataclasses.replace(read or ReadOptions(), **keywords)
         if keywords
         else read or ReadOptions()
     )
-    return load_input(path, role, fmt, r, resolve_workers(workers), masks)
+    return load_input(path, role, fmt, r, resolve_workers(workers), masks, executor)
 
 
 def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
@@ -134,7 +136,12 @@ def _size(path: Any) -> int:
 
 
 def _load_pair(
-    gt: Any, preds: Any, read: ReadOptions, workers: int, masks: bool = False
+    gt: Any,
+    preds: Any,
+    read: ReadOptions,
+    workers: int,
+    masks: bool = False,
+    executor: Any = None,
 ) -> tuple[Dataset, Dataset]:
     """Both datasets; with workers, the ground truth is read in a child meanwhile.
 
@@ -149,6 +156,8 @@ def _load_pair(
 
     if not is_path(preds):
         return load_gt(), load(preds, "pred", read.pred_format, read=read, masks=masks)
+    if executor is not None:
+        return _load_beside_cluster(load_gt, preds, read, masks, executor)
     pred_fmt = read.pred_format
     concurrent = workers > 1 and is_path(gt) and _size(preds) >= PARALLEL_MIN_BYTES
     if concurrent and pred_fmt is None:
@@ -171,19 +180,44 @@ def _load_pair(
         job.cancel()
 
 
+def _load_beside_cluster(
+    load_gt: Callable[[], Dataset], preds: str, read: ReadOptions, masks: bool, executor: Any
+) -> tuple[Dataset, Dataset]:
+    """The ground truth read here while a cluster's workers decode the predictions' chunks.
+
+    A thread waits for the cluster; a ground-truth error still comes first.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def load_pred() -> Dataset:
+        return load(preds, "pred", read.pred_format, read=read, masks=masks, executor=executor)
+
+    if _size(preds) < PARALLEL_MIN_BYTES:
+        return load_gt(), load_pred()
+    with ThreadPoolExecutor(1, thread_name_prefix="iou-eval-preds") as pool:
+        pending = pool.submit(load_pred)
+        gt_ds = load_gt()  # raises first; the pool waits for the predictions
+        return gt_ds, pending.result()
+
+
 def score(
     alignment: Alignment,
     protocol: Protocol,
     options: EvalOptions,
     workers: int,
     progress: Callable[[int], None] | None = None,
+    executor: Any = None,
 ) -> ProtocolResult:
-    """One protocol's result on an aligned pair, with bootstrap replicates when asked for."""
+    """One protocol's result on an aligned pair, with bootstrap replicates when asked for.
+
+    ``executor``: a Dask cluster's, to match COCO categories and draw the
+    replicates on; the numbers are the same.
+    """
     point, boot = options.point, options.bootstrap
     if protocol.is_voc:
         result = voc_result(alignment, run_voc(alignment, protocol, point.iou_thr), point.score_thr)
     else:
-        evaluation = run_coco(alignment, protocol, point.iou_thr, workers=workers)
+        evaluation = run_coco(alignment, protocol, point.iou_thr, workers, executor)
         result = coco_result(alignment, evaluation, point.score_thr)
     if boot.bootstrap <= 0:
         return result
@@ -196,6 +230,7 @@ def score(
         boot.confidence,
         progress=progress,
         workers=workers if big else 1,
+        executor=executor,
     )
     return dataclasses.replace(result, bootstrap=replicates)
 
@@ -207,6 +242,7 @@ def evaluate(
     *,
     progress: Callable[[int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
+    client: Any = None,
     **keywords: object,
 ) -> EvaluationResult:
     """Score predictions against ground truth.
@@ -225,6 +261,10 @@ def evaluate(
         progress: called with 1 after each bootstrap replicate.
         on_stage: called with a short description as each stage starts
             (reading, then each protocol), for progress displays.
+        client: a ``dask.distributed.Client``: the predictions' chunks, the
+            COCO categories and the bootstrap replicates run on its cluster
+            (``dask="local:2"`` starts one for this call instead).  The
+            numbers do not depend on it.
 
     Returns:
         :class:`~iou_eval.results.EvaluationResult`; its ``warnings`` hold
@@ -234,12 +274,30 @@ def evaluate(
         InputError: with ``strict=True``, when any warning doubts the numbers.
     """
     opts = EvalOptions.of(options, **keywords)
+    if client is None and opts.runtime.dask is None:
+        return _evaluate(gt, preds, opts, progress, on_stage, None)
+    from .cluster import executor_for
+
+    with executor_for(opts.runtime.dask, client) as executor:
+        return _evaluate(gt, preds, opts, progress, on_stage, executor)
+
+
+def _evaluate(
+    gt: str | Dataset,
+    preds: str | Dataset,
+    opts: EvalOptions,
+    progress: Callable[[int], None] | None,
+    on_stage: Callable[[str], None] | None,
+    executor: Any,
+) -> EvaluationResult:
+    """:func:`evaluate` with its options built; ``executor``: a cluster's, or None."""
     protocols = opts.protocol.build()
     stage = on_stage or (lambda _name: None)
-    n_workers = resolve_workers(opts.runtime.workers)
+    # Beside a cluster this process forks no workers of its own.
+    n_workers = resolve_workers(opts.runtime.workers) if executor is None else 1
     stage("reading")
     masks = opts.protocol.masks
-    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks)
+    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
     alignment = align(gt_ds, pred_ds, opts.read.image_size)
     alignment, selected = select(alignment, opts.analysis.img_ids, opts.analysis.cat_ids)
@@ -260,7 +318,7 @@ def evaluate(
             from .segm import boxes_view
 
             scored = boxes_view(plain, alignment)
-        results.append(score(scored, p, opts, n_workers, progress))
+        results.append(score(scored, p, opts, n_workers, progress, executor))
     analysis = Analysis()
     if opts.analysis.any:
         stage("analysing")

@@ -126,3 +126,50 @@ def run_batch(
         if progress is not None:
             progress(1)
     return BatchResult(results=results, errors=errors, gt_source=gt.source)
+
+
+def run_batch_parts(
+    executor: Any,
+    gt: Dataset,
+    pred_paths: Sequence[str],
+    options: Any,
+    judge: Callable[[EvaluationResult], EvaluationResult] = lambda r: r,
+    progress: Callable[[int], None] | None = None,
+) -> BatchResult:
+    """:func:`run_batch` with one task per prediction file on ``executor`` (a Dask cluster).
+
+    The ground truth, parsed once here, is shared once with every worker;
+    each task reads its file where it runs (a remote worker must see the
+    path) and scores it in one process there.  ``judge`` (gates, baseline)
+    runs here.  Reports, errors included, are those of :func:`run_batch`.
+    """
+    from .options import EvalOptions
+
+    distinct = list(dict.fromkeys(pred_paths))
+    on_worker = EvalOptions.of(options, workers=1, dask=None)
+    done = executor.run(
+        score_file,
+        (gt, on_worker),
+        distinct,
+        progress=(lambda _i: progress(1)) if progress is not None else None,
+    )
+    by_path = dict(zip(distinct, done, strict=True))
+
+    def take(path: str) -> EvaluationResult:
+        outcome = by_path[path]
+        if isinstance(outcome, IouEvalError):
+            raise outcome
+        return judge(outcome)
+
+    return run_batch(gt, pred_paths, take)
+
+
+def score_file(shared: tuple[Dataset, Any], path: str) -> EvaluationResult | IouEvalError:
+    """One prediction file scored against the shared ground truth; its error as a value (a part)."""
+    from .api import evaluate
+
+    gt, options = shared
+    try:
+        return evaluate(gt, path, options)
+    except IouEvalError as exc:
+        return exc

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -90,15 +91,21 @@ def run_bootstrap(
     level: float = 0.95,
     progress: Callable[[int], None] | None = None,
     workers: int = 1,
+    executor: Any = None,
 ) -> Bootstrap:
     """Evaluate ``replicate(image_weight[I]) -> (summary, class_ap[K])`` on ``n`` resampled sets.
 
     ``workers`` processes share the replicates (forked after the first one,
-    so whatever it caches is shared); the draws are made here beforehand, so
-    the replicates do not depend on it.
+    so whatever it caches is shared), or ``executor`` (a
+    :class:`~iou_eval.partition.PartExecutor`, e.g. a Dask cluster) runs them
+    in contiguous runs; the draws are made here beforehand, from the one
+    seed, so the replicates do not depend on where they ran.
     """
     weights = image_weights(len(image_ids), n, seed)
-    outcomes = _outcomes(replicate, weights, workers, progress)
+    if executor is not None:
+        outcomes = replicates_in_parts(executor, replicate, weights, progress)
+    else:
+        outcomes = _outcomes(replicate, weights, workers, progress)
     collected: dict[str, list[float]] = {}
     for stats, _ in outcomes:
         for k, v in stats.items():
@@ -145,3 +152,43 @@ def _outcomes(
         tick(take)
         done += take
     return out
+
+
+# Runs of replicates per executor slot: enough to balance, few enough to be cheap.
+RUNS_PER_SLOT = 4
+
+
+def replicates_in_parts(
+    executor: Any,
+    replicate: Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]],
+    weights: np.ndarray,
+    progress: Callable[[int], None] | None = None,
+) -> list[tuple[dict[str, float | None], np.ndarray]]:
+    """``[replicate(w) for w in weights]`` (``weights[n, I]``) in contiguous runs on ``executor``.
+
+    ``replicate`` (with the evaluation it belongs to) is shared once per
+    place; each run travels as the smallest integer type that holds its
+    multiplicities.
+    """
+    n = len(weights)
+    if n == 0:
+        return []
+    bounds = np.linspace(0, n, min(n, executor.slots * RUNS_PER_SLOT) + 1).astype(np.int64)
+    runs = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    small = np.min_scalar_type(int(weights.max(initial=0)))
+    parts = [weights[a:b].astype(small) for a, b in runs]
+
+    def done(i: int) -> None:
+        if progress is not None:
+            progress(runs[i][1] - runs[i][0])
+
+    results = executor.run(replicate_rows, replicate, parts, progress=done)
+    return [outcome for run in results for outcome in run]
+
+
+def replicate_rows(
+    replicate: Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]],
+    rows: np.ndarray,
+) -> list[tuple[dict[str, float | None], np.ndarray]]:
+    """``replicate(w)`` for each row of ``rows[b, I]``, as int64 multiplicities (one part's work)."""
+    return [replicate(w) for w in rows.astype(np.int64)]

@@ -328,6 +328,24 @@ class _StageBar:
             self.bar.close()
 
 
+@contextlib.contextmanager
+def _cluster(options: EvalOptions, show: bool):
+    """The Dask executor that --dask names, for the whole command (None without --dask).
+
+    Its tasks show as a progress bar on a terminal.
+    """
+    if options.runtime.dask is None:
+        yield None
+        return
+    from .cluster import executor_for
+
+    def bar(total: int, desc: str):
+        return _progress(total, desc, show, unit="task")
+
+    with executor_for(options.runtime.dask, bar=bar) as executor:
+        yield executor
+
+
 def _gates(o: dict[str, Any]):
     """A function that judges a result by the gates and baseline the options name."""
     from .gates import check_gates, compare_baseline, load_baseline, parse_gate, parse_max_drop
@@ -409,10 +427,11 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
     stages = _StageBar((gt, pred), n_protocols, show and not n_boot)
     bar = _progress(n_boot * n_protocols, "bootstrap", show, unit="resample")
     try:
-        result = judge(
-            evaluate(gt, pred, options, on_stage=stages.stage,
-                     progress=bar.update if bar is not None else None)
-        )  # fmt: skip
+        with _cluster(options, show) as client:
+            result = judge(
+                evaluate(gt, pred, options, on_stage=stages.stage, client=client,
+                         progress=bar.update if bar is not None else None)
+            )  # fmt: skip
         stages.stage("writing the report")
         plots = _plot_files(lambda d: write_run_plots(result, d), o)
         # --images also draws the worst images into an HTML report (one run).
@@ -440,7 +459,7 @@ def _eval_batch(
     import dataclasses
 
     from .api import evaluate, load
-    from .batch import run_batch
+    from .batch import run_batch, run_batch_parts
     from .gates import github_annotations
     from .reporters.batch import render_batch
     from .reporters.report import write_batch_plots
@@ -449,15 +468,23 @@ def _eval_batch(
         raise InputError(preds[0], "no prediction files (.json) in this folder")
     strict, options = _lenient(options)
     gt_ds = load(gt, "gt", options.read.gt_format, read=options.read)
-    bar = _progress(len(files), "scoring", not o["quiet"] and not _machine(fmt))
+    show = not o["quiet"] and not _machine(fmt)
+    bar = _progress(len(files), "scoring", show)
     try:
-        outcome = run_batch(
-            gt_ds,
-            files,
-            # A batch keeps every file's numbers, not its boxes (nothing is drawn).
-            lambda path: dataclasses.replace(judge(evaluate(gt_ds, path, options)), alignment=None),
-            progress=bar.update if bar is not None else None,
-        )
+        with _cluster(options, show) as client:
+            if client is not None:  # one task per file, the ground truth shared once
+                outcome = run_batch_parts(client, gt_ds, files, options, judge,
+                                          progress=bar.update if bar is not None else None)  # fmt: skip
+            else:
+                outcome = run_batch(
+                    gt_ds,
+                    files,
+                    # A batch keeps every file's numbers, not its boxes (nothing is drawn).
+                    lambda path: dataclasses.replace(
+                        judge(evaluate(gt_ds, path, options)), alignment=None
+                    ),
+                    progress=bar.update if bar is not None else None,
+                )
     finally:
         if bar is not None:
             bar.close()
@@ -514,8 +541,10 @@ def _compare(gt: str, a: str, b: str, **o: Any) -> int:
         **{slot: from_cli(SLOTS[slot], o) for slot in ("point", "bootstrap", "runtime")},
     )
     gt_ds = load(gt, "gt")
-    ra = evaluate(gt_ds, a, options)
-    rb = evaluate(gt_ds, b, options)
+    show = not o["quiet"] and o["out_format"] not in ("json", "csv")
+    with _cluster(options, show) as client:
+        ra = evaluate(gt_ds, a, options, client=client)
+        rb = evaluate(gt_ds, b, options, client=client)
     _warn(list(dict.fromkeys(ra.warnings + rb.warnings)), o["quiet"])
     _emit(render_compare(compare(ra, rb), OutputFormat(o["out_format"]), a, b), o["output"])
     return 0

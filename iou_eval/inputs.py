@@ -46,7 +46,12 @@ def is_path(source: Any) -> bool:
 
 
 def load_options(
-    read: ReadOptions, role: str, fmt: str, workers: int = 1, masks: bool = False
+    read: ReadOptions,
+    role: str,
+    fmt: str,
+    workers: int = 1,
+    masks: bool = False,
+    executor: Any = None,
 ) -> LoadOptions:
     """How the ``role`` file of format ``fmt`` is read.
 
@@ -63,6 +68,7 @@ def load_options(
         workers=workers,
         split=read.split,
         masks=masks,
+        executor=executor,
     )
 
 
@@ -77,14 +83,15 @@ def load_input(
     read: ReadOptions,
     workers: int = 1,
     masks: bool = False,
+    executor: Any = None,
 ) -> Dataset:
-    """Read one side (see the module docstring, step 1)."""
+    """Read one side (see the module docstring, step 1); ``executor``: where parts may run."""
     if isinstance(source, Dataset):
         return source
     if is_path(source):
         path = os.fspath(source)
         fmt = fmt or detect_format(path)
-        ds = load_path(path, role, fmt, load_options(read, role, fmt, workers, masks))
+        ds = load_path(path, role, fmt, load_options(read, role, fmt, workers, masks, executor))
     else:
         from .loaders.memory import in_memory_format, load_object
 

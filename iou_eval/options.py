@@ -420,10 +420,37 @@ class RuntimeOptions:
         "--workers", "Processes to use (Linux; elsewhere one). Results do not depend on it.",
         parse=lambda t: _count(t, "--workers"), short="-j", metavar="N",
         envvar="IOU_EVAL_WORKERS", cli_default="0"))  # fmt: skip
+    dask: str | None = option(None, Cli(
+        "--dask", "Run on Dask: local[:N] starts N worker processes here (default 2); "
+        "tcp://host:port uses a running scheduler. Results do not depend on it.",
+        metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS"))  # fmt: skip
 
     def __post_init__(self) -> None:
         if not 0 <= self.workers <= MAX_WORKERS:
             raise UsageError(f"--workers: expected 0..{MAX_WORKERS}, got {self.workers}")
+        if self.dask is not None:
+            object.__setattr__(self, "dask", check_dask_address(self.dask))
+
+
+def check_dask_address(text: str) -> str:
+    """``local``, ``local:N`` (N worker processes) or a scheduler address, stripped."""
+    import re
+
+    t = str(text).strip()
+    local = re.fullmatch(r"local(?::(\d+))?", t)
+    if local and (local.group(1) is None or 1 <= int(local.group(1)) <= MAX_WORKERS):
+        return t
+    # scheme://host[:port] (tcp, tls, ucx, inproc...) or host:port; an IPv6 host in brackets.
+    host = r"(\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+)"
+    if not local and (
+        re.fullmatch(rf"[a-z][a-z0-9+.-]*://{host}(:\d+)?(/\S*)?", t)
+        or re.fullmatch(rf"{host}:\d+", t)
+    ):
+        return t
+    raise UsageError(
+        f"--dask: expected local, local:N (N in 1..{MAX_WORKERS}) or a scheduler address "
+        f"like tcp://host:8786, got {text!r}"
+    )
 
 
 def _ids(flag: str) -> Callable[[str], Any]:

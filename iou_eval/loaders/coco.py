@@ -396,10 +396,13 @@ def _chunk_columns(chunk: bytearray, path: str, masks: bool = False) -> dict | N
     return cols
 
 
-def chunked_columns(path: str, workers: int = 1, masks: bool = False) -> dict | None:
-    """Columns of a large results list decoded in chunks (in ``workers`` processes), or None."""
+def chunked_columns(
+    path: str, workers: int = 1, masks: bool = False, executor: Any = None
+) -> dict | None:
+    """Columns of a large results list decoded in chunks (in ``workers`` processes
+    or by ``executor``'s workers), or None."""
     columns = partial(_chunk_columns, path=path, masks=masks)
-    return chunked_results(path, columns, workers, _CHUNK_BYTES)
+    return chunked_results(path, columns, workers, _CHUNK_BYTES, executor)
 
 
 @dataclass
@@ -423,7 +426,7 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
     """
     masks = options.masks
     chunked = role == "pred" and data is None
-    cols = chunked_columns(path, options.workers, masks) if chunked else None
+    cols = chunked_columns(path, options.workers, masks, options.executor) if chunked else None
     if cols is not None:
         return _Read(cols, None, None, "[{}]")
     doc = _decode(path, read_bytes(path) if data is None else data, masks)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -24,6 +25,8 @@ class LoadOptions:
         workers: processes a large file's decoding may be shared among.
         split: the data.yaml split a YOLO dataset is read from.
         masks: read instance masks too (``segmentation``, polygons) for ``segm``.
+        executor: a :class:`~iou_eval.partition.PartExecutor` (a Dask
+            cluster) whose workers may decode a large file's chunks.
     """
 
     box_format: BoxFormat | None = None
@@ -32,6 +35,7 @@ class LoadOptions:
     workers: int = 1
     split: str = "val"
     masks: bool = False
+    executor: Any = None
 
 
 _FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,

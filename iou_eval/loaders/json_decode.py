@@ -10,12 +10,14 @@ whole file, which also locates errors.
 from __future__ import annotations
 
 import gc
+import hashlib
 import mmap
 import os
 import re
 from collections.abc import Callable
 from contextlib import contextmanager
 from itertools import pairwise
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -144,7 +146,11 @@ def _join(parts: list[dict]) -> dict:
 
 
 def chunked_results(
-    path: str, columns: ChunkColumns, workers: int = 1, chunk_bytes: int = 4 << 20
+    path: str,
+    columns: ChunkColumns,
+    workers: int = 1,
+    chunk_bytes: int = 4 << 20,
+    executor: Any = None,
 ) -> dict | None:
     """Columns of a large results list, decoded a chunk at a time, or None.
 
@@ -154,8 +160,10 @@ def chunked_results(
     Decoding 400k predictions at once holds 400k small records and the whole
     file in memory; a few megabytes at a time holds little of either.  With
     ``workers > 1`` the chunks are shared out, in file order, among that many
-    processes.  On any failure (a bad file included) this returns None and
-    the caller decodes the whole file, which also locates errors.
+    processes; with an ``executor`` (a Dask cluster) its workers decode them
+    from the file, where they see it (else this returns None).  On any
+    failure (a bad file included) this returns None and the caller decodes
+    the whole file, which also locates errors.
     """
     try:
         with open(path, "rb") as fh:
@@ -168,18 +176,57 @@ def chunked_results(
         spans = plan_chunks(data, chunk_bytes)
         if spans is None:
             return None
-        groups = [spans]
-        n = min(max(1, workers), len(spans))
-        if n > 1:
-            # Contiguous runs of chunks of about equal bytes, in file order.
-            ends = np.cumsum([b - a for a, b in spans])
-            cut = np.searchsorted(ends, ends[-1] * np.arange(1, n) / n, side="right")
-            bounds = [0, *cut.tolist(), len(spans)]
-            groups = [spans[a:b] for a, b in pairwise(bounds) if b > a]
-        parts = run_parts(lambda g: _decode_spans(data, g, columns, chunk_bytes), groups)
+        if executor is not None:
+            source = (os.path.abspath(path), fingerprint(data), columns, chunk_bytes)
+            groups = _contiguous(spans, min(executor.slots, len(spans)))
+            parts = executor.run(decode_file_spans, source, groups)
+        else:
+            groups = _contiguous(spans, min(max(1, workers), len(spans)))
+            parts = run_parts(lambda g: _decode_spans(data, g, columns, chunk_bytes), groups)
     finally:
         data.close()
     if any(p is None for p in parts):
         return None
     # One copy of each column, from every chunk's piece in file order.
     return _join([cols for p in parts for cols in p])
+
+
+def _contiguous(spans: list[tuple[int, int]], n: int) -> list[list[tuple[int, int]]]:
+    """``n`` contiguous runs of chunks of about equal bytes, in file order."""
+    if n <= 1:
+        return [spans]
+    ends = np.cumsum([b - a for a, b in spans])
+    cut = np.searchsorted(ends, ends[-1] * np.arange(1, n) / n, side="right")
+    bounds = [0, *cut.tolist(), len(spans)]
+    return [spans[a:b] for a, b in pairwise(bounds) if b > a]
+
+
+def fingerprint(data) -> tuple[int, str]:
+    """The file's size and a digest of its first and last 64 KiB: the same file, elsewhere."""
+    head, tail = bytes(data[: 1 << 16]), bytes(data[max(0, len(data) - (1 << 16)) :])
+    return len(data), hashlib.blake2b(head + tail, digest_size=16).hexdigest()
+
+
+def decode_file_spans(
+    source: tuple[str, tuple[int, str], ChunkColumns, int], spans: list[tuple[int, int]]
+) -> list[dict] | None:
+    """The columns of ``spans`` of the file ``source`` names, read where this runs (one part).
+
+    ``source``: ``(absolute path, fingerprint, columns, chunk_bytes)``.  None
+    when unsure, or when the file here is not the one the spans were cut in
+    (a worker on another machine): the caller then decodes the file itself.
+    """
+    path, expected, columns, chunk_bytes = source
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size != expected[0]:
+                return None
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        if fingerprint(data) != expected:
+            return None
+        return _decode_spans(data, spans, columns, chunk_bytes)
+    finally:
+        data.close()

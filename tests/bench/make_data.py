@@ -747,7 +747,15 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="image counts of the mask set (default: the sizes up to 5000; '0': none)",
     )
+    parser.add_argument(
+        "--large", type=int, default=0, metavar="N",
+        help="instead: the Objects365-val-sized set with N images (80000 for the real size)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.large:
+        data = ensure_large(args.large, args.seed, args.data_dir)
+        print(f"{data.folder}: {json.dumps(data.meta)}", file=sys.stderr)
+        return 0
     sizes = parse_sizes(args.sizes or DEFAULT_SIZES)
     for n in sizes:
         data = ensure(n, args.seed, args.data_dir)
@@ -756,6 +764,170 @@ def main(argv: list[str] | None = None) -> int:
         data = ensure(n, args.seed, args.data_dir, kind="segm")
         print(f"{data.folder}: {json.dumps(data.meta)}", file=sys.stderr)
     return 0
+
+
+# --------------------------------------------------------------------------- a large set
+#
+# Objects365 val's size (~80,000 images, ~1.2 million boxes) for the cluster
+# benchmark: 365 categories with a long tail, ~15 boxes per image, box-only
+# annotations (Objects365 has no masks), larger images, and predictions made
+# as above (the object, looser duplicates, wrong classes, background), the
+# best 100 per image.  ``python tests/bench/make_data.py --large 80000``.
+
+LARGE_VERSION = 1
+LARGE_CATEGORIES = 365
+LARGE_IMAGE_SHAPES: tuple[tuple[int, int, float], ...] = (
+    (1024, 768, 0.40),
+    (1024, 683, 0.25),
+    (768, 1024, 0.15),
+    (1280, 720, 0.15),
+    (800, 600, 0.05),
+)
+
+
+def large_folder_for(data_dir: Path, n_images: int, seed: int) -> Path:
+    return data_dir / f"large-synth-{n_images}-seed{seed}"
+
+
+def ensure_large(n_images: int, seed: int = 0, data_dir: Path = DEFAULT_DATA_DIR) -> DataSet:
+    """The large set for (n_images, seed), generated unless already on disk (as :func:`ensure`)."""
+    folder = large_folder_for(data_dir, n_images, seed)
+    gt_path, pred_path, meta_path = (folder / n for n in ("gt.json", "preds.json", "meta.json"))
+    if meta_path.exists() and gt_path.exists() and pred_path.exists():
+        meta = json.loads(meta_path.read_text())
+        wanted = {"generator_version": LARGE_VERSION, "images": n_images, "seed": seed}
+        if all(meta.get(k) == v for k, v in wanted.items()):
+            return DataSet(folder, gt_path, pred_path, meta)
+    started = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    images, gts, weights = _draw_large(rng, n_images)
+    preds = _draw_large_predictions(rng, images, gts, weights)
+    folder.mkdir(parents=True, exist_ok=True)
+    meta_path.unlink(missing_ok=True)
+    gt_bytes = dump_json(_large_gt_document(images, gts), gt_path)
+    pred_bytes = dump_json(_large_results(images, preds), pred_path)
+    per_cat = np.bincount(preds["category"], minlength=LARGE_CATEGORIES)
+    meta = {
+        "generator_version": LARGE_VERSION,
+        "images": n_images,
+        "seed": seed,
+        "categories": LARGE_CATEGORIES,
+        "ground_truths": len(gts["image"]),
+        "predictions": len(preds["image"]),
+        "largest_category_share_of_predictions": round(float(per_cat.max() / per_cat.sum()), 4),
+        "gt_bytes": gt_bytes,
+        "pred_bytes": pred_bytes,
+        "seconds_to_generate": round(time.perf_counter() - started, 2),
+    }
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    return DataSet(folder, gt_path, pred_path, meta)
+
+
+def _draw_large(rng: np.random.Generator, n: int) -> tuple[dict, dict, np.ndarray]:
+    """Images, box-only ground truths (``image``, ``category``, ``x y w h``, ``area``, ``crowd``)
+    and the category weights."""
+    shapes = np.array([(w, h) for w, h, _ in LARGE_IMAGE_SHAPES], dtype=float)
+    shape = rng.choice(len(shapes), n, p=[p for *_, p in LARGE_IMAGE_SHAPES])
+    # A long tail: the most frequent class holds about a tenth of the boxes.
+    weights = 1.0 / (np.arange(LARGE_CATEGORIES) + 2.0) ** 0.95
+    weights /= weights.sum()
+    palette = rng.choice(LARGE_CATEGORIES, (n, 12), p=weights)
+    images = {
+        "id": rng.choice(2_000_000, n, replace=False) + 1,
+        "width": shapes[shape, 0],
+        "height": shapes[shape, 1],
+        "palette": palette,
+        "palette_size": 1 + np.minimum(rng.poisson(4.0, n), 11),
+    }
+    counts = np.minimum(1 + rng.negative_binomial(1.2, 1.2 / (1.2 + 14.0), n), 200)
+    image = np.repeat(np.arange(n), counts)
+    g = len(image)
+    category = palette[image, (rng.random(g) * images["palette_size"][image]).astype(int)]
+    iw, ih = images["width"][image], images["height"][image]
+    area = np.exp(rng.uniform(np.log(36.0), np.log(0.6 * iw * ih)))
+    aspect = np.exp(rng.normal(0.0, 0.6, g))
+    w = np.round(np.minimum(np.sqrt(area * aspect), iw - 1), 2)
+    h = np.round(np.minimum(np.sqrt(area / aspect), ih - 1), 2)
+    x = np.round(rng.random(g) * (iw - w), 2)
+    y = np.round(rng.random(g) * (ih - h), 2)
+    crowd = rng.random(g) < 0.005
+    gts = {"image": image, "category": category, "x": x, "y": y, "w": w, "h": h,
+           "area": np.round(w * h, 4), "crowd": crowd}  # fmt: skip
+    return images, gts, weights
+
+
+def _draw_large_predictions(
+    rng: np.random.Generator, images: dict, gts: dict, weights: np.ndarray
+) -> dict[str, np.ndarray]:
+    """As :func:`_draw_predictions`, over ``LARGE_CATEGORIES``; the best 100 per image."""
+    g = len(gts["image"])
+    small = gts["area"] < SMALL_MAX
+    parts = []
+    hit = np.flatnonzero(rng.random(g) < np.where(small, 0.65, 0.9))
+    box, iou = _jitter(rng, gts, hit, rng.uniform(0.02, 0.2, len(hit)) + 0.06 * small[hit], images)
+    parts.append((gts["image"][hit], gts["category"][hit], box,
+                  iou**1.5 * rng.uniform(0.5, 1.0, len(hit)) + rng.normal(0, 0.05, len(hit))))  # fmt: skip
+    dup = np.repeat(np.arange(g), rng.poisson(1.2, g))
+    box, iou = _jitter(rng, gts, dup, rng.uniform(0.08, 0.45, len(dup)), images)
+    parts.append((gts["image"][dup], gts["category"][dup], box,
+                  iou**2 * rng.uniform(0.1, 0.6, len(dup)) + rng.normal(0, 0.03, len(dup))))  # fmt: skip
+    wrong = np.repeat(np.arange(g), rng.poisson(0.5, g))
+    box, iou = _jitter(rng, gts, wrong, rng.uniform(0.02, 0.15, len(wrong)), images)
+    other = rng.choice(LARGE_CATEGORIES, len(wrong), p=weights)
+    other = np.where(other == gts["category"][wrong], (other + 1) % LARGE_CATEGORIES, other)
+    parts.append((gts["image"][wrong], other, box, iou * rng.uniform(0.02, 0.5, len(wrong))))
+    n = len(images["id"])
+    bg = np.repeat(np.arange(n), rng.poisson(30.0, n))
+    iw, ih = images["width"][bg], images["height"][bg]
+    area = np.exp(rng.uniform(np.log(36.0), np.log(0.5 * iw * ih)))
+    aspect = np.exp(rng.normal(0, 0.6, len(bg)))
+    bw, bh = np.minimum(np.sqrt(area * aspect), iw - 1), np.minimum(np.sqrt(area / aspect), ih - 1)
+    slot = (rng.random(len(bg)) * images["palette_size"][bg]).astype(int)
+    cat = np.where(rng.random(len(bg)) < 0.7, images["palette"][bg, slot],
+                   rng.choice(LARGE_CATEGORIES, len(bg), p=weights))  # fmt: skip
+    boxes = np.stack([rng.random(len(bg)) * (iw - bw), rng.random(len(bg)) * (ih - bh), bw, bh], 1)
+    parts.append((bg, cat, boxes, rng.beta(1, 12, len(bg))))
+    image = np.concatenate([p[0] for p in parts])
+    category = np.concatenate([p[1] for p in parts])
+    box = np.round(np.concatenate([p[2] for p in parts]), 2)
+    box[:, 2:] = np.maximum(box[:, 2:], 0.01)
+    score = np.round(np.clip(np.concatenate([p[3] for p in parts]), 0.001, 0.999), 5)
+    order = np.lexsort((-score, image))
+    image, category, box, score = image[order], category[order], box[order], score[order]
+    keep = np.arange(len(image)) - np.searchsorted(image, image) < MAX_DETS
+    return {"image": image[keep], "category": category[keep], "x": box[keep, 0],
+            "y": box[keep, 1], "w": box[keep, 2], "h": box[keep, 3], "score": score[keep]}  # fmt: skip
+
+
+def _large_gt_document(images: dict, gts: dict) -> dict[str, Any]:
+    """A COCO instances document with box-only annotations (Objects365's form)."""
+    image_docs = [
+        {"id": i, "width": w, "height": h, "file_name": f"obj365_val_{i:012d}.jpg"}
+        for i, w, h in zip(images["id"].tolist(), images["width"].astype(int).tolist(),
+                           images["height"].astype(int).tolist(), strict=True)
+    ]  # fmt: skip
+    bboxes = np.stack([gts["x"], gts["y"], gts["w"], gts["h"]], axis=1).tolist()
+    annotations = [
+        {"id": k, "image_id": i, "category_id": c, "bbox": b, "area": a, "iscrowd": z}
+        for k, (i, c, b, a, z) in enumerate(
+            zip(images["id"][gts["image"]].tolist(), (gts["category"] + 1).tolist(), bboxes,
+                gts["area"].tolist(), gts["crowd"].astype(int).tolist(), strict=True),
+            start=1,
+        )
+    ]  # fmt: skip
+    categories = [{"id": c + 1, "name": f"class{c + 1:03d}", "supercategory": "object"}
+                  for c in range(LARGE_CATEGORIES)]  # fmt: skip
+    return {"images": image_docs, "annotations": annotations, "categories": categories}
+
+
+def _large_results(images: dict, preds: dict) -> list[dict[str, Any]]:
+    bboxes = np.stack([preds["x"], preds["y"], preds["w"], preds["h"]], axis=1).tolist()
+    return [
+        {"image_id": i, "category_id": c, "bbox": b, "score": s}
+        for i, c, b, s in zip(images["id"][preds["image"]].tolist(),
+                              (preds["category"] + 1).tolist(), bboxes,
+                              preds["score"].tolist(), strict=True)
+    ]  # fmt: skip
 
 
 if __name__ == "__main__":

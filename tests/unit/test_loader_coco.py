@@ -38,7 +38,9 @@ def test_chunked_load_gives_the_same_dataset(small_chunks, write_json, monkeypat
     _, preds = make_scene(5)
     path = write_json("p.json", preds)
     chunked = coco.load_coco(path, "pred", LoadOptions())
-    monkeypatch.setattr(coco, "chunked_columns", lambda p, workers=1, masks=False: None)
+    monkeypatch.setattr(
+        coco, "chunked_columns", lambda p, workers=1, masks=False, executor=None: None
+    )
     plain = coco.load_coco(path, "pred", LoadOptions())
     for name in ("xyxy", "score", "image_idx", "category_idx", "origin"):
         assert np.array_equal(getattr(chunked, name), getattr(plain, name)), name
