@@ -80,32 +80,17 @@ class Check:
 
 
 def parse_gate(text: str) -> Gate:
+    from .escape import excerpt
+    from .numbers import parse_float
+
     m = _GATE.match(text)
     if not m:
         raise UsageError(
             f"--fail-under: expected METRIC=VALUE such as AP=0.45, AP[person]=0.5 or "
-            f"voc12:mAP=0.7, got {text!r}"
+            f"voc12:mAP=0.7, got {excerpt(text)}"
         )
-    try:
-        value = float(m.group("value"))
-    except ValueError:
-        raise UsageError(
-            f"--fail-under: {m.group('value')!r} is not a number in {text!r}"
-        ) from None
+    value = parse_float(m.group("value"), f"--fail-under {excerpt(text.strip())}")
     return Gate(text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"))
-
-
-def parse_max_drop(text: str) -> tuple[float, bool]:
-    """``0.01`` (absolute) or ``2%`` (relative) -> (amount, relative)."""
-    t = text.strip()
-    relative = t.endswith("%")
-    try:
-        value = float(t[:-1] if relative else t)
-    except ValueError:
-        raise UsageError(f"--max-drop: expected a number like 0.01 or 2%, got {text!r}") from None
-    if value < 0:
-        raise UsageError(f"--max-drop must not be negative, got {text!r}")
-    return (value / 100.0 if relative else value), relative
 
 
 def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
@@ -301,11 +286,17 @@ def _interval(values: np.ndarray, level: float) -> tuple[float, float] | None:
 
 
 def github_annotations(checks: list[Check]) -> list[str]:
-    """``::error::`` workflow commands for the checks that failed."""
+    """``::error::`` workflow commands for the checks that failed.
+
+    Built by :func:`escape.workflow_command`: a class name in a check's name
+    cannot end the command or start another.
+    """
+    from .escape import workflow_command
+
     lines = []
     for c in checks:
         if c.passed:
             continue
         title = "iou-eval gate" if c.kind == "gate" else "iou-eval regression"
-        lines.append(f"::error title={title}::{c.name}: {c.reason}")
+        lines.append(workflow_command("error", f"{c.name}: {c.reason}", title=title))
     return lines

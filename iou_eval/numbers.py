@@ -24,8 +24,8 @@ refuse what could not have been meant:
   (pycocotools' 1e5**2); ``0 <= lo < hi``, finite; labels unique, not ``all``.
 - ``--image-size``: ``WIDTHxHEIGHT``, both finite and positive.
 - ``--max-drop``: ``0.01`` or ``2%``, finite and not negative.
-- ``--workers``: 0 (one per core) to :data:`MAX_WORKERS`; ``--seed``: 0 to
-  2**32 - 1 (it is stored in JSON baselines; larger integers lose
+- ``--workers``: 0 (one per core) to :data:`MAX_WORKERS`; ``--bootstrap``: 0
+  to :data:`MAX_BOOTSTRAP`; ``--seed``: 0 to 2**32 - 1 (it is stored in JSON baselines; larger integers lose
   precision in some JSON readers).
 
 Blank items in comma lists are skipped, as before (``0.5,`` is ``0.5``).
@@ -34,6 +34,7 @@ Blank items in comma lists are skipped, as before (``0.5,`` is ``0.5``).
 from __future__ import annotations
 
 import math
+import numbers as _abc  # the standard library's number classes
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_THRESHOLDS = 1000
 MAX_DETS_HIGH = 10**9
 MAX_WORKERS = 256
+MAX_BOOTSTRAP = 1_000_000
 MAX_SEED = 2**32 - 1
 COCO_AREA_MAX = 1e5**2  # pycocotools' upper bound of the "all" and "large" ranges
 
@@ -330,3 +332,29 @@ def first_non_ascii(tokens: Sequence[str]) -> int:
         if not t.isascii():
             return i
     return -1
+
+
+def check_number(
+    value: object,
+    what: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    integer: bool = False,
+) -> float:
+    """A value given through the Python API (not text): a finite real number within [low, high].
+
+    Booleans, NaN, infinities and (with ``integer``) fractions are refused
+    with the same :class:`UsageError` the command line gives.  Returns the
+    value as float (int with ``integer``).
+    """
+    kind = "an integer" if integer else "a finite number"
+    expected = _expected(kind, low, high, False, False)
+    ok = isinstance(value, _abc.Real) and not isinstance(value, bool)
+    if ok:
+        as_float = float(value)  # type: ignore[arg-type]
+        ok = math.isfinite(as_float) and (not integer or as_float.is_integer())
+        ok = ok and _in_range(as_float, low, high, False, False)
+    if not ok:
+        raise UsageError(f"{what}: expected {expected}, got {for_terminal(repr(value))}")
+    return int(value) if integer else float(value)  # type: ignore[call-overload]
