@@ -302,9 +302,13 @@ def has_non_ascii_digit(text: str) -> bool:
     return not text.isascii() and any(ch.isdigit() and not ch.isascii() for ch in text)
 
 
-def _got(text: str) -> str:
+def quote_token(text: str) -> str:
+    """A token for an error message: a short escaped excerpt, and why Unicode digits fail."""
     note = " (digits must be ASCII 0-9)" if has_non_ascii_digit(text) else ""
     return excerpt(text) + note
+
+
+_got = quote_token
 
 
 def parse_field_float(
@@ -319,6 +323,30 @@ def parse_field_float(
         return parse_float(token, field, finite=finite)
     except UsageError as exc:
         raise InputError(path, exc.message, where=where) from None
+
+
+def first_loose_number(tokens: Sequence[str]) -> int:
+    """Index of the first token that ``float()`` (and numpy) would read but the strict syntax refuses.
+
+    ``'١٠'`` (Arabic-Indic digits), ``'１0'`` (full-width), ``'1_0'``
+    (underscores) and non-ASCII spaces around a number: Python reads them
+    all as numbers; a data file's number is ASCII.  -1 when there is none.
+    Only tokens with a non-ASCII character or an underscore are looked at,
+    so an ASCII column costs one scan of its joined text.
+    """
+    joined = "".join(tokens)
+    if joined.isascii() and "_" not in joined:
+        return -1
+    for i, t in enumerate(tokens):
+        if (not t.isascii() or "_" in t) and not is_number_token(t):
+            return i
+    return -1
+
+
+def is_number_token(token: str) -> bool:
+    """Whether ``token`` is a number in the strict syntax (``nan``/``inf`` included)."""
+    t = token.strip(" \t\r\n")
+    return t.lower() in _SPECIAL or (len(t) <= _MAX_DIGITS and _FLOAT.fullmatch(t) is not None)
 
 
 def first_non_ascii(tokens: Sequence[str]) -> int:

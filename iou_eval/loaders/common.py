@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import msgspec
+import numpy as np
 
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Key, normalize_id
 from ..errors import InputError
+from ..escape import excerpt
+from ..numbers import first_loose_number
 
 
 @dataclass(frozen=True)
@@ -54,20 +58,30 @@ def parse_flag(text: str | None, numeric: bool = True) -> bool | None:
         return None
 
 
+def strict_floats(tokens: Sequence[str]) -> np.ndarray:
+    """``tokens`` as ``[N]`` float64, as numpy reads them, but ASCII only.
+
+    Raises ``ValueError`` (as numpy does for ``'abc'``) also for the tokens
+    numpy and ``float()`` read but a data file does not mean: Unicode digits
+    (``'١٠'``, ``'１0'``), underscores (``'1_0'``), non-ASCII spaces.  Use
+    :func:`iou_eval.numbers.is_number_token` to find the token to name.
+    """
+    values = np.array(tokens, dtype=np.float64)
+    if first_loose_number(tokens) >= 0:
+        raise ValueError("not an ASCII number")
+    return values
+
+
 def read_bytes(path: str) -> bytes:
-    """The file's bytes; a clear error for a missing path, a folder or an empty file."""
-    if not os.path.exists(path):
-        raise InputError(path, "no such file or folder")
-    if os.path.isdir(path):
-        raise InputError(path, "expected a file, found a folder")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    if not data.strip():
-        raise InputError(path, "file is empty")
-    return data
+    """The file's bytes, read by :func:`iou_eval.source.read_input`.
+
+    Bounded (a device such as ``/dev/zero`` is refused, a gzip bomb stops
+    at the input limit), gzip decompressed, a UTF-8 byte-order mark
+    dropped; a clear error for a missing path, a folder or an empty file.
+    """
+    from ..source import read_input
+
+    return read_input(path)
 
 
 def line_col(data: bytes, offset: int) -> str:
@@ -163,7 +177,9 @@ class ClassVocabulary:
 
     def _known(self) -> str:
         names = self.names or ()
-        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+        shown = ", ".join(excerpt(n, 40)[1:-1] for n in names[:10]) + (
+            ", ..." if len(names) > 10 else ""
+        )
         return f"known: {shown}"
 
     def _resolve(self, token: str, file: str, line: int | str | None, source: str) -> int:
@@ -184,7 +200,7 @@ class ClassVocabulary:
         if j is None:
             raise InputError(
                 file,
-                f"class {token!r}{source} is not among the given names ({self._known()})",
+                f"class {excerpt(token)}{source} is not among the given names ({self._known()})",
                 where=line,
             )
         return j

@@ -46,6 +46,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..numbers import is_number_token
 from .common import ClassVocabulary, LoadOptions
 from .shapes import ShapeRows
 from .source import read_file_bytes, strip_gz
@@ -142,7 +143,7 @@ def _number(value: Any) -> float | None:
         return float(value)
     if isinstance(value, str):
         m = _DESCRIBED_SCORE.match(value)
-        return float(m.group(1)) if m else None
+        return float(m.group(1)) if m and is_number_token(m.group(1)) else None
     return None
 
 

@@ -53,13 +53,14 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, assemble
 from ..errors import InputError
-from .common import LoadOptions
+from ..numbers import is_number_token, quote_token
+from .common import LoadOptions, strict_floats
 from .source import read_text_file
 
 GT_COLUMNS = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax")
 PRED_COLUMNS = ("ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax")
 _COORD_MIN, _COORD_MAX = -0.01, 1.01
-_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*$")
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*$", re.ASCII)
 
 
 def looks_like_openimages(path: str) -> bool:
@@ -132,23 +133,23 @@ def _numbers(table: _Table, col: int, name: str, rows: Sequence[int] | None = No
     idx = range(len(table.rows)) if rows is None else rows
     cells = [table.rows[r][col] for r in idx]
     try:
-        return np.array(cells, dtype=np.float64)
+        return strict_floats(cells)
     except ValueError:
         pass
     out = np.empty(len(cells), dtype=np.float64)
     for i, (r, cell) in enumerate(zip(idx, cells, strict=True)):
-        try:
+        if is_number_token(cell):  # float() alone would also read '١٠' and '1_0'
             out[i] = float(cell)
             continue
-        except ValueError:
-            pass
         # The delimiter is never a comma inside an unquoted cell: a comma
         # here was quoted (or the file uses ';' or tabs), so it is a decimal comma.
         if _DECIMAL_COMMA.match(cell):
             out[i] = float(cell.replace(",", "."))
             continue
         raise InputError(
-            table.file, f"expected a number for {name}, got {cell!r}", where=table.lines[r]
+            table.file,
+            f"expected a number for {name}, got {quote_token(cell)}",
+            where=table.lines[r],
         )
     return out
 

@@ -90,7 +90,7 @@ def test_text_file_errors(tmp_path):
     with pytest.raises(InputError, match="gzip"):
         read_text_file(str(tmp_path / "cut.gz"))
     (tmp_path / "big.gz").write_bytes(gzip.compress(b"x" * 5000))
-    with pytest.raises(InputError, match="larger than"):
+    with pytest.raises(InputError, match="more than the input limit"):
         read_file_bytes(str(tmp_path / "big.gz"), max_bytes=4096)
     with pytest.raises(InputError, match="expected a file, found a folder"):
         read_text_file(str(tmp_path))
