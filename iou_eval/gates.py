@@ -10,7 +10,6 @@ significance: a drop fails only when its interval lies wholly below zero.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -163,15 +162,9 @@ def check_gates(
 
 
 def load_baseline(path: str) -> dict[str, Any]:
-    from .loaders.common import read_bytes
+    from .loaders.common import decode_json, read_bytes
 
-    data = read_bytes(path)
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            path, f"malformed JSON: {exc.msg}", where=f"{exc.lineno}:{exc.colno}"
-        ) from None
+    doc = decode_json(read_bytes(path), path)
     if not isinstance(doc, dict) or "schema_version" not in doc or "summary" not in doc:
         raise InputError(
             path,

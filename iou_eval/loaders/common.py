@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -97,7 +98,16 @@ _AT = re.compile(r" - at `\$(.*)`$")
 
 
 def json_error(path: str, data: bytes, exc: Exception) -> InputError:
-    """Turn a msgspec decoding error into a located :class:`InputError`."""
+    """Turn a JSON decoding error (msgspec's, or the recursion and UTF-8 errors of any
+    decoder) into a located :class:`InputError`."""
+    if isinstance(exc, UnicodeDecodeError):
+        # msgspec says where inside one string; find the byte in the file.
+        from ..source import invalid_utf8
+
+        located = invalid_utf8(data, path)
+        return located or InputError(path, f"not valid UTF-8: {exc.reason}")
+    if isinstance(exc, RecursionError):
+        return nesting_error(path, data)
     text = str(exc)
     if isinstance(exc, msgspec.ValidationError):
         where = None
@@ -128,6 +138,43 @@ def json_error(path: str, data: bytes, exc: Exception) -> InputError:
             where=line_col(data, len(data)),
         )
     return InputError(path, f"malformed JSON: {text}")
+
+
+# JSON errors that are not msgspec's own: every decoder raises these.
+JSON_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+# Deeper than this, a JSON value is refused (the decoders recurse, and stop
+# near Python's recursion limit of 1000); no format nests beyond a dozen.
+MAX_JSON_DEPTH = 512
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def nesting_error(path: str, data: bytes) -> InputError:
+    """The error for JSON nested too deeply, at the first place deeper than MAX_JSON_DEPTH."""
+    depth = 0
+    at = len(data)
+    for m in _JSON_TOKEN.finditer(data):
+        c = m.group()[:1]
+        if c in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                at = m.start()
+                break
+        elif c in (b"]", b"}"):
+            depth -= 1
+    return InputError(
+        path,
+        f"JSON nested too deeply: more than {MAX_JSON_DEPTH} levels of arrays and objects",
+        where=line_col(data, at),
+        hint="no detection format nests values this deep; is the file damaged?",
+    )
+
+
+def decode_json(data: bytes, path: str) -> Any:
+    """Any JSON document (untyped: dicts, lists, str, int, float, bool, None), errors located."""
+    try:
+        return msgspec.json.decode(data)
+    except JSON_ERRORS as exc:
+        raise json_error(path, data, exc) from None
 
 
 def folder_files(path: str, ext: str, what: str) -> list[str]:

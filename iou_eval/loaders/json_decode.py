@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..parallel import run_parts
+from .common import JSON_ERRORS
 
 ChunkColumns = Callable[[bytearray], "dict | None"]
 
@@ -115,7 +116,7 @@ def _decode_each(data, spans: list[tuple[int, int]], columns: ChunkColumns) -> l
             chunk[1:-1] = view[a:b]
         try:
             cols = columns(chunk)
-        except (msgspec.ValidationError, msgspec.DecodeError, InputError):
+        except (*JSON_ERRORS, InputError):
             return None
         if cols is None:
             return None

@@ -36,7 +36,6 @@ Choices:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
@@ -47,7 +46,7 @@ from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
 from ..numbers import is_number_token
-from .common import ClassVocabulary, LoadOptions
+from .common import ClassVocabulary, LoadOptions, decode_json
 from .shapes import ShapeRows
 from .source import read_file_bytes, strip_gz
 
@@ -109,15 +108,7 @@ def _json_files(path: str, quiet: bool = False) -> list[str]:
 
 
 def _parse(file: str) -> dict[str, Any]:
-    data = read_file_bytes(file)
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            file, f"malformed JSON: {exc.msg}", where=f"{exc.lineno}:{exc.colno}"
-        ) from None
-    except UnicodeDecodeError:
-        raise InputError(file, "expected UTF-8 JSON") from None
+    doc = decode_json(read_file_bytes(file), file)
     if not isinstance(doc, dict) or not isinstance(doc.get("shapes", []), list):
         raise InputError(file, "expected a LabelMe object with a 'shapes' list")
     return doc
