@@ -427,12 +427,15 @@ def _eval_batch(
     o: dict[str, Any],
 ) -> Outcome:  # fmt: skip
     from .api import evaluate, load
-    from .batch import run_batch
+    from .batch import run_batch, stray_files
     from .gates import github_annotations
     from .reporters.batch import render_batch
 
     if not files:
         raise InputError(preds[0], "no prediction files (.json) in this folder")
+    for stray in stray_files(preds):
+        if not o["quiet"]:
+            say(f"iou-eval: warning: {stray}: not a .json file; skipped")
     gt_ds = load(gt, "gt", options.read.gt_format, read=options.read)
     bar = _progress(len(files), "scoring", not o["quiet"] and not _machine(fmt))
     try:

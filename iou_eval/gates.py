@@ -162,20 +162,11 @@ def check_gates(
 
 
 def load_baseline(path: str) -> dict[str, Any]:
+    from .baseline import check_baseline
     from .loaders.common import decode_json, read_bytes
 
     doc = decode_json(read_bytes(path), path)
-    if not isinstance(doc, dict) or "schema_version" not in doc or "summary" not in doc:
-        raise InputError(
-            path,
-            "not an iou-eval result: expected a JSON object with schema_version and summary",
-            hint="write one with: iou-eval GT PRED --format json -o baseline.json",
-        )
-    if doc["schema_version"] != 1:
-        raise InputError(
-            path, f"schema_version {doc['schema_version']!r} is not supported (expected 1)"
-        )
-    return doc
+    return check_baseline(doc, path)
 
 
 def _blocks(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -168,7 +168,13 @@ def _read_stdin(limit: int) -> Source:
     return _read_stream(STDIN, stream, limit, size=None)
 
 
-def _read_path(path: str, limit: int) -> Source:
+def check_input_path(path: str) -> os.stat_result:
+    """``path``'s status when it can be read as an input file; else the error a read would give.
+
+    For readers that look at a file before :func:`read_source` (format
+    detection): a device such as ``/dev/zero`` is refused before any byte
+    is read.
+    """
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -181,6 +187,11 @@ def _read_path(path: str, limit: int) -> Source:
         raise InputError(path, "a device, not a file: it would be read without end")
     if stat.S_ISSOCK(st.st_mode):
         raise InputError(path, "a socket, not a file")
+    return st
+
+
+def _read_path(path: str, limit: int) -> Source:
+    st = check_input_path(path)
     regular = stat.S_ISREG(st.st_mode)
     if regular and st.st_size > limit and not _gz_name(path):
         raise _too_large(path, limit, st.st_size)

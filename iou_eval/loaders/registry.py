@@ -157,15 +157,46 @@ register(Format(
 
 
 def _head(path: str) -> bytes:
+    """The first 4 KiB of the file's content (decompressed if gzip), leading blanks dropped."""
+    from ..source import check_input_path
+
+    check_input_path(path)  # a device (/dev/zero) or socket is refused before any read
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
+            if head[:2] == b"\x1f\x8b":
+                fh.seek(0)
+                head = _gzip_head(fh)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not text:
         raise InputError(path, "file is empty")
     return text
+
+
+def _gzip_head(fh) -> bytes:
+    """The first 4 KiB of a gzip stream's content (less if it is cut or damaged)."""
+    import zlib
+
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        return inflater.decompress(fh.read(1 << 16), 4096)
+    except zlib.error:
+        return b""
+
+
+def _looks_like(head: bytes) -> str:
+    first = head.split(b"\n", 1)[0][:60].decode("utf-8", "replace")
+    from ..escape import excerpt
+
+    if head[:1] == b"<":
+        kind = "XML"
+    elif b"," in head.split(b"\n", 1)[0] or b"\t" in head.split(b"\n", 1)[0]:
+        kind = "CSV"
+    else:
+        kind = "text"
+    return f"it looks like {kind} (it starts with {excerpt(first, 40)})"
 
 
 def detect_format(path: str) -> str:
@@ -187,5 +218,19 @@ def detect_format(path: str) -> str:
     head = _head(path)
     for fmt in _FORMATS.values():
         if fmt.detect_file is not None and fmt.detect_file(path, head):
+            if fmt.textual and _json_name(path):
+                # A .json file is read as JSON or not at all: CSV rules would
+                # read almost anything, and say nothing useful about it.
+                raise InputError(
+                    path,
+                    f"named .json but not JSON: {_looks_like(head)}",
+                    hint=f"rename it, or name its format: --gt-format {fmt.name} / "
+                    f"--pred-format {fmt.name}",
+                )
             return fmt.name
     raise InputError(path, "cannot tell the format of this file")
+
+
+def _json_name(path: str) -> bool:
+    name = path.lower()
+    return name.endswith(".json") or name.endswith(".json.gz")
