@@ -170,6 +170,12 @@ def _head(path: str) -> bytes:
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text and len(head) >= 4096:
+        # Only blanks so far: the whole (bounded) content says whether
+        # anything follows them, or the file is too large to say.
+        from ..source import read_input
+
+        text = read_input(path).lstrip(b"\xef\xbb\xbf \t\r\n")[:4096]
     if not text:
         raise InputError(path, "file is empty")
     return text
