@@ -87,14 +87,16 @@ def _parse_bootstrap(text: str) -> int:
 
 def read_names(path: str) -> tuple[str, ...]:
     """Class names, one per line (blank lines skipped)."""
+    from .escape import excerpt
     from .loaders.common import read_bytes
+    from .source import decode_text
 
-    text = read_bytes(path).decode("utf-8-sig", errors="replace")
+    text = decode_text(read_bytes(path), path)  # not UTF-8: an error at line:column
     names = [ln.strip() for ln in text.splitlines() if ln.strip()]
     seen: set[str] = set()
     for n in names:
         if n in seen:
-            raise InputError(path, f"class name {n!r} is listed twice")
+            raise InputError(path, f"class name {excerpt(n)} is listed twice")
         seen.add(n)
     return tuple(names)
 
