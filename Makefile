@@ -86,3 +86,9 @@ clean: ## remove the virtual environment and caches
 .PHONY: hostile
 hostile: $(VENV)/.dev ## run the hostile-input catalogue (tests/hostile; inputs, options, -o, escaping)
 	$(BIN)/python -m pytest -q tests/hostile
+
+FUZZ_SECONDS ?= 600
+
+.PHONY: fuzz
+fuzz: $(VENV)/.dev ## fuzz every loader and option for FUZZ_SECONDS (600) with fresh random inputs
+	IOU_EVAL_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider tests/fuzz

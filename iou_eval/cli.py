@@ -380,8 +380,10 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     options = eval_options(o)
     judge = _gates(o)
     fmt = OutputFormat(o["out_format"])
-    files = prediction_files(preds)
-    if len(files) != 1 or any(is_batch_folder(p) for p in preds):
+    # A folder named with --pred-format of another kind (labelme ...) is one input.
+    batchable = options.read.pred_format in (None, "coco")
+    files = prediction_files(preds) if batchable else list(preds)
+    if len(files) != 1 or (batchable and any(is_batch_folder(p) for p in preds)):
         return _eval_batch(gt, preds, files, options, judge, fmt, o).exit_code
     return _eval_one(gt, files[0], options, judge, fmt, o).exit_code
 

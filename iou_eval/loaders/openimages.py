@@ -53,6 +53,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..escape import excerpt
 from ..numbers import is_number_token, quote_token
 from .common import LoadOptions, strict_floats
 from .source import read_text_file
@@ -208,7 +209,7 @@ def class_descriptions(
         if len(row) < 2 or not row[0].strip():
             raise InputError(
                 source,
-                f"expected 'LabelName,DisplayName', got {','.join(row)!r}",
+                f"expected 'LabelName,DisplayName', got {excerpt(','.join(row))}",
                 where=None if lines is None else lines[i],
             )
         if i == 0 and row[0].strip().lower() == "labelname":
@@ -221,7 +222,12 @@ def _names_from_options(names: Sequence[str] | None) -> dict[str, str]:
     """Class descriptions passed as ``--names`` lines (``/m/07j7r,Tree``); plain names map to themselves."""
     if not names:
         return {}
-    rows = [next(csv.reader([n])) for n in names]
+    rows = []
+    for n in names:
+        try:
+            rows.append(next(csv.reader([n]), [n]) or [n])
+        except csv.Error:  # a quote or line break the csv module will not take: one name
+            rows.append([n])
     return class_descriptions([r if len(r) >= 2 else [r[0], r[0]] for r in rows], "--names")
 
 
@@ -265,7 +271,10 @@ def _first_row(file: str) -> list[str]:
     line = head.decode("utf-8", "replace").lstrip("\ufeff").split("\n", 1)[0]
     counts = {d: line.count(d) for d in ("\t", ";", ",")}
     delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) else ","
-    return next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])
+    try:
+        return next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])
+    except csv.Error:  # not a CSV header: the file is told apart as no kind
+        return []
 
 
 def read_image_list(path: str) -> list[str]:

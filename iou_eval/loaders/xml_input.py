@@ -43,6 +43,12 @@ def parse_xml(data: bytes, file: str, hint: str | None = None) -> ET.Element:
             tail = piece[-_OVERLAP:]
             parser.feed(piece)
         return parser.close()
+    except (LookupError, ValueError) as exc:
+        # The XML declaration names an encoding Python lacks (encoding="u-f-8")
+        # or one expat cannot read (a multi-byte one).
+        raise InputError(
+            file, f"the XML declares an encoding that cannot be read: {exc}", where="line 1"
+        ) from None
     except ET.ParseError as exc:
         line, column = exc.position
         # ElementTree appends ": line L, column C" to expat's reason.
