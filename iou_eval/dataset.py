@@ -38,7 +38,10 @@ def normalize_id(value: Any) -> Key:
         raise ValueError(f"expected an integer id, got {value!r}")
     if isinstance(value, str):
         text = value.strip()
-        if text and (text.isdigit() or (text[0] in "+-" and text[1:].isdigit())):
+        # ASCII digits only: '1²' and '١٠' pass str.isdigit() but are names, not
+        # numbers; beyond 4,000 digits int() refuses (Python's own limit): a name too.
+        numeric = text.isdigit() or (text[:1] in ("+", "-") and text[1:].isdigit())
+        if numeric and text.isascii() and len(text) <= 4000:
             return int(text)
         return value
     raise ValueError(f"expected an integer or a string, got {type(value).__name__}")

@@ -56,9 +56,10 @@ _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
 _SPECIAL = {"nan": math.nan, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf,
             "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf}  # fmt: skip
-# Ten thousand digits is far beyond any option; a longer token is refused
+# Four thousand digits is far beyond any option (and below int()'s own limit of
+# 4,300); a longer token is refused
 # before int() spends time on it.
-_MAX_DIGITS = 10_000
+_MAX_DIGITS = 4_000
 
 
 def _fmt(v: float) -> str:
