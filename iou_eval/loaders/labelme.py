@@ -45,6 +45,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..escape import excerpt
 from ..numbers import is_number_token
 from .common import ClassVocabulary, LoadOptions, decode_json
 from .shapes import ShapeRows
@@ -184,12 +185,15 @@ class _Reader:
         if not isinstance(shape, dict):
             raise InputError(file, "a shape must be an object", where=where)
         kind = shape.get("shape_type")
-        if kind not in _BOXES and kind not in _POLYGONS:
-            self.skipped.setdefault(str(kind), []).append(f"{file}:{where}")
+        if not isinstance(kind, str) or (kind not in _BOXES and kind not in _POLYGONS):
+            # Any other JSON value (a list, a number) is a kind of shape iou-eval does not read.
+            self.skipped.setdefault(excerpt(str(kind), 40), []).append(f"{file}:{where}")
             return
         label = shape.get("label")
         if not isinstance(label, str) or not label.strip():
-            raise InputError(file, f"a shape needs a 'label', got {label!r}", where=where)
+            raise InputError(
+                file, f"a shape needs a 'label', got {excerpt(repr(label), 40)}", where=where
+            )
         pts = _points(shape, file, where)
         if kind in _BOXES and len(pts) < 2:
             raise InputError(file, "a rectangle needs two corners", where=where)
@@ -217,7 +221,7 @@ class _Reader:
         out = []
         for kind, places in self.skipped.items():
             out.append(
-                f"{len(places)} LabelMe shape(s) of type {kind!r} skipped (only rectangle and "
+                f"{len(places)} LabelMe shape(s) of type {kind} skipped (only rectangle and "
                 f"polygon are boxes; first: {places[0]})"
             )
         return out

@@ -352,8 +352,10 @@ class _FastRows(_Rows):
                 index_col=False,
                 engine="c",
             )
-        except (ValueError, pd.errors.ParserError):
-            return None  # a cell that is not a number, or worse
+        except (ValueError, IndexError, pd.errors.ParserError):
+            # A cell that is not a number, or worse (pandas fails with IndexError
+            # on a header without a line end and no rows).
+            return None
         if len(frame) != len(blank):
             return None
         keep = np.flatnonzero(~blank)
