@@ -22,6 +22,7 @@ from .errors import IouEvalError
 from .loaders import LoadOptions, detect_format
 from .loaders import load as _load
 from .loaders.registry import get as get_format
+from .memory import release_free_memory
 from .options import EvalOptions, ReadOptions
 from .parallel import resolve_workers, start
 from .protocols import Protocol
@@ -187,7 +188,10 @@ def score(
     if protocol.is_voc:
         result = voc_result(alignment, run_voc(alignment, protocol, point.iou_thr), point.score_thr)
     else:
-        evaluation = run_coco(alignment, protocol, point.iou_thr, workers=workers)
+        evaluation = run_coco(
+            alignment, protocol, point.iou_thr, workers=workers,
+            keep_accumulation=options.runtime.keep_accumulation or boot.bootstrap > 0,
+        )  # fmt: skip
         result = coco_result(alignment, evaluation, point.score_thr)
     if boot.bootstrap <= 0:
         return result
@@ -239,6 +243,7 @@ def evaluate(
     # The aligned columns replace the loaded ones: at ten million predictions
     # the loaded index columns alone hold 160 MB.
     del gt_ds, pred_ds
+    release_free_memory()  # what loading freed, before the evaluation's large arrays
     if masks:
         from .segm import with_masks
 

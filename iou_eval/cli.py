@@ -289,8 +289,14 @@ def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
 
 
 def eval_options(o: dict[str, Any]) -> EvalOptions:
-    """The evaluation's option records from click's values, each parsed once."""
-    return EvalOptions(**{slot: from_cli(record, o) for slot, record in SLOTS.items()})
+    """The evaluation's option records from click's values, each parsed once.
+
+    The command line draws no plots: the matches' accumulation inputs are
+    kept only for ``--bootstrap`` (hundreds of megabytes at millions of
+    predictions).
+    """
+    opts = EvalOptions(**{slot: from_cli(record, o) for slot, record in SLOTS.items()})
+    return EvalOptions.of(opts, keep_accumulation=False)
 
 
 def _stderr_is_terminal() -> bool:
@@ -499,6 +505,7 @@ def _compare(gt: str, a: str, b: str, **o: Any) -> int:
         protocol=ProtocolOptions(protocol=o["protocol"]),
         **{slot: from_cli(SLOTS[slot], o) for slot in ("point", "bootstrap", "runtime")},
     )
+    options = EvalOptions.of(options, keep_accumulation=False)
     gt_ds = load(gt, "gt")
     ra = evaluate(gt_ds, a, options)
     rb = evaluate(gt_ds, b, options)

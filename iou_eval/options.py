@@ -310,6 +310,10 @@ class RuntimeOptions:
         "--workers", "Processes to use (Linux; elsewhere one). Results do not depend on it.",
         parse=numbers.parse_workers, short="-j", metavar="N",
         envvar="IOU_EVAL_WORKERS", cli_default="0"))  # fmt: skip
+    # Keep what bootstrap replicates and score plots read of the matches
+    # (about 40 bytes a prediction); the command line, which draws no plots,
+    # keeps it only for --bootstrap.
+    keep_accumulation: bool = option(True)
 
     def __post_init__(self) -> None:
         numbers.check_number(self.workers, "--workers", low=0, high=MAX_WORKERS, integer=True)
