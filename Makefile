@@ -96,4 +96,10 @@ clean: ## remove the virtual environment and caches
 
 .PHONY: hostile
 hostile: $(VENV)/.dev ## run the hostile-input catalogue (tests/hostile; inputs, options, -o, escaping)
-	IOU_EVAL_HOSTILE=1 $(BIN)/python -m pytest -q -m hostile tests/hostile
+	$(BIN)/python -m pytest -q tests/hostile
+
+FUZZ_SECONDS ?= 600
+
+.PHONY: fuzz
+fuzz: $(VENV)/.dev ## fuzz every loader and option for FUZZ_SECONDS (600) with fresh random inputs
+	IOU_EVAL_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider tests/fuzz

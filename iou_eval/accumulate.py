@@ -188,12 +188,19 @@ def sort_records(x: AccumulationInputs) -> _Records:
         dt, tp, cnt = x.rec_dt[mine], x.rec_tp[mine], x.rec_counted[mine]
     n_dt = len(x.order)
     # Sorted once by (lane, position in accumulation order); each maxDets
-    # keeps a subset of positions, which keeps them sorted.
-    full_pos = np.empty(n_dt, dtype=np.int64)
-    full_pos[x.order] = np.arange(n_dt)
+    # keeps a subset of positions, which keeps them sorted.  Positions and
+    # lanes are held as int32 where they fit (records run to tens of
+    # millions); the sort key alone is int64, and only while sorting.
+    small = n_dt < 2**31
+    full_pos = np.empty(n_dt, dtype=np.int32 if small else np.int64)
+    full_pos[x.order] = np.arange(n_dt, dtype=full_pos.dtype)
     pos = full_pos[dt]
-    o = radix_argsort(lane * (n_dt + 1) + pos)
-    lane = lane[o]
+    del full_pos
+    key = lane * (n_dt + 1)
+    key += pos
+    o = radix_argsort(key)
+    del key
+    lane = lane[o].astype(np.int32)
     area_first = np.searchsorted(lane, np.arange(len(x.outside) + 1) * n_thr)
     return _Records(lane, pos[o], tp[o], cnt[o], area_first)
 
@@ -335,7 +342,8 @@ def _running(
     del delta
     thr_first = np.searchsorted(r_thr, np.arange(p.x.n_thresholds + 1))
     corr -= np.concatenate(([0], corr))[thr_first[:-1]][r_thr]
-    return _Running(base_cum, r_thr, r_thr * (n + 1) + r_pos, corr, n + 1), r_w
+    # int64 key: the records' thresholds and positions may be int32.
+    return _Running(base_cum, r_thr, r_thr.astype(np.int64) * (n + 1) + r_pos, corr, n + 1), r_w
 
 
 @dataclass(frozen=True)

@@ -91,20 +91,45 @@ def prediction_files(paths: Sequence[str]) -> list[str]:
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p) and is_batch_folder(p):
-            out += [
-                os.path.join(p, f) for f in sorted(os.listdir(p)) if f.lower().endswith(".json")
-            ]
+            out += [os.path.join(p, f) for f in _visible(p) if f.lower().endswith(".json")]
         else:
             out.append(p)
     return out
 
 
+def stray_files(paths: Sequence[str]) -> list[str]:
+    """The files of the batch folders in ``paths`` that are not scored (not ``.json``)."""
+    return [
+        os.path.join(p, f)
+        for p in paths
+        if os.path.isdir(p) and is_batch_folder(p)
+        for f in _visible(p)
+        if not f.lower().endswith(".json") and os.path.isfile(os.path.join(p, f))
+    ]
+
+
+def _visible(folder: str) -> list[str]:
+    # Hidden names (.DS_Store, macOS's ._x.json) are never a model's output.
+    return sorted(f for f in os.listdir(folder) if not f.startswith("."))
+
+
 def is_batch_folder(path: str) -> bool:
-    """A folder of .json files (and no .xml/.txt) holds one model output per file."""
+    """A folder of ``.json`` files, one model output per file.
+
+    Notes beside them (``notes.txt``, ``README.md``) do not make it another
+    format: it is a batch unless it holds ``.xml`` files, has more ``.txt``
+    files than ``.json`` files (per-image label files), or is a LabelMe folder.
+    """
     if not os.path.isdir(path):
         return False
-    exts = {os.path.splitext(f)[1].lower() for f in os.listdir(path)}
-    return ".json" in exts and not exts & {".xml", ".txt"}
+    names = _visible(path)
+    exts = [os.path.splitext(f)[1].lower() for f in names]
+    n_json, n_txt = exts.count(".json"), exts.count(".txt")
+    if not n_json or ".xml" in exts or n_txt > n_json:
+        return False
+    from .loaders.labelme import looks_like_labelme
+
+    return not looks_like_labelme(path)
 
 
 def run_batch(

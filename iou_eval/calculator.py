@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError, UsageError
+from .numbers import is_number_token, quote_token
 
 DECIMALS = 6
 
@@ -23,26 +24,21 @@ def parse_box(text: str) -> list[float]:
         # Unknown options reach here as boxes (negative boxes must get through).
         raise UsageError(f"no such option: {text}", hint="iou-eval iou --help lists the options")
     parts = [p for p in text.replace(" ", "").split(",") if p != ""]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        values = []
+    # ASCII numbers only: float() would also read '١٠' and '1_0'.
+    values = [float(p) for p in parts] if all(map(is_number_token, parts)) else []
     if len(values) != 4:
         raise UsageError(
-            f"box {text!r}: expected 4 comma-separated numbers like 10,10,50,50",
+            f"box {quote_token(text)}: expected 4 comma-separated numbers like 10,10,50,50",
             hint="negative numbers are fine (-5,0,10,10); options go before or after the boxes",
         )
     return values
 
 
 def _json_boxes(path: str, text: str) -> np.ndarray:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            path, f"malformed JSON: {exc.msg}", where=f"{exc.lineno}:{exc.colno}"
-        ) from None
-    if isinstance(doc, list) and len(doc) == 4 and all(isinstance(v, (int, float)) for v in doc):
+    from .loaders.common import decode_json
+
+    doc = decode_json(text.encode("utf-8"), path)
+    if isinstance(doc, list) and len(doc) == 4 and all(map(_finite_number, doc)):
         doc = [doc]
     if not isinstance(doc, list):
         raise InputError(
@@ -51,27 +47,36 @@ def _json_boxes(path: str, text: str) -> np.ndarray:
         )
     for i, box in enumerate(doc):
         ok = isinstance(box, list) and len(box) == 4
-        if not ok or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box):
+        if not ok or not all(map(_finite_number, box)):
             raise InputError(
                 path, f"a box is 4 numbers, got {json.dumps(box)[:60]}", where=f"[{i}]"
             )
     return np.asarray(doc, dtype=np.float64).reshape(-1, 4)
 
 
+def _finite_number(v: object) -> bool:
+    # An integer beyond float's range (JSON allows any) is not a coordinate either.
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and -1e308 <= v <= 1e308
+
+
 def _csv_boxes(path: str, text: str) -> np.ndarray:
     rows: list[list[float]] = []
-    for line_no, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+    reader = csv.reader(io.StringIO(text))
+    try:
+        lines = list(reader)
+    except csv.Error as exc:  # a cell beyond the csv module's field limit
+        raise InputError(path, f"cannot read as CSV: {exc}", where=reader.line_num) from None
+    for line_no, row in enumerate(lines, start=1):
         cells = [c.strip() for c in row if c.strip() != ""]
         if not cells:
             continue
-        try:
-            values = [float(c) for c in cells]
-        except ValueError:
+        if not all(map(is_number_token, cells)):
             if not rows and line_no == 1:  # a header line
                 continue
             raise InputError(
-                path, f"expected 4 numbers, got {','.join(cells)!r}", where=line_no
-            ) from None
+                path, f"expected 4 numbers, got {quote_token(','.join(cells))}", where=line_no
+            )
+        values = [float(c) for c in cells]
         if len(values) != 4:
             raise InputError(path, f"a box is 4 numbers, got {len(values)}", where=line_no)
         rows.append(values)
@@ -81,8 +86,9 @@ def _csv_boxes(path: str, text: str) -> np.ndarray:
 def read_boxes(path: str) -> np.ndarray:
     """Boxes ``[N, 4]`` from a JSON array of 4-number arrays or a CSV of 4 columns (header optional)."""
     from .loaders.common import read_bytes
+    from .source import decode_text
 
-    text = read_bytes(path).decode("utf-8-sig", errors="replace")
+    text = decode_text(read_bytes(path), path)
     if text.lstrip().startswith(("[", "{")):
         return _json_boxes(path, text)
     return _csv_boxes(path, text)

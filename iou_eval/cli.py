@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,22 +65,6 @@ class DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-def write_whole(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` completely or not at all (temp file + rename)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise InputError(path, "cannot write: the folder does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".iou-eval-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
-
-
 def tune_allocator() -> None:
     """Let glibc keep and reuse freed memory instead of returning it to the OS.
 
@@ -106,16 +90,48 @@ def run_guarded(fn, *args: Any, **kwargs: Any) -> Any:
     """Run ``fn``; turn iou-eval's errors into a message and an exit code."""
     tune_allocator()
     try:
-        return fn(*args, **kwargs)
+        with warnings.catch_warnings():
+            # numpy's divide/invalid warnings are about intermediate NaNs the
+            # results already turn into "undefined"; they are not the user's news.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fn(*args, **kwargs)
     except IouEvalError as exc:
-        click.echo(f"iou-eval: error: {exc.format()}", err=True)
+        say(f"iou-eval: error: {exc.format()}")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("iou-eval: interrupted", err=True)
+        say("iou-eval: interrupted")
         sys.exit(130)
     except MemoryError:
-        click.echo("iou-eval: error: out of memory", err=True)
+        say("iou-eval: error: out of memory")
         sys.exit(EXIT_INPUT)
+
+
+# A message line longer than this is cut in the middle: a token quoted from a
+# file (a 10 MB CSV cell) must not flood the terminal.
+MAX_MESSAGE_LINE = 2000
+
+
+def terminal_text(text: str, cap: int | None = None) -> str:
+    """``text`` safe for a terminal or a CI log, line by line (see :func:`escape.for_terminal`).
+
+    Control characters become visible escapes and no line can be read as a
+    GitHub workflow command; ``cap``: the longest line kept whole.
+    """
+    from .escape import for_terminal
+
+    lines = []
+    for line in text.split("\n"):
+        shown = for_terminal(line)
+        if cap is not None and len(shown) > cap:
+            half = cap // 2
+            shown = f"{shown[:half]} … ({len(line):,} characters) … {shown[-half:]}"
+        lines.append(shown)
+    return "\n".join(lines)
+
+
+def say(message: str) -> None:
+    """One message on stderr, escaped and capped."""
+    click.echo(terminal_text(message, MAX_MESSAGE_LINE), err=True)
 
 
 def eval_output_options(fn):
@@ -129,7 +145,6 @@ def output_options(fn, formats: Sequence[str] = OUTPUT_FORMATS):
     fn = click.option(
         "--output",
         "-o",
-        type=click.Path(dir_okay=False),
         metavar="FILE",
         help="Write the report to FILE (whole or not at all) instead of stdout.",
     )(fn)
@@ -179,6 +194,31 @@ def record_options(*records: type, defaults: dict[str, str] | None = None):
     return apply
 
 
+# Input paths are text: whether a file can be read is the loaders' to say
+# (exit 1, as for any input problem), not click's (it would exit 2).
+INPUT_PATH = click.Path(readable=False)
+
+
+class StrictInt(click.ParamType):
+    """An integer written with ASCII digits only (``int('٣')`` is 3 in Python), within bounds."""
+
+    name = "integer"
+
+    def __init__(self, low: int | None = None, high: int | None = None) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        from .numbers import parse_int
+
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        flag = param.opts[0] if param is not None and param.opts else "value"
+        try:
+            return parse_int(str(value), flag, low=self.low, high=self.high)
+        except UsageError as exc:
+            self.fail(exc.message.split(": ", 1)[-1], param, ctx)
+
+
 SLOTS = {"read": ReadOptions, "protocol": ProtocolOptions, "point": PointOptions,
          "bootstrap": BootstrapOptions, "runtime": RuntimeOptions,
          "analysis": AnalysisOptions}  # fmt: skip
@@ -200,8 +240,8 @@ def main() -> None:
 
 
 @main.command("eval", epilog=EPILOG)
-@click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
-@click.argument("preds", metavar="PREDICTIONS...", nargs=-1, required=True, type=click.Path())
+@click.argument("gt", metavar="GROUND_TRUTH", type=INPUT_PATH)
+@click.argument("preds", metavar="PREDICTIONS...", nargs=-1, required=True, type=INPUT_PATH)
 @record_options(ReadOptions, ProtocolOptions, PointOptions, AnalysisOptions)
 @click.option(
     "--sort",
@@ -212,7 +252,7 @@ def main() -> None:
 )
 @click.option(
     "--worst",
-    type=click.IntRange(min=1),
+    type=StrictInt(low=1),
     metavar="N",
     help="Show only the N worst images (in --sort order).",
 )
@@ -233,7 +273,7 @@ def main() -> None:
 )
 @click.option(
     "--baseline",
-    type=click.Path(),
+    type=INPUT_PATH,
     metavar="FILE",
     help="An earlier JSON result: fail (exit 3) when a metric drops more than --max-drop.",
 )
@@ -270,8 +310,15 @@ def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
 
 
 def eval_options(o: dict[str, Any]) -> EvalOptions:
-    """The evaluation's option records from click's values, each parsed once."""
-    return EvalOptions(**{slot: from_cli(record, o) for slot, record in SLOTS.items()})
+    """The evaluation's option records from click's values, each parsed once.
+
+    The matches' accumulation inputs (hundreds of megabytes at millions of
+    predictions) are kept only where something reads them: ``--bootstrap``,
+    the analyses, plots and the HTML report.
+    """
+    opts = EvalOptions(**{slot: from_cli(record, o) for slot, record in SLOTS.items()})
+    pictures = bool(o.get("plots")) or o.get("out_format") == "html"
+    return EvalOptions.of(opts, keep_accumulation=pictures)
 
 
 def _stderr_is_terminal() -> bool:
@@ -348,7 +395,8 @@ def _cluster(options: EvalOptions, show: bool):
 
 def _gates(o: dict[str, Any]):
     """A function that judges a result by the gates and baseline the options name."""
-    from .gates import check_gates, compare_baseline, load_baseline, parse_gate, parse_max_drop
+    from .gates import check_gates, compare_baseline, load_baseline, parse_gate
+    from .numbers import parse_max_drop
     from .results import Verdict
 
     gates = [parse_gate(t) for t in o["fail_under"]]
@@ -373,6 +421,8 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     from .batch import is_batch_folder, prediction_files
     from .reporters import OutputFormat
 
+    o["protected"] = (gt, *preds, o["baseline"], o["names"])
+    _check_output(o["output"], o["protected"])
     options = eval_options(o)
     if gt == "-" and "-" in preds or preds.count("-") > 1:
         raise UsageError("standard input (-) can stand for one input only")
@@ -443,7 +493,7 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
         if bar is not None:
             bar.close()
     _warn(result.warnings, o["quiet"])
-    _emit(text, o["output"])
+    _emit(text, o["output"], o["protected"], fmt.value)
     _annotate(
         github_annotations(list(result.checks)) if o["annotations"] else [],
         _machine(fmt) and not o["output"],
@@ -459,7 +509,7 @@ def _eval_batch(
     import dataclasses
 
     from .api import evaluate, load
-    from .batch import run_batch, run_batch_parts
+    from .batch import run_batch, run_batch_parts, stray_files
     from .gates import github_annotations
     from .reporters.batch import render_batch
     from .reporters.report import write_batch_plots
@@ -467,6 +517,9 @@ def _eval_batch(
     if not files:
         raise InputError(preds[0], "no prediction files (.json) in this folder")
     strict, options = _lenient(options)
+    for stray in stray_files(preds):
+        if not o["quiet"]:
+            say(f"iou-eval: warning: {stray}: not a .json file; skipped")
     gt_ds = load(gt, "gt", options.read.gt_format, read=options.read)
     show = not o["quiet"] and not _machine(fmt)
     bar = _progress(len(files), "scoring", show)
@@ -492,9 +545,9 @@ def _eval_batch(
     seen = dict.fromkeys(w for r in outcome.results.values() for w in r.warnings)
     _warn(list(seen), o["quiet"])
     for _path, message in outcome.errors:
-        click.echo(f"iou-eval: error: {message} (skipped)", err=True)
+        say(f"iou-eval: error: {message} (skipped)")
     plots = _plot_files(lambda d: write_batch_plots(outcome, d), o)
-    _emit(render_batch(outcome, fmt, plots), o["output"])
+    _emit(render_batch(outcome, fmt, plots), o["output"], o["protected"], fmt.value)
     if o["annotations"]:
         lines = [ln for r in outcome.results.values() for ln in github_annotations(list(r.checks))]
         _annotate(lines, _machine(fmt) and not o["output"])
@@ -512,9 +565,9 @@ Example:
   iou-eval compare gt.json baseline.json candidate.json --bootstrap 1000
 """,
 )
-@click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())
-@click.argument("a", metavar="PREDICTIONS_A", type=click.Path())
-@click.argument("b", metavar="PREDICTIONS_B", type=click.Path())
+@click.argument("gt", metavar="GROUND_TRUTH", type=INPUT_PATH)
+@click.argument("a", metavar="PREDICTIONS_A", type=INPUT_PATH)
+@click.argument("b", metavar="PREDICTIONS_B", type=INPUT_PATH)
 @click.option("--protocol", "-p", default="coco", show_default=True, help="coco, voc07 or voc12.")
 @record_options(PointOptions, BootstrapOptions, RuntimeOptions, defaults={"bootstrap": "1000"})
 @output_options
@@ -534,32 +587,56 @@ def _compare(gt: str, a: str, b: str, **o: Any) -> int:
     from .reporters import OutputFormat
     from .reporters.compare import render_compare
 
+    protected = (gt, a, b)
+    _check_output(o["output"], protected)
     if "," in o["protocol"]:
         raise UsageError("compare takes one protocol")
     options = EvalOptions(
         protocol=ProtocolOptions(protocol=o["protocol"]),
         **{slot: from_cli(SLOTS[slot], o) for slot in ("point", "bootstrap", "runtime")},
     )
+    options = EvalOptions.of(options, keep_accumulation=False)
     gt_ds = load(gt, "gt")
     show = not o["quiet"] and o["out_format"] not in ("json", "csv")
     with _cluster(options, show) as client:
         ra = evaluate(gt_ds, a, options, client=client)
         rb = evaluate(gt_ds, b, options, client=client)
     _warn(list(dict.fromkeys(ra.warnings + rb.warnings)), o["quiet"])
-    _emit(render_compare(compare(ra, rb), OutputFormat(o["out_format"]), a, b), o["output"])
+    fmt = OutputFormat(o["out_format"])
+    _emit(render_compare(compare(ra, rb), fmt, a, b), o["output"], protected, fmt.value)
     return 0
 
 
-def _emit(text: str, output: str | None) -> None:
-    if output:
-        write_whole(output, text)
-    else:
-        click.echo(text, nl=False)
+def _emit(text: str, output: str | None, protected: Sequence[str | None], fmt: str) -> None:
+    """The report to ``-o FILE`` (never over an input) or to stdout.
+
+    On stdout, ``fmt`` ``json`` is made inert for CI logs, ``csv`` stays as
+    it is (in CI, write CSV with ``-o``), and the others (table, markdown)
+    are escaped line by line for a terminal.
+    """
+    from .escape import json_for_logs
+    from .output import STDOUT_NAMES, write_output
+
+    if not output or output in STDOUT_NAMES:
+        if fmt == "json":
+            text = json_for_logs(text)
+        elif fmt != "csv":
+            text = terminal_text(text)
+    write_output(output or "-", text, protected=protected)
+
+
+def _check_output(output: str | None, protected: Sequence[str | None]) -> None:
+    """Refuse a bad ``-o`` before any work (it is checked again when written)."""
+    from .output import STDERR_NAMES, STDOUT_NAMES, check_output_path
+
+    if output and output not in STDOUT_NAMES | STDERR_NAMES:
+        check_output_path(output, protected)
 
 
 def _annotate(lines: Sequence[str], stdout_taken: bool) -> None:
     # Workflow commands are read from stdout; when stdout carries JSON/CSV
-    # they go to stderr instead, so the payload stays parseable.
+    # they go to stderr instead, so the payload stays parseable.  Each line
+    # is built by escape.workflow_command: data cannot start another.
     for line in lines:
         click.echo(line, err=stdout_taken)
 
@@ -572,7 +649,7 @@ def _warn(warnings: Sequence[str], quiet: bool) -> None:
     for w in warnings:
         # A doubt says the numbers may be wrong (--strict exits 1 on it).
         kind = "warning (doubt)" if is_doubt(w) else "warning"
-        click.echo(f"iou-eval: {kind}: {w}", err=True)
+        say(f"iou-eval: {kind}: {w}")
 
 
 def _lenient(options: EvalOptions) -> tuple[bool, EvalOptions]:
@@ -590,10 +667,9 @@ def _strict_doubts(strict: bool, warnings: Sequence[str]) -> int:
 
     found = list(dict.fromkeys(doubts_of(warnings))) if strict else []
     if found:
-        click.echo(
+        say(
             f"iou-eval: error: --strict: {len(found)} doubt(s) about the input (see the "
-            "warnings above); exit code 1",
-            err=True,
+            "warnings above); exit code 1"
         )
     return len(found)
 
@@ -628,9 +704,9 @@ Examples:
     help="IoU, or torchvision's generalized / distance / complete IoU.",
 )  # fmt: skip
 @click.option("--plus-one", is_flag=True, help="Pascal VOC pixels: width = x2 - x1 + 1.")
-@click.option("--a", "a_file", type=click.Path(), metavar="FILE", help="Rows: boxes (CSV or JSON).")
+@click.option("--a", "a_file", type=INPUT_PATH, metavar="FILE", help="Rows: boxes (CSV or JSON).")
 @click.option(
-    "--b", "b_file", type=click.Path(), metavar="FILE", help="Columns: boxes (CSV or JSON)."
+    "--b", "b_file", type=INPUT_PATH, metavar="FILE", help="Columns: boxes (CSV or JSON)."
 )
 @output_options
 def iou_command(boxes: tuple[str, ...], **o: Any) -> None:
@@ -671,18 +747,26 @@ def _iou(boxes: tuple[str, ...], **o: Any) -> int:
     from . import iou
     from .calculator import render_matrix, render_value
 
+    protected = (o["a_file"], o["b_file"])
+    _check_output(o["output"], protected)
     a, b, single = _iou_inputs(boxes, o)
     settings = {"kind": o["kind"], "box_format": o["box_format"], "plus_one": o["plus_one"]}
     if single:
         value = iou.boxes(a[0], a[1], o["box_format"], o["kind"], o["plus_one"])
-        _emit(render_value(float(value), o["out_format"], settings), o["output"])
+        _emit(
+            render_value(float(value), o["out_format"], settings),
+            o["output"], protected, o["out_format"],
+        )  # fmt: skip
         return 0
     try:
         matrix = np.asarray(iou.boxes(a, b, o["box_format"], o["kind"], o["plus_one"]))
     except iou.ArgumentError as exc:
         side = o["a_file"] if exc.message.startswith("a[") else o["b_file"]
         raise InputError(side, exc.message, hint=exc.hint) from None
-    _emit(render_matrix(matrix, o["out_format"], settings), o["output"])
+    _emit(
+        render_matrix(matrix, o["out_format"], settings),
+        o["output"], protected, o["out_format"],
+    )  # fmt: skip
     return 0
 
 
@@ -701,21 +785,21 @@ Examples:
 Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
 """,
 )
-@click.argument("gt_dir", metavar="GT_DIR", type=click.Path())
-@click.argument("pred_dir", metavar="PRED_DIR", type=click.Path())
+@click.argument("gt_dir", metavar="GT_DIR", type=INPUT_PATH)
+@click.argument("pred_dir", metavar="PRED_DIR", type=INPUT_PATH)
 @click.option(
     "--num-classes",
-    type=click.IntRange(min=1),
+    type=StrictInt(low=1, high=1 << 16),
     metavar="N",
     help="Classes 0..N-1 (default: the count of --names, else the largest label seen + 1).",
 )
 @click.option(
-    "--names", "names_file", type=click.Path(), metavar="FILE",
+    "--names", "names_file", type=INPUT_PATH, metavar="FILE",
     help="Class names, one per line: line i names label i.",
 )  # fmt: skip
 @click.option(
     "--ignore-index",
-    type=int,
+    type=StrictInt(low=0, high=(1 << 16) - 1),
     default=255,
     show_default=True,
     help="Ground-truth label whose pixels are not scored.",
@@ -751,6 +835,8 @@ def _semseg(gt_dir: str, pred_dir: str, **o: Any) -> int:
     from .reporters.semseg import render_semseg
     from .semseg import check_gates, evaluate_pairing, pair_files, validate_gate
 
+    protected = (gt_dir, pred_dir, o["names_file"])
+    _check_output(o["output"], protected)
     gates = [validate_gate(parse_gate(t)) for t in o["fail_under"]]
     names = list(read_names(o["names_file"])) if o["names_file"] else None
     fmt = OutputFormat(o["out_format"])
@@ -767,7 +853,7 @@ def _semseg(gt_dir: str, pred_dir: str, **o: Any) -> int:
             bar.close()
     result.checks = check_gates(result, gates)
     _warn(result.warnings, o["quiet"])
-    _emit(render_semseg(result, fmt), o["output"])
+    _emit(render_semseg(result, fmt), o["output"], protected, fmt.value)
     return Outcome(failed_checks=sum(not c.passed for c in result.checks)).exit_code
 
 

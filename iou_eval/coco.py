@@ -19,7 +19,7 @@ from .accumulate import AccumulationInputs, CocoArrays, accumulate_coco, summari
 from .dataset import Dataset
 from .geometry import Geometry, IouType, geometry_for
 from .matching import Matches, ignored_per_range, match_coco
-from .ordering import distinct, group_score_order, score_rank
+from .ordering import distinct, group_score_order, narrow_index, score_rank
 from .protocols import Protocol
 from .reconcile import Alignment
 from .resample import CocoResampler
@@ -103,7 +103,7 @@ class CocoEvaluation:
     arrays: CocoArrays
     summary: dict[str, float | None]
     point: OperatingPoint
-    accumulation: AccumulationInputs
+    accumulation: AccumulationInputs | None
 
     @cached_property
     def resampler(self) -> CocoResampler:
@@ -118,8 +118,11 @@ class CocoEvaluation:
         per-class table defines it: IoU .50:.95, area all, last maxDets;
         ``[K]`` with NaN where undefined.  The numbers of
         ``accumulate_coco(self.accumulation, image_weight)``, bit for bit, as
-        weighted sums over the matches (:mod:`iou_eval.resample`).
+        weighted sums over the matches (:mod:`iou_eval.resample`).  Needs the
+        accumulation's inputs (``run_coco(..., keep_accumulation=True)``).
         """
+        if self.accumulation is None:
+            raise ValueError("this evaluation did not keep its accumulation inputs")
         arrays = self.resampler(image_weight)
         return summarize(arrays, self.protocol), class_ap(arrays)
 
@@ -163,9 +166,12 @@ def _groups(gt: Dataset, pred: Dataset, k: int, class_agnostic: bool):
         gt_order = gt.category_idx * max(len(gt), 1) + np.arange(len(gt))
         dt_order = pred.category_idx * max(len(pred), 1) + np.arange(len(pred))
         return gt.image_idx, pred.image_idx, gt_order, dt_order, n_img
-    gt_group = gt.image_idx * k + gt.category_idx
-    dt_group = pred.image_idx * k + pred.category_idx
-    return gt_group, dt_group, np.arange(len(gt)), np.arange(len(pred)), n_img * k
+    # int64 while computing (I * K may pass 2**31), int32 kept where it fits.
+    gt_group = gt.image_idx.astype(np.int64) * k + gt.category_idx
+    dt_group = narrow_index(pred.image_idx.astype(np.int64) * k + pred.category_idx)
+    # Tie order is file order: row numbers, int32 where they fit.
+    rows = narrow_index(np.arange(max(len(gt), len(pred)), dtype=np.int64))
+    return gt_group, dt_group, rows[: len(gt)], rows[: len(pred)], n_img * k
 
 
 def prepare(
@@ -175,7 +181,7 @@ def prepare(
     gt, pred = alignment.gt, alignment.pred
     k = alignment.n_categories
     # pycocotools drops predictions whose category the ground truth lacks.
-    scored_rows = np.flatnonzero(pred.category_idx < k)
+    scored_rows = narrow_index(np.flatnonzero(pred.category_idx < k))
     if len(scored_rows) != len(pred):
         pred = pred.take(scored_rows)
     gt_group, dt_group, gt_order, dt_order, n_groups = _groups(gt, pred, k, protocol.class_agnostic)
@@ -225,6 +231,8 @@ def accumulation_inputs(
         gt_cat = s.gt.category_idx
         n_k = s.n_categories
     dt_score = s.pred.scores[m.dt_rows]
+    # Index columns as int32 where they fit: they live as long as the result.
+    dt_cat, dt_image = narrow_index(dt_cat), narrow_index(s.pred.image_idx[m.dt_rows])
     return AccumulationInputs(
         outside=m.outside,
         rec_lane=m.lane,
@@ -235,7 +243,7 @@ def accumulation_inputs(
         n_thresholds=len(s.protocol.iou_thresholds),
         dt_score=dt_score,
         dt_category=dt_cat,
-        dt_image=s.pred.image_idx[m.dt_rows],
+        dt_image=dt_image,
         dt_rank=m.dt_rank,
         gt_category=gt_cat,
         gt_ignore=m.gt_ignore,
@@ -244,7 +252,7 @@ def accumulation_inputs(
         recall_thresholds=np.asarray(s.protocol.recall_thresholds, dtype=np.float64),
         gt_image=s.gt.image_idx,
         # Kept for bootstrap replicates, which then need not sort again.
-        order=group_score_order(dt_cat, dt_score, rank) if order is None else order,
+        order=narrow_index(group_score_order(dt_cat, dt_score, rank) if order is None else order),
     )
 
 
@@ -315,10 +323,10 @@ def operating_point(s: CocoSetup, m: Matches, order: np.ndarray, iou_thr: float)
     match_iou[hit] = s.geometry.pair(m.dt_rows[hit], match_gt[hit])
     return OperatingPoint(
         iou_thr=iou_thr,
-        dt_rows=s.scored_rows[m.dt_rows],
+        dt_rows=narrow_index(s.scored_rows[m.dt_rows]),
         tp=tp,
         fp=fp,
-        match_gt=match_gt,
+        match_gt=narrow_index(match_gt),
         match_iou=match_iou,
         gt_counts=~m.gt_ignore[0],
         # The count tables' classes are the categories unless class-agnostic.
@@ -332,6 +340,7 @@ def run_coco(
     iou_thr: float = 0.5,
     workers: int = 1,
     executor: PartExecutor | None = None,
+    keep_accumulation: bool = True,
 ) -> CocoEvaluation:
     """Evaluate under COCO rules; ``iou_thr`` picks the operating point of the count tables.
 
@@ -339,10 +348,17 @@ def run_coco(
     :func:`iou_eval.segm.with_masks` encoded).  With ``workers > 1`` (and
     enough predictions) categories are matched and accumulated in that many
     processes, or by ``executor`` (a Dask cluster); the results are identical.
+    ``keep_accumulation``: keep what bootstrap replicates re-accumulate
+    (about 40 bytes a prediction).
     """
     from .partition import match_in_parts
+    from .point_parts import point_in_parts
 
     setup = prepare(alignment, protocol, iou_thr, protocol.iou_type)
+    if not keep_accumulation and executor is None:
+        # Bounded parts that keep only the arrays and the operating point.
+        arrays, point = point_in_parts(setup, workers, iou_thr)
+        return CocoEvaluation(protocol, arrays, summarize(arrays, protocol), point, None)
     m, arrays, order = match_in_parts(setup, workers, executor)
     return CocoEvaluation(
         protocol=protocol,

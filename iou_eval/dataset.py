@@ -17,6 +17,7 @@ import numpy as np
 
 from .boxes import BoxFormat, box_sizes, to_xyxy
 from .errors import InputError
+from .ordering import narrow_index
 
 Key = int | str
 
@@ -38,7 +39,10 @@ def normalize_id(value: Any) -> Key:
         raise ValueError(f"expected an integer id, got {value!r}")
     if isinstance(value, str):
         text = value.strip()
-        if text and (text.isdigit() or (text[0] in "+-" and text[1:].isdigit())):
+        # ASCII digits only: '1²' and '١٠' pass str.isdigit() but are names, not
+        # numbers; beyond 4,000 digits int() refuses (Python's own limit): a name too.
+        numeric = text.isdigit() or (text[:1] in ("+", "-") and text[1:].isdigit())
+        if numeric and text.isascii() and len(text) <= 4000:
             return int(text)
         return value
     raise ValueError(f"expected an integer or a string, got {type(value).__name__}")
@@ -168,29 +172,31 @@ class Dataset:
 
     def __post_init__(self) -> None:
         n = len(self.image_idx)
-        expect = {
-            "image_idx": (np.int64, (n,)),
-            "category_idx": (np.int64, (n,)),
-            "xyxy": (np.float64, (n, 4)),
-            "bbox_area": (np.float64, (n,)),
-            "area": (np.float64, (n,)),
-            "is_crowd": (np.bool_, (n,)),
-            "ignore": (np.bool_, (n,)),
-            "ann_id": (np.int64, (n,)),
-            "origin": (np.int64, (n,)),
-            "origin_file": (np.int32, (n,)),
+        # Index columns are int32 where their values fit (ordering.narrow_index),
+        # else int64: at ten million rows each int64 column is 80 MB.
+        index = (np.int32, np.int64)
+        expect: dict[str, tuple[tuple[type, ...], tuple[int, ...]]] = {
+            "image_idx": (index, (n,)),
+            "category_idx": (index, (n,)),
+            "xyxy": ((np.float64,), (n, 4)),
+            "bbox_area": ((np.float64,), (n,)),
+            "area": ((np.float64,), (n,)),
+            "is_crowd": ((np.bool_,), (n,)),
+            "ignore": ((np.bool_,), (n,)),
+            "ann_id": (index, (n,)),
+            "origin": (index, (n,)),
+            "origin_file": ((np.int32,), (n,)),
         }
         if self.score is not None:
-            expect["score"] = (np.float64, (n,))
-        for name, (dtype, shape) in expect.items():
+            expect["score"] = ((np.float64,), (n,))
+        for name, (dtypes, shape) in expect.items():
             arr = getattr(self, name)
-            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.shape != shape:
+            if not isinstance(arr, np.ndarray) or arr.dtype not in dtypes or arr.shape != shape:
                 found = (
                     f"{arr.dtype}{arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
                 )
-                raise ValueError(
-                    f"Dataset.{name}: expected {np.dtype(dtype)}{shape}, found {found}"
-                )
+                wanted = " or ".join(str(np.dtype(d)) for d in dtypes)
+                raise ValueError(f"Dataset.{name}: expected {wanted}{shape}, found {found}")
 
     def __len__(self) -> int:
         return len(self.image_idx)
@@ -343,7 +349,9 @@ def assemble(
     """
     n = len(image_idx)
     boxes = np.asarray(boxes, dtype=np.float64).reshape(n, 4)
-    origin = np.arange(n, dtype=np.int64) if origin is None else origin.astype(np.int64)
+    origin = narrow_index(
+        np.arange(n, dtype=np.int64) if origin is None else origin.astype(np.int64)
+    )
     origin_file = (
         np.zeros(n, dtype=np.int32) if origin_file is None else origin_file.astype(np.int32)
     )
@@ -375,15 +383,15 @@ def assemble(
         format=fmt,
         images=images,
         categories=categories,
-        image_idx=np.asarray(image_idx, dtype=np.int64),
-        category_idx=np.asarray(category_idx, dtype=np.int64),
+        image_idx=narrow_index(np.asarray(image_idx, dtype=np.int64)),
+        category_idx=narrow_index(np.asarray(category_idx, dtype=np.int64)),
         xyxy=xyxy,
         bbox_area=bbox_area,
         area=area_col,
         is_crowd=flags(is_crowd),
         ignore=flags(ignore),
         ann_id=(
-            np.arange(1, n + 1, dtype=np.int64)
+            narrow_index(np.arange(1, n + 1, dtype=np.int64))
             if ann_id is None
             else np.asarray(ann_id, dtype=np.int64)
         ),

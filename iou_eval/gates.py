@@ -12,7 +12,6 @@ and never on a zero-width interval (no evidence either way).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -85,40 +84,25 @@ class Check:
 
 
 def parse_gate(text: str) -> Gate:
+    from .escape import excerpt
+    from .numbers import parse_float
+
     m = _GATE.match(text)
     if not m:
         raise UsageError(
             f"--fail-under: expected METRIC=VALUE such as AP=0.45, AP[person]=0.5, "
-            f"voc12:mAP=0.7 or AP@night=0.4, got {text!r}"
+            f"voc12:mAP=0.7 or AP@night=0.4, got {excerpt(text)}"
         )
-    try:
-        value = float(m.group("value"))
-    except ValueError:
-        raise UsageError(
-            f"--fail-under: {m.group('value')!r} is not a number in {text!r}"
-        ) from None
+    value = parse_float(m.group("value"), f"--fail-under {excerpt(text.strip())}")
     if m.group("cls") is not None and m.group("slice") is not None:
         raise UsageError(
-            f"--fail-under {text.strip()!r}: a slice has summary metrics only "
+            f"--fail-under {excerpt(text.strip())}: a slice has summary metrics only "
             f"(AP@{m.group('slice').strip()}=..., not per class)"
         )
     where = m.group("slice").strip() if m.group("slice") is not None else None
     return Gate(
         text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"), where or None
     )
-
-
-def parse_max_drop(text: str) -> tuple[float, bool]:
-    """``0.01`` (absolute) or ``2%`` (relative) -> (amount, relative)."""
-    t = text.strip()
-    relative = t.endswith("%")
-    try:
-        value = float(t[:-1] if relative else t)
-    except ValueError:
-        raise UsageError(f"--max-drop: expected a number like 0.01 or 2%, got {text!r}") from None
-    if value < 0:
-        raise UsageError(f"--max-drop must not be negative, got {text!r}")
-    return (value / 100.0 if relative else value), relative
 
 
 def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
@@ -214,26 +198,11 @@ def check_gates(
 
 
 def load_baseline(path: str) -> dict[str, Any]:
-    from .loaders.common import read_bytes
+    from .baseline import check_baseline
+    from .loaders.common import decode_json, read_bytes
 
-    data = read_bytes(path)
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            path, f"malformed JSON: {exc.msg}", where=f"{exc.lineno}:{exc.colno}"
-        ) from None
-    if not isinstance(doc, dict) or "schema_version" not in doc or "summary" not in doc:
-        raise InputError(
-            path,
-            "not an iou-eval result: expected a JSON object with schema_version and summary",
-            hint="write one with: iou-eval GT PRED --format json -o baseline.json",
-        )
-    if doc["schema_version"] != 1:
-        raise InputError(
-            path, f"schema_version {doc['schema_version']!r} is not supported (expected 1)"
-        )
-    return doc
+    doc = decode_json(read_bytes(path), path)
+    return check_baseline(doc, path)
 
 
 def _blocks(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -339,11 +308,17 @@ def _interval(values: np.ndarray, level: float) -> tuple[float, float] | None:
 
 
 def github_annotations(checks: list[Check]) -> list[str]:
-    """``::error::`` workflow commands for the checks that failed."""
+    """``::error::`` workflow commands for the checks that failed.
+
+    Built by :func:`escape.workflow_command`: a class name in a check's name
+    cannot end the command or start another.
+    """
+    from .escape import workflow_command
+
     lines = []
     for c in checks:
         if c.passed:
             continue
         title = "iou-eval gate" if c.kind == "gate" else "iou-eval regression"
-        lines.append(f"::error title={title}::{c.name}: {c.reason}")
+        lines.append(workflow_command("error", f"{c.name}: {c.reason}", title=title))
     return lines

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .geometry import Geometry
-from .ordering import group_score_order
+from .ordering import group_score_order, narrow_index
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,10 @@ def rank_predictions(
     d_starts = _group_starts(d_groups, n_groups)
     rank = np.arange(len(dt_sorted)) - d_starts[d_groups]
     keep = rank < max_det
-    return Ranked(rows=dt_sorted[keep], groups=d_groups[keep], rank=rank[keep])
+    # Rows and ranks are kept for the whole evaluation: int32 where they fit.
+    return Ranked(
+        rows=narrow_index(dt_sorted[keep]), groups=d_groups[keep], rank=narrow_index(rank[keep])
+    )
 
 
 @dataclass(frozen=True)
@@ -275,15 +278,19 @@ def greedy_rounds(
             )  # fmt: skip
             lane, col = np.nonzero(win)
             won = pg[sel][col]
-            rec_lane.append(lane)
-            rec_dt.append(pd[sel][col])
-            rec_gt.append(won)
             reusable = gt_crowd[won]
             taken[lane[~reusable], won[~reusable]] = True
+            # int32 records, narrowed round by round: tens of millions of
+            # them at scale, never all held as int64.
+            rec_lane.append(lane.astype(np.int32))
+            rec_dt.append(pd[sel][col].astype(np.int32))
+            rec_gt.append(won.astype(np.int32))
+            del lane, col, won, win
 
     def cat(parts: list[np.ndarray]) -> np.ndarray:
-        # int32 records: a few million of them in a COCO-sized run.
-        return np.concatenate(parts).astype(np.int32) if parts else np.zeros(0, dtype=np.int32)
+        out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+        parts.clear()
+        return out
 
     return cat(rec_lane), cat(rec_dt), cat(rec_gt)
 

@@ -24,8 +24,8 @@ refuse what could not have been meant:
   (pycocotools' 1e5**2); ``0 <= lo < hi``, finite; labels unique, not ``all``.
 - ``--image-size``: ``WIDTHxHEIGHT``, both finite and positive.
 - ``--max-drop``: ``0.01`` or ``2%``, finite and not negative.
-- ``--workers``: 0 (one per core) to :data:`MAX_WORKERS`; ``--seed``: 0 to
-  2**32 - 1 (it is stored in JSON baselines; larger integers lose
+- ``--workers``: 0 (one per core) to :data:`MAX_WORKERS`; ``--bootstrap``: 0
+  to :data:`MAX_BOOTSTRAP`; ``--seed``: 0 to 2**32 - 1 (it is stored in JSON baselines; larger integers lose
   precision in some JSON readers).
 
 Blank items in comma lists are skipped, as before (``0.5,`` is ``0.5``).
@@ -34,6 +34,7 @@ Blank items in comma lists are skipped, as before (``0.5,`` is ``0.5``).
 from __future__ import annotations
 
 import math
+import numbers as _abc  # the standard library's number classes
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_THRESHOLDS = 1000
 MAX_DETS_HIGH = 10**9
 MAX_WORKERS = 256
+MAX_BOOTSTRAP = 1_000_000
 MAX_SEED = 2**32 - 1
 COCO_AREA_MAX = 1e5**2  # pycocotools' upper bound of the "all" and "large" ranges
 
@@ -54,9 +56,10 @@ _FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _INT = re.compile(r"[+-]?\d+", re.ASCII)
 _SPECIAL = {"nan": math.nan, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf,
             "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf}  # fmt: skip
-# Ten thousand digits is far beyond any option; a longer token is refused
+# Four thousand digits is far beyond any option (and below int()'s own limit of
+# 4,300); a longer token is refused
 # before int() spends time on it.
-_MAX_DIGITS = 10_000
+_MAX_DIGITS = 4_000
 
 
 def _fmt(v: float) -> str:
@@ -300,9 +303,13 @@ def has_non_ascii_digit(text: str) -> bool:
     return not text.isascii() and any(ch.isdigit() and not ch.isascii() for ch in text)
 
 
-def _got(text: str) -> str:
+def quote_token(text: str) -> str:
+    """A token for an error message: a short escaped excerpt, and why Unicode digits fail."""
     note = " (digits must be ASCII 0-9)" if has_non_ascii_digit(text) else ""
     return excerpt(text) + note
+
+
+_got = quote_token
 
 
 def parse_field_float(
@@ -319,6 +326,30 @@ def parse_field_float(
         raise InputError(path, exc.message, where=where) from None
 
 
+def first_loose_number(tokens: Sequence[str]) -> int:
+    """Index of the first token that ``float()`` (and numpy) would read but the strict syntax refuses.
+
+    ``'١٠'`` (Arabic-Indic digits), ``'１0'`` (full-width), ``'1_0'``
+    (underscores) and non-ASCII spaces around a number: Python reads them
+    all as numbers; a data file's number is ASCII.  -1 when there is none.
+    Only tokens with a non-ASCII character or an underscore are looked at,
+    so an ASCII column costs one scan of its joined text.
+    """
+    joined = "".join(tokens)
+    if joined.isascii() and "_" not in joined:
+        return -1
+    for i, t in enumerate(tokens):
+        if (not t.isascii() or "_" in t) and not is_number_token(t):
+            return i
+    return -1
+
+
+def is_number_token(token: str) -> bool:
+    """Whether ``token`` is a number in the strict syntax (``nan``/``inf`` included)."""
+    t = token.strip(" \t\r\n")
+    return t.lower() in _SPECIAL or (len(t) <= _MAX_DIGITS and _FLOAT.fullmatch(t) is not None)
+
+
 def first_non_ascii(tokens: Sequence[str]) -> int:
     """Index of the first token with a non-ASCII character, or -1.
 
@@ -330,3 +361,29 @@ def first_non_ascii(tokens: Sequence[str]) -> int:
         if not t.isascii():
             return i
     return -1
+
+
+def check_number(
+    value: object,
+    what: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    integer: bool = False,
+) -> float:
+    """A value given through the Python API (not text): a finite real number within [low, high].
+
+    Booleans, NaN, infinities and (with ``integer``) fractions are refused
+    with the same :class:`UsageError` the command line gives.  Returns the
+    value as float (int with ``integer``).
+    """
+    kind = "an integer" if integer else "a finite number"
+    expected = _expected(kind, low, high, False, False)
+    ok = isinstance(value, _abc.Real) and not isinstance(value, bool)
+    if ok:
+        as_float = float(value)  # type: ignore[arg-type]
+        ok = math.isfinite(as_float) and (not integer or as_float.is_integer())
+        ok = ok and _in_range(as_float, low, high, False, False)
+    if not ok:
+        raise UsageError(f"{what}: expected {expected}, got {for_terminal(repr(value))}")
+    return int(value) if integer else float(value)  # type: ignore[call-overload]

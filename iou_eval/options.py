@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from . import numbers
 from .errors import InputError, UsageError
 
 
@@ -51,91 +52,51 @@ def option(default: Any, cli: Cli | None = None) -> Any:
 
 
 # -- parsing of option text ----------------------------------------------------
-
-
-def _number(text: str, what: str) -> float:
-    """A finite float written with ASCII characters only (``²`` and ``٣`` are refused)."""
-    t = text.strip()
-    if not t or not t.isascii():
-        raise UsageError(f"{what}: expected a number, got {text!r}")
-    try:
-        value = float(t)
-    except ValueError:
-        raise UsageError(f"{what}: expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise UsageError(f"{what}: expected a finite number, got {text!r}")
-    return value
-
-
-def parse_float_list(text: str, what: str) -> tuple[float, ...]:
-    """``"0.5,0.75"`` or pycocotools' ``start:stop:step`` grid."""
-    import numpy as np
-
-    if ":" in text:
-        parts = text.split(":")
-        if len(parts) != 3:
-            raise UsageError(f"{what}: expected start:stop:step, got {text!r}")
-        start, stop, step = (_number(x, what) for x in parts)
-        if step <= 0 or stop < start:
-            raise UsageError(f"{what}: expected start <= stop and step > 0, got {text!r}")
-        # The same expression pycocotools uses, so 0.5:0.95:0.05 gives the
-        # very same floats.
-        n = int(np.round((stop - start) / step)) + 1
-        return tuple(float(v) for v in np.linspace(start, stop, n, endpoint=True))
-    values = tuple(_number(x, what) for x in text.split(",") if x.strip())
-    if not values:
-        raise UsageError(f"{what}: expected at least one number, got {text!r}")
-    return values
+# One strict parser per kind lives in iou_eval.numbers (ASCII digits, finite,
+# ranges checked, the option named); these adapt them to the records' types.
 
 
 def parse_iou_thresholds(text: str) -> tuple[float, ...]:
-    return parse_float_list(text, "--iou-thresholds")
+    return tuple(numbers.parse_iou_thresholds(text))
 
 
 def parse_max_dets(text: str) -> tuple[int, ...]:
-    values = parse_float_list(text, "--max-dets")
-    if any(m < 1 or m != int(m) or m > 1e9 for m in values):
-        raise UsageError(f"--max-dets: expected positive integers, got {text!r}")
-    return tuple(int(m) for m in values)
+    return tuple(numbers.parse_max_dets(text))
 
 
 def parse_area_ranges(text: str) -> tuple[Any, ...]:
     """``small=0:1024,medium=1024:9216,large=9216:inf`` (``inf`` is pycocotools' 1e5**2)."""
-    from .protocols import AreaRange
-
-    out = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        label, _, bounds = part.partition("=")
-        lo_s, colon, hi_s = bounds.partition(":")
-        if not label.strip() or not colon:
-            raise UsageError(
-                f"--area-ranges: expected label=lo:hi items like small=0:1024, got {part!r}"
-            )
-        lo = _number(lo_s, "--area-ranges")
-        hi = 1e5**2 if hi_s.strip().lower() in ("inf", "max") else _number(hi_s, "--area-ranges")
-        out.append(AreaRange(label.strip(), lo, hi))
-    if not out:
-        raise UsageError(f"--area-ranges: expected label=lo:hi items, got {text!r}")
-    return tuple(out)
+    return tuple(numbers.parse_area_ranges(text))
 
 
 def parse_image_size(text: str) -> tuple[float, float]:
-    w_s, x, h_s = text.lower().partition("x")
-    if not x:
-        raise UsageError(f"--image-size: expected WIDTHxHEIGHT like 640x480, got {text!r}")
-    return (_number(w_s, "--image-size"), _number(h_s, "--image-size"))
+    return numbers.parse_image_size(text)
+
+
+def _parse_iou_thr(text: str) -> float:
+    return numbers.parse_unit_interval(text, "--iou-thr")
+
+
+def _parse_score_thr(text: str) -> float:
+    return numbers.parse_float(text, "--score-thr")
+
+
+def _parse_bootstrap(text: str) -> int:
+    return numbers.parse_int(text, "--bootstrap", low=0, high=numbers.MAX_BOOTSTRAP)
 
 
 def read_names(path: str) -> tuple[str, ...]:
     """Class names, one per line (blank lines skipped)."""
+    from .escape import excerpt
     from .loaders.common import read_bytes
+    from .source import decode_text
 
-    text = read_bytes(path).decode("utf-8-sig", errors="replace")
+    text = decode_text(read_bytes(path), path)  # not UTF-8: an error at line:column
     names = [ln.strip() for ln in text.splitlines() if ln.strip()]
     seen: set[str] = set()
     for n in names:
         if n in seen:
-            raise InputError(path, f"class name {n!r} is listed twice")
+            raise InputError(path, f"class name {excerpt(n)} is listed twice")
         seen.add(n)
     return tuple(names)
 
@@ -334,14 +295,24 @@ class ProtocolOptions:
             )
         object.__setattr__(self, "iou_type", types)
         if self.iou_thresholds is not None:
-            t = tuple(float(x) for x in self.iou_thresholds)
-            if not t or any(not (0 <= x <= 1) for x in t):
-                raise UsageError(f"--iou-thresholds: thresholds must lie in [0, 1], got {t}")
+            t = tuple(
+                numbers.check_number(x, "--iou-thresholds", low=0, high=1)
+                for x in self.iou_thresholds
+            )
+            if not t or len(t) > numbers.MAX_THRESHOLDS or len(set(t)) != len(t):
+                raise UsageError(
+                    f"--iou-thresholds: expected 1 to {numbers.MAX_THRESHOLDS} distinct "
+                    f"thresholds, got {len(t)} ({len(set(t))} distinct)"
+                )
             object.__setattr__(self, "iou_thresholds", t)
         if self.max_dets is not None:
-            md = tuple(int(m) for m in self.max_dets)
-            if not md or any(m < 1 for m in md):
-                raise UsageError(f"--max-dets: expected positive integers, got {md}")
+            md = tuple(
+                int(numbers.check_number(m, "--max-dets", low=1, high=numbers.MAX_DETS_HIGH,
+                                         integer=True))
+                for m in self.max_dets
+            )  # fmt: skip
+            if not md:
+                raise UsageError("--max-dets: expected at least one cap such as 1,10,100")
             object.__setattr__(self, "max_dets", md)
         if self.area_ranges is not None:
             self._check_area_ranges()
@@ -351,8 +322,13 @@ class ProtocolOptions:
         for r in ranges:
             if r.label == "all":
                 raise UsageError("--area-ranges: 'all' is always evaluated; name the other ranges")
-            if not (math.isfinite(r.lo) and math.isfinite(r.hi)) or r.lo < 0 or r.hi < r.lo:
-                raise UsageError(f"--area-ranges: {r.label} needs 0 <= lo <= hi, got {r.lo}:{r.hi}")
+            lo = numbers.check_number(r.lo, f"--area-ranges {r.label} lower bound", low=0)
+            hi = numbers.check_number(r.hi, f"--area-ranges {r.label} upper bound", low=0)
+            if not lo < hi:
+                raise UsageError(f"--area-ranges: {r.label} needs lo < hi, got {lo:g}:{hi:g}")
+        labels = [r.label for r in ranges]
+        if len(set(labels)) != len(labels):
+            raise UsageError("--area-ranges: each label must be unique")
         object.__setattr__(self, "area_ranges", ranges)
 
     def build(self) -> list[Any]:
@@ -373,17 +349,14 @@ class PointOptions:
 
     iou_thr: float = option(0.5, Cli(
         "--iou-thr", "IoU threshold of the per-class and per-image counts (VOC: of the AP).",
-        parse=lambda t: _number(t, "--iou-thr"), cli_default="0.5", metavar="X"))  # fmt: skip
+        parse=_parse_iou_thr, cli_default="0.5", metavar="X"))  # fmt: skip
     score_thr: float = option(0.0, Cli(
         "--score-thr", "Predictions below this score are left out of the counts.",
-        parse=lambda t: _number(t, "--score-thr"), cli_default="0", metavar="X"))  # fmt: skip
+        parse=_parse_score_thr, cli_default="0", metavar="X"))  # fmt: skip
 
     def __post_init__(self) -> None:
-        for flag, v in (("--iou-thr", self.iou_thr), ("--score-thr", self.score_thr)):
-            if not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise UsageError(f"{flag}: expected a finite number, got {v!r}")
-        if not 0 <= self.iou_thr <= 1:
-            raise UsageError(f"--iou-thr must lie in [0, 1], got {self.iou_thr}")
+        numbers.check_number(self.iou_thr, "--iou-thr", low=0, high=1)
+        numbers.check_number(self.score_thr, "--score-thr")
 
 
 @dataclass(frozen=True)
@@ -392,24 +365,23 @@ class BootstrapOptions:
 
     bootstrap: int = option(0, Cli(
         "--bootstrap", "Resample images N times for confidence intervals of the summary metrics.",
-        parse=lambda t: _count(t, "--bootstrap"), metavar="N"))  # fmt: skip
+        parse=_parse_bootstrap, metavar="N"))  # fmt: skip
     seed: int = option(0, Cli(
-        "--seed", "Seed of --bootstrap.", parse=lambda t: _count(t, "--seed"),
+        "--seed", "Seed of --bootstrap.", parse=numbers.parse_seed,
         cli_default="0"))  # fmt: skip
     confidence: float = option(0.95, Cli(
         "--confidence", "Coverage of the --bootstrap intervals.",
-        parse=lambda t: _number(t, "--confidence"), cli_default="0.95", metavar="X"))  # fmt: skip
+        parse=numbers.parse_confidence, cli_default="0.95", metavar="X"))  # fmt: skip
 
     def __post_init__(self) -> None:
-        if not 0.5 <= self.confidence <= 0.999:
-            raise UsageError(
-                f"--confidence: expected a value in [0.5, 0.999], got {self.confidence}"
-            )
-        if self.bootstrap < 0 or self.seed < 0:
-            raise UsageError("--bootstrap and --seed take non-negative integers")
+        numbers.check_number(self.confidence, "--confidence", low=0.5, high=0.999)
+        numbers.check_number(
+            self.bootstrap, "--bootstrap", low=0, high=numbers.MAX_BOOTSTRAP, integer=True
+        )
+        numbers.check_number(self.seed, "--seed", low=0, high=numbers.MAX_SEED, integer=True)
 
 
-MAX_WORKERS = 256
+MAX_WORKERS = numbers.MAX_WORKERS
 
 
 @dataclass(frozen=True)
@@ -418,16 +390,20 @@ class RuntimeOptions:
 
     workers: int = option(1, Cli(
         "--workers", "Processes to use (Linux; elsewhere one). Results do not depend on it.",
-        parse=lambda t: _count(t, "--workers"), short="-j", metavar="N",
+        parse=numbers.parse_workers, short="-j", metavar="N",
         envvar="IOU_EVAL_WORKERS", cli_default="0"))  # fmt: skip
     dask: str | None = option(None, Cli(
         "--dask", "Run on Dask: local[:N] starts N worker processes here (default 2); "
         "tcp://host:port uses a running scheduler. Results do not depend on it.",
         metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS"))  # fmt: skip
 
+    # Keep what bootstrap replicates and score plots read of the matches
+    # (about 40 bytes a prediction); the command line, which draws no plots,
+    # keeps it only for --bootstrap.
+    keep_accumulation: bool = option(True)
+
     def __post_init__(self) -> None:
-        if not 0 <= self.workers <= MAX_WORKERS:
-            raise UsageError(f"--workers: expected 0..{MAX_WORKERS}, got {self.workers}")
+        numbers.check_number(self.workers, "--workers", low=0, high=MAX_WORKERS, integer=True)
         if self.dask is not None:
             object.__setattr__(self, "dask", check_dask_address(self.dask))
 
@@ -492,7 +468,7 @@ class AnalysisOptions:
         "confused class pairs.", is_flag=True))  # fmt: skip
     confusion_score_thr: float = option(0.25, Cli(
         "--confusion-score-thr", "Score threshold of --confusion only (--score-thr is not "
-        "changed).", parse=lambda t: _number(t, "--confusion-score-thr"), cli_default="0.25",
+        "changed).", parse=lambda t: numbers.parse_float(t, "--confusion-score-thr"), cli_default="0.25",
         metavar="X"))  # fmt: skip
     calibration: bool = option(False, Cli(
         "--calibration", "Reliability bins and expected calibration error of the scores "

@@ -15,6 +15,7 @@ import contextlib
 import mmap
 import os
 import pickle
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -79,10 +80,12 @@ class Job:
                 stream.flush()
         store = _shared_file()
         r, w = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: compute, store, signal, and leave without cleanup
             code = 1
             try:
+                _end_with(parent)
                 os.close(r)
                 size = _store_result(store, fn, args)
                 os.write(w, size.to_bytes(8, "little"))
@@ -129,6 +132,26 @@ class Job:
         self._done = self._store = -1
         _, status = os.waitpid(self._pid, 0)
         return os.waitstatus_to_exitcode(status)
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _end_with(parent: int) -> None:
+    """In a forked child: be killed when ``parent`` ends, however it ends (SIGKILL included).
+
+    Linux's ``PR_SET_PDEATHSIG``; a child whose parent is already gone (it
+    died between the fork and here) leaves at once.  Elsewhere a no-op.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def start(fn: Callable[..., Any], *args: Any) -> Job:

@@ -130,7 +130,8 @@ def merge_matches(
     rows = np.concatenate([m.dt_rows for m in ms])
     ranks = np.concatenate([m.dt_rank for m in ms])
     # Each part is sorted by this key already: the stable sort merges runs.
-    order = np.argsort(dt_group[rows] * max_det + ranks, kind="stable")
+    # int64 key: groups and ranks may be int32, their product not.
+    order = np.argsort(dt_group[rows].astype(np.int64) * max_det + ranks, kind="stable")
     new_pos = np.empty(len(order), dtype=np.int64)
     new_pos[order] = np.arange(len(order))
     offsets = np.cumsum([0] + [len(m.dt_rows) for m in ms])[:-1].tolist()

@@ -196,7 +196,11 @@ def make_protocol(name: str, options: object | None = None, iou_type: str = "bbo
 
     o = options if isinstance(options, ProtocolOptions) else ProtocolOptions()
     if name not in BY_NAME:
-        raise UsageError(f"unknown protocol {name!r} (known: {', '.join(BY_NAME)})")
+        from .escape import excerpt
+
+        raise UsageError(
+            f"--protocol: unknown protocol {excerpt(name)} (known: {', '.join(BY_NAME)})"
+        )
     p = BY_NAME[name]()
     if iou_type != "bbox" and p.is_voc:
         raise UsageError(

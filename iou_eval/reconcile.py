@@ -20,7 +20,7 @@ import numpy as np
 from .dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id, sort_key
 from .doubts import Doubt, declare_hint
 from .errors import InputError
-from .ordering import distinct
+from .ordering import distinct, narrow_index
 
 
 def _norm(key: Key) -> Key:
@@ -171,8 +171,8 @@ def canonical(gt: Dataset) -> Dataset:
         gt,
         images=gt.images.select(np.asarray(img_order, dtype=np.int64)),
         categories=cats,
-        image_idx=img_new[gt.image_idx],
-        category_idx=cat_new[gt.category_idx],
+        image_idx=narrow_index(img_new[gt.image_idx]),
+        category_idx=narrow_index(cat_new[gt.category_idx]),
     )
 
 
@@ -365,8 +365,10 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
         kept,
         images=gt.images,
         categories=categories,
-        image_idx=kept_image,
-        category_idx=cat_map[kept.category_idx] if len(kept) else np.zeros(0, np.int64),
+        image_idx=narrow_index(kept_image),
+        category_idx=narrow_index(
+            cat_map[kept.category_idx] if len(kept) else np.zeros(0, np.int64)
+        ),
         warnings=(),
     )
     # Only two COCO files are something pycocotools would read.

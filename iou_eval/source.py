@@ -168,7 +168,13 @@ def _read_stdin(limit: int) -> Source:
     return _read_stream(STDIN, stream, limit, size=None)
 
 
-def _read_path(path: str, limit: int) -> Source:
+def check_input_path(path: str) -> os.stat_result:
+    """``path``'s status when it can be read as an input file; else the error a read would give.
+
+    For readers that look at a file before :func:`read_source` (format
+    detection): a device such as ``/dev/zero`` is refused before any byte
+    is read.
+    """
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -181,6 +187,11 @@ def _read_path(path: str, limit: int) -> Source:
         raise InputError(path, "a device, not a file: it would be read without end")
     if stat.S_ISSOCK(st.st_mode):
         raise InputError(path, "a socket, not a file")
+    return st
+
+
+def _read_path(path: str, limit: int) -> Source:
+    st = check_input_path(path)
     regular = stat.S_ISREG(st.st_mode)
     if regular and st.st_size > limit and not _gz_name(path):
         raise _too_large(path, limit, st.st_size)
@@ -315,17 +326,7 @@ def decode_text(data: bytes, path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        start = exc.start
-        line = data.count(b"\n", 0, start) + 1
-        line_start = data.rfind(b"\n", 0, start) + 1
-        column = len(data[line_start:start].decode("utf-8", "replace")) + 1
-        bad = data[start : max(exc.end, start + 1)][:4].hex(" ")
-        raise InputError(
-            display_name(path),
-            f"not valid UTF-8: byte {bad} ({exc.reason})",
-            where=f"{line}:{column}",
-            hint="save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
-        ) from None
+        raise _utf8_error(data, path, exc.start, exc.end, exc.reason) from None
 
 
 def read_head(path: str, n: int = 4096) -> bytes:
@@ -364,3 +365,47 @@ def read_head(path: str, n: int = 4096) -> bytes:
     if raw.startswith(UTF8_BOM):
         raw = raw[len(UTF8_BOM) :]
     return raw[:n]
+
+
+# Slices checked at a time by invalid_utf8: a copy of this size at most.
+_UTF8_SLICE = 16 << 20
+
+
+def invalid_utf8(data: bytes | memoryview, path: str) -> InputError | None:
+    """The located error of the first byte of ``data`` that is not UTF-8, or None.
+
+    For a decoder that only says *that* the text is not UTF-8 (msgspec
+    gives the offset inside one string): ``data`` is checked a slice at a
+    time, so no second copy of a large file is made.
+    """
+    n = len(data)
+    at = 0
+    while at < n:
+        end = min(n, at + _UTF8_SLICE)
+        piece = bytes(data[at:end])
+        try:
+            piece.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if end < n and exc.start > len(piece) - 4 and exc.end == len(piece):
+                at += exc.start  # a character cut by the slice's end: look again from it
+                continue
+            whole = data if isinstance(data, (bytes, bytearray)) else bytes(data[: at + exc.end])
+            return _utf8_error(whole, path, at + exc.start, at + exc.end, exc.reason)
+        at = end
+    return None
+
+
+def _utf8_error(
+    data: bytes | bytearray, path: str, start: int, end: int, reason: str
+) -> InputError:
+    """``file:line:column: not valid UTF-8`` for the bytes ``data[start:end]``."""
+    line = data.count(b"\n", 0, start) + 1
+    line_start = data.rfind(b"\n", 0, start) + 1
+    column = len(data[line_start:start].decode("utf-8", "replace")) + 1
+    bad = data[start : max(end, start + 1)][:4].hex(" ")
+    return InputError(
+        display_name(path),
+        f"not valid UTF-8: byte {bad} ({reason})",
+        where=f"{line}:{column}",
+        hint="save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
+    )

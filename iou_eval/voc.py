@@ -206,8 +206,9 @@ def run_voc(
         gt_class_key = np.zeros(len(gt), dtype=np.int64)
         n_groups, n_k = n_img, 1
     else:
-        gt_group = gt.image_idx * k + gt.category_idx
-        dt_group = pred.image_idx[scored] * k + dt_class
+        # int64: image and category indices may be int32, I * K not.
+        gt_group = gt.image_idx.astype(np.int64) * k + gt.category_idx
+        dt_group = pred.image_idx[scored].astype(np.int64) * k + dt_class
         dt_class_key = dt_class
         gt_class_key = gt.category_idx
         n_groups, n_k = n_img * k, k

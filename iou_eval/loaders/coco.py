@@ -18,9 +18,10 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id, sort_key
 from ..errors import InputError
+from ..escape import excerpt
 from ..ordering import dense_codes, distinct
 from ..reconcile import id_order
-from .common import LoadOptions, json_error, read_bytes
+from .common import JSON_ERRORS, LoadOptions, json_error, read_bytes
 from .json_decode import chunked_results, quiet_decode
 
 Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
@@ -139,7 +140,7 @@ def _vocab(keys: np.ndarray | list[Key]) -> tuple[Key, ...]:
 def _decode(path: str, data: bytes, masks: bool = False):
     try:
         return quiet_decode(_MASK_DECODER if masks else _DECODER, data)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+    except JSON_ERRORS as exc:
         raise json_error(path, data, exc) from None
 
 
@@ -298,6 +299,7 @@ def annotation_columns(
             numeric = isinstance(ids, np.ndarray)
             if not numeric:
                 # Non-numeric annotation ids: only their being 0 matters.
+                _check_id_range(ids, path, label + ".id")
                 ids = np.array(
                     [v if isinstance(v, int) else i + 1 for i, v in enumerate(ids)], dtype=np.int64
                 )
@@ -306,6 +308,21 @@ def annotation_columns(
                 cols["id_source"] = last_with_same_id(raw_ids)
                 cols["raw_ids"] = raw_ids
     return cols
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _check_id_range(ids: list[Key], path: str, where: str) -> None:
+    """Annotation ids are a 64-bit column: a larger integer is a located error."""
+    for i, v in enumerate(ids):
+        if isinstance(v, int) and not _INT64[0] <= v <= _INT64[1]:
+            raise InputError(
+                path,
+                f"annotation id {excerpt(str(v))} does not fit in 64 bits",
+                where=where.format(i),
+                hint="annotation ids are 64-bit integers (image and category ids may be larger)",
+            )
 
 
 def last_with_same_id(raw_ids: list) -> np.ndarray | None:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Key, normalize_id
 from ..errors import InputError
+from ..escape import excerpt
+from ..numbers import first_loose_number
 
 
 @dataclass(frozen=True)
@@ -58,11 +62,26 @@ def parse_flag(text: str | None, numeric: bool = True) -> bool | None:
         return None
 
 
-def read_bytes(path: str) -> bytes:
-    """The file's bytes through the one reader (:func:`iou_eval.source.read_input`).
+def strict_floats(tokens: Sequence[str]) -> np.ndarray:
+    """``tokens`` as ``[N]`` float64, as numpy reads them, but ASCII only.
 
-    ``-`` is standard input; gzip is decompressed; a UTF-8 byte-order mark
-    is dropped.  A clear error for a missing path, a folder or an empty file.
+    Raises ``ValueError`` (as numpy does for ``'abc'``) also for the tokens
+    numpy and ``float()`` read but a data file does not mean: Unicode digits
+    (``'١٠'``, ``'１0'``), underscores (``'1_0'``), non-ASCII spaces.  Use
+    :func:`iou_eval.numbers.is_number_token` to find the token to name.
+    """
+    values = np.array(tokens, dtype=np.float64)
+    if first_loose_number(tokens) >= 0:
+        raise ValueError("not an ASCII number")
+    return values
+
+
+def read_bytes(path: str) -> bytes:
+    """The file's bytes, read by :func:`iou_eval.source.read_input`.
+
+    Bounded (a device such as ``/dev/zero`` is refused, a gzip bomb stops
+    at the input limit), gzip decompressed, a UTF-8 byte-order mark
+    dropped; a clear error for a missing path, a folder or an empty file.
     """
     from ..source import read_input
 
@@ -82,7 +101,16 @@ _AT = re.compile(r" - at `\$(.*)`$")
 
 
 def json_error(path: str, data: bytes, exc: Exception) -> InputError:
-    """Turn a msgspec decoding error into a located :class:`InputError`."""
+    """Turn a JSON decoding error (msgspec's, or the recursion and UTF-8 errors of any
+    decoder) into a located :class:`InputError`."""
+    if isinstance(exc, UnicodeDecodeError):
+        # msgspec says where inside one string; find the byte in the file.
+        from ..source import invalid_utf8
+
+        located = invalid_utf8(data, path)
+        return located or InputError(path, f"not valid UTF-8: {exc.reason}")
+    if isinstance(exc, RecursionError):
+        return nesting_error(path, data)
     text = str(exc)
     if isinstance(exc, msgspec.ValidationError):
         where = None
@@ -113,6 +141,43 @@ def json_error(path: str, data: bytes, exc: Exception) -> InputError:
             where=line_col(data, len(data)),
         )
     return InputError(path, f"malformed JSON: {text}")
+
+
+# JSON errors that are not msgspec's own: every decoder raises these.
+JSON_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+# Deeper than this, a JSON value is refused (the decoders recurse, and stop
+# near Python's recursion limit of 1000); no format nests beyond a dozen.
+MAX_JSON_DEPTH = 512
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def nesting_error(path: str, data: bytes) -> InputError:
+    """The error for JSON nested too deeply, at the first place deeper than MAX_JSON_DEPTH."""
+    depth = 0
+    at = len(data)
+    for m in _JSON_TOKEN.finditer(data):
+        c = m.group()[:1]
+        if c in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                at = m.start()
+                break
+        elif c in (b"]", b"}"):
+            depth -= 1
+    return InputError(
+        path,
+        f"JSON nested too deeply: more than {MAX_JSON_DEPTH} levels of arrays and objects",
+        where=line_col(data, at),
+        hint="no detection format nests values this deep; is the file damaged?",
+    )
+
+
+def decode_json(data: bytes, path: str) -> Any:
+    """Any JSON document (untyped: dicts, lists, str, int, float, bool, None), errors located."""
+    try:
+        return msgspec.json.decode(data)
+    except JSON_ERRORS as exc:
+        raise json_error(path, data, exc) from None
 
 
 def folder_files(path: str, ext: str, what: str) -> list[str]:
@@ -164,7 +229,9 @@ class ClassVocabulary:
 
     def _known(self) -> str:
         names = self.names or ()
-        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+        shown = ", ".join(excerpt(n, 40)[1:-1] for n in names[:10]) + (
+            ", ..." if len(names) > 10 else ""
+        )
         return f"known: {shown}"
 
     def _resolve(self, token: str, file: str, line: int | str | None, source: str) -> int:
@@ -185,7 +252,7 @@ class ClassVocabulary:
         if j is None:
             raise InputError(
                 file,
-                f"class {token!r}{source} is not among the given names ({self._known()})",
+                f"class {excerpt(token)}{source} is not among the given names ({self._known()})",
                 where=line,
             )
         return j

@@ -45,11 +45,14 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..escape import excerpt
+from ..numbers import is_number_token, quote_token
 from ..segm import PendingPolygons
 from ..source import read_head
-from .common import ClassVocabulary, LoadOptions
+from .common import ClassVocabulary, LoadOptions, strict_floats
 from .shapes import ShapeRows, box_outlines, object_column
 from .source import read_file_bytes
+from .xml_input import parse_xml as parse_bytes
 
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"", "0", "false", "no"}
@@ -94,31 +97,19 @@ def parse_xml(file: str) -> ET.Element:
     data = read_file_bytes(file)
     if not data.strip():
         raise InputError(file, "file is empty")
-    head = data[:65536]
-    if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
-        raise InputError(
-            file,
-            "the XML declares a DTD or entities, which iou-eval does not expand",
-            hint="CVAT writes no DOCTYPE; remove it",
-        )
-    try:
-        return ET.fromstring(data)
-    except ET.ParseError as exc:
-        line, column = exc.position
-        reason = str(exc).split(": line ")[0]
-        raise InputError(
-            file, f"malformed XML: {reason} (column {column + 1})", where=f"line {line}"
-        ) from None
+    return parse_bytes(data, file, hint="CVAT writes no DOCTYPE; remove it")
 
 
 def _number(value: str | None, what: str, file: str, where: str) -> float:
     text = (value or "").strip()
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(file, f"{what} must be a number, got {text!r}", where=where) from None
+    # float() also reads '١٠' and '1_0'; a number in a file is ASCII.
+    if not is_number_token(text):
+        raise InputError(file, f"{what} must be a number, got {quote_token(text)}", where=where)
+    v = float(text)
     if not np.isfinite(v):
-        raise InputError(file, f"{what} must be a finite number, got {text!r}", where=where)
+        raise InputError(
+            file, f"{what} must be a finite number, got {quote_token(text)}", where=where
+        )
     return v
 
 
@@ -128,21 +119,23 @@ def _flag(value: str, what: str, file: str, where: str) -> bool:
         return True
     if v in _FALSE:
         return False
-    raise InputError(file, f"attribute {what!r} must be true or false, got {value!r}", where=where)
+    raise InputError(
+        file, f"attribute {excerpt(what)} must be true or false, got {excerpt(value)}", where=where
+    )
 
 
 def _points(text: str | None, file: str, where: str) -> np.ndarray:
     """``points="x,y;x,y"`` as a flat ``[2P]`` array."""
     cells = (text or "").replace(";", ",").split(",")
     try:
-        flat = np.array([float(c) for c in cells], dtype=np.float64)
+        flat = strict_floats(cells)
     except ValueError:
         raise InputError(
-            file, f"points must be 'x,y;x,y;...', got {(text or '')[:60]!r}", where=where
+            file, f"points must be 'x,y;x,y;...', got {excerpt(text or '', 60)}", where=where
         ) from None
     if len(flat) % 2 or not len(flat) or not np.isfinite(flat).all():
         raise InputError(
-            file, f"points must be finite 'x,y' pairs, got {(text or '')[:60]!r}", where=where
+            file, f"points must be finite 'x,y' pairs, got {excerpt(text or '', 60)}", where=where
         )
     return flat
 
@@ -247,7 +240,9 @@ def read_cvat_xml(
         if not name:
             raise InputError(file, "<image> has no name", where=where)
         if name in seen:
-            raise InputError(file, f"image {name!r} is also image[{seen[name]}]", where=where)
+            raise InputError(
+                file, f"image {excerpt(name)} is also image[{seen[name]}]", where=where
+            )
         seen[name] = ii
         ids.append(name)
         for key, out in (("width", widths), ("height", heights)):

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..parallel import run_parts
+from .common import JSON_ERRORS
 
 ChunkColumns = Callable[[bytearray], "dict | None"]
 
@@ -118,7 +119,7 @@ def _decode_each(data, spans: list[tuple[int, int]], columns: ChunkColumns) -> l
         _release(data, a, b)
         try:
             cols = columns(chunk)
-        except (msgspec.ValidationError, msgspec.DecodeError, InputError):
+        except (*JSON_ERRORS, InputError):
             return None
         if cols is None:
             return None

@@ -36,7 +36,6 @@ Choices:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import replace
@@ -47,9 +46,11 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..escape import excerpt
+from ..numbers import is_number_token
 from ..segm import PendingPolygons
 from ..source import read_head
-from .common import ClassVocabulary, LoadOptions
+from .common import ClassVocabulary, LoadOptions, decode_json
 from .shapes import ShapeRows, box_outlines, object_column
 from .source import read_file_bytes, strip_gz
 
@@ -110,15 +111,7 @@ def _json_files(path: str, quiet: bool = False) -> list[str]:
 
 
 def _parse(file: str) -> dict[str, Any]:
-    data = read_file_bytes(file)
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            file, f"malformed JSON: {exc.msg}", where=f"{exc.lineno}:{exc.colno}"
-        ) from None
-    except UnicodeDecodeError:
-        raise InputError(file, "expected UTF-8 JSON") from None
+    doc = decode_json(read_file_bytes(file), file)
     if not isinstance(doc, dict) or not isinstance(doc.get("shapes", []), list):
         raise InputError(file, "expected a LabelMe object with a 'shapes' list")
     return doc
@@ -144,7 +137,7 @@ def _number(value: Any) -> float | None:
         return float(value)
     if isinstance(value, str):
         m = _DESCRIBED_SCORE.match(value)
-        return float(m.group(1)) if m else None
+        return float(m.group(1)) if m and is_number_token(m.group(1)) else None
     return None
 
 
@@ -194,12 +187,15 @@ class _Reader:
         if not isinstance(shape, dict):
             raise InputError(file, "a shape must be an object", where=where)
         kind = shape.get("shape_type")
-        if kind not in _BOXES and kind not in _POLYGONS:
-            self.skipped.setdefault(str(kind), []).append(f"{file}:{where}")
+        if not isinstance(kind, str) or (kind not in _BOXES and kind not in _POLYGONS):
+            # Any other JSON value (a list, a number) is a kind of shape iou-eval does not read.
+            self.skipped.setdefault(excerpt(str(kind), 40), []).append(f"{file}:{where}")
             return
         label = shape.get("label")
         if not isinstance(label, str) or not label.strip():
-            raise InputError(file, f"a shape needs a 'label', got {label!r}", where=where)
+            raise InputError(
+                file, f"a shape needs a 'label', got {excerpt(repr(label), 40)}", where=where
+            )
         pts = _points(shape, file, where)
         if kind in _BOXES and len(pts) < 2:
             raise InputError(file, "a rectangle needs two corners", where=where)
@@ -227,7 +223,7 @@ class _Reader:
         out = []
         for kind, places in self.skipped.items():
             out.append(
-                f"{len(places)} LabelMe shape(s) of type {kind!r} skipped (only rectangle and "
+                f"{len(places)} LabelMe shape(s) of type {kind} skipped (only rectangle and "
                 f"polygon are boxes; first: {places[0]})"
             )
         return out

@@ -53,8 +53,10 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..escape import excerpt
+from ..numbers import is_number_token, quote_token
 from ..source import read_head
-from .common import LoadOptions
+from .common import LoadOptions, strict_floats
 from .source import read_text_file
 
 GT_COLUMNS = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax")
@@ -62,7 +64,7 @@ PRED_COLUMNS = ("ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax")
 _COORD_MIN, _COORD_MAX = -0.01, 1.01
 # Said when the boxes stay fractions of a 1 x 1 image (no sizes known).
 UNIT_NOTE = "Open Images boxes are fractions of unknown image sizes"
-_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*$")
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*$", re.ASCII)
 
 
 def looks_like_openimages(path: str) -> bool:
@@ -140,23 +142,23 @@ def _numbers(table: _Table, col: int, name: str, rows: Sequence[int] | None = No
     idx = range(len(table.rows)) if rows is None else rows
     cells = [table.rows[r][col] for r in idx]
     try:
-        return np.array(cells, dtype=np.float64)
+        return strict_floats(cells)
     except ValueError:
         pass
     out = np.empty(len(cells), dtype=np.float64)
     for i, (r, cell) in enumerate(zip(idx, cells, strict=True)):
-        try:
+        if is_number_token(cell):  # float() alone would also read '١٠' and '1_0'
             out[i] = float(cell)
             continue
-        except ValueError:
-            pass
         # The delimiter is never a comma inside an unquoted cell: a comma
         # here was quoted (or the file uses ';' or tabs), so it is a decimal comma.
         if _DECIMAL_COMMA.match(cell):
             out[i] = float(cell.replace(",", "."))
             continue
         raise InputError(
-            table.file, f"expected a number for {name}, got {cell!r}", where=table.lines[r]
+            table.file,
+            f"expected a number for {name}, got {quote_token(cell)}",
+            where=table.lines[r],
         )
     return out
 
@@ -215,7 +217,7 @@ def class_descriptions(
         if len(row) < 2 or not row[0].strip():
             raise InputError(
                 source,
-                f"expected 'LabelName,DisplayName', got {','.join(row)!r}",
+                f"expected 'LabelName,DisplayName', got {excerpt(','.join(row))}",
                 where=None if lines is None else lines[i],
             )
         if i == 0 and row[0].strip().lower() == "labelname":
@@ -228,7 +230,12 @@ def _names_from_options(names: Sequence[str] | None) -> dict[str, str]:
     """Class descriptions passed as ``--names`` lines (``/m/07j7r,Tree``); plain names map to themselves."""
     if not names:
         return {}
-    rows = [next(csv.reader([n])) for n in names]
+    rows = []
+    for n in names:
+        try:
+            rows.append(next(csv.reader([n]), [n]) or [n])
+        except csv.Error:  # a quote or line break the csv module will not take: one name
+            rows.append([n])
     return class_descriptions([r if len(r) >= 2 else [r[0], r[0]] for r in rows], "--names")
 
 
@@ -268,7 +275,10 @@ def _first_row(file: str) -> list[str]:
     line = head.decode("utf-8", "replace").split("\n", 1)[0]
     counts = {d: line.count(d) for d in ("\t", ";", ",")}
     delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) else ","
-    return next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])
+    try:
+        return next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])
+    except csv.Error:  # not a CSV header: the file is told apart as no kind
+        return []
 
 
 def read_image_list(path: str) -> list[str]:

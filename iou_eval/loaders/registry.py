@@ -222,14 +222,37 @@ register(Format(
 def _head(path: str) -> bytes:
     """The first 4 KiB as the loader will read them (decompressed, BOM and leading blanks removed).
 
-    Standard input (``-``) is read once and kept: detection never consumes it.
+    Standard input (``-``) is read once and kept: detection never consumes it.  A
+    device (``/dev/zero``) or socket is refused before any read.
     """
-    from ..source import display_name, read_head
+    from ..source import STDIN, check_input_path, display_name, read_head
 
-    text = read_head(path).lstrip(b" \t\r\n")
+    if path != STDIN:
+        check_input_path(path)
+    head = read_head(path)
+    text = head.lstrip(b" \t\r\n")
+    if not text and len(head) >= 4096:
+        # Only blanks so far: the whole (bounded) content says whether
+        # anything follows them, or that the file is too large to say.
+        from ..source import read_input
+
+        text = read_input(path).lstrip(b"\xef\xbb\xbf \t\r\n")[:4096]
     if not text:
         raise InputError(display_name(path), "file is empty")
     return text
+
+
+def _looks_like(head: bytes) -> str:
+    first = head.split(b"\n", 1)[0][:60].decode("utf-8", "replace")
+    from ..escape import excerpt
+
+    if head[:1] == b"<":
+        kind = "XML"
+    elif b"," in head.split(b"\n", 1)[0] or b"\t" in head.split(b"\n", 1)[0]:
+        kind = "CSV"
+    else:
+        kind = "text"
+    return f"it looks like {kind} (it starts with {excerpt(first, 40)})"
 
 
 def detect_format(path: str) -> str:
@@ -255,5 +278,19 @@ def detect_format(path: str) -> str:
     head = _head(path)
     for fmt in _FORMATS.values():
         if fmt.detect_file is not None and fmt.detect_file(path, head):
+            if fmt.textual and _json_name(path):
+                # A .json file is read as JSON or not at all: CSV rules would
+                # read almost anything, and say nothing useful about it.
+                raise InputError(
+                    path,
+                    f"named .json but not JSON: {_looks_like(head)}",
+                    hint=f"rename it, or name its format: --gt-format {fmt.name} / "
+                    f"--pred-format {fmt.name}",
+                )
             return fmt.name
     raise InputError("<stdin>" if stdin else path, "cannot tell the format of this file")
+
+
+def _json_name(path: str) -> bool:
+    name = path.lower()
+    return name.endswith(".json") or name.endswith(".json.gz")

@@ -84,6 +84,8 @@ import pandas as pd
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id
 from ..errors import InputError
+from ..escape import excerpt
+from ..numbers import is_number_token, quote_token
 from .common import ClassVocabulary, LoadOptions, parse_flag, read_bytes
 
 IMAGE_ID = ("image", "image_id", "img", "img_id")
@@ -164,7 +166,12 @@ class _Header:
         self.line, line = found
         self.delimiter = _sniff_delimiter(line)
         self.decimal_comma = self.delimiter == ";"
-        cells = next(csv.reader([line], delimiter=self.delimiter, skipinitialspace=True))
+        try:
+            cells = next(csv.reader([line], delimiter=self.delimiter, skipinitialspace=True))
+        except csv.Error as exc:  # a cell beyond the csv module's field limit
+            raise InputError(
+                path, f"cannot read the header as CSV: {exc}", where=self.line
+            ) from None
         cells = [c.strip() for c in cells]
         while cells and not cells[-1]:
             cells.pop()  # a trailing delimiter
@@ -229,7 +236,9 @@ class _Rows:
             flag = parse_flag(values[k])
             if flag is None:
                 r = int(rows[np.flatnonzero(picked == k)[0]])
-                raise self.fail(r, f"{self.header.cells[j]} must be 0 or 1, got {values[k]!r}")
+                raise self.fail(
+                    r, f"{_name(self.header.cells[j])} must be 0 or 1, got {excerpt(values[k])}"
+                )
             meaning[k] = flag
         return meaning[picked]
 
@@ -292,10 +301,11 @@ class _ParsedRows(_Rows):
                     raise self.fail(r, f"{name} is empty, expected a number")
                 out[i] = empty
                 continue
-            try:
-                out[i] = float(v.replace(",", ".") if self.header.decimal_comma else v)
-            except ValueError:
-                raise self.fail(r, f"{name} must be a number, got {v!r}") from None
+            token = v.replace(",", ".") if self.header.decimal_comma else v
+            # float() also reads '١٠' and '1_0'; a number in a file is ASCII.
+            if not is_number_token(token):
+                raise self.fail(r, f"{_name(name)} must be a number, got {quote_token(v)}")
+            out[i] = float(token)
         return out
 
 
@@ -342,8 +352,10 @@ class _FastRows(_Rows):
                 index_col=False,
                 engine="c",
             )
-        except (ValueError, pd.errors.ParserError):
-            return None  # a cell that is not a number, or worse
+        except (ValueError, IndexError, pd.errors.ParserError):
+            # A cell that is not a number, or worse (pandas fails with IndexError
+            # on a header without a line end and no rows).
+            return None
         if len(frame) != len(blank):
             return None
         keep = np.flatnonzero(~blank)
@@ -399,7 +411,7 @@ class _Columns:
             if k in self.position:
                 raise InputError(
                     header.path,
-                    f"column {header.cells[j]!r} appears twice "
+                    f"column {excerpt(header.cells[j])} appears twice "
                     f"(columns {self.position[k] + 1} and {j + 1})",
                     where=header.line,
                 )
@@ -438,7 +450,7 @@ class _Columns:
             )
         if role == "gt" and self.score is not None:
             self.warnings.append(
-                f"{header.path}: the ground truth has a {header.cells[self.score]!r} column; "
+                f"{header.path}: the ground truth has a {excerpt(header.cells[self.score])} column; "
                 "it is not read (is this the predictions file?)"
             )
             self.score = None
@@ -503,7 +515,7 @@ class _Columns:
             hint += "; columns must be separated by commas, tabs or semicolons"
         return InputError(
             self.header.path,
-            f"cannot find {what} in the header (found: {', '.join(cells) or 'nothing'})",
+            f"cannot find {what} in the header (found: {_name(', '.join(cells), 200) if cells else 'nothing'})",
             where=self.header.line,
             hint=hint,
         )
@@ -521,10 +533,15 @@ class _Columns:
             raise InputError(
                 self.header.path,
                 "expected a header line naming the columns, found data: "
-                f"{self.header.delimiter.join(cells)!r}",
+                f"{excerpt(self.header.delimiter.join(cells))}",
                 where=self.header.line,
                 hint="add a header line such as image,label,xmin,ymin,xmax,ymax,score",
             )
+
+
+def _name(cell: str, limit: int = 40) -> str:
+    """Header text named in a message: itself when short and plain, else an excerpt."""
+    return cell if len(cell) <= limit and cell.isprintable() else excerpt(cell, limit)
 
 
 def _images(rows: _Rows, cols: _Columns) -> tuple[ImageTable, np.ndarray]:

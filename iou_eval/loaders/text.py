@@ -63,6 +63,8 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
+from ..escape import excerpt
+from ..numbers import first_loose_number, is_number_token, quote_token
 from ..source import read_source
 from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag
 
@@ -145,17 +147,15 @@ def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarra
     n = len(cells) // k
     try:
         values = np.array(cells, dtype=np.float64)
+        # numpy reads what float() reads ('١٠', '1_0'); a data file's number is ASCII.
+        bad = first_loose_number(cells)
     except ValueError:
-        for i, token in enumerate(cells):
-            try:
-                float(token)
-            except ValueError:
-                file, line = where(i // k)
-                raise InputError(
-                    file, f"expected a number for {fields[i % k]}, got {token!r}", where=line
-                ) from None
-        # numpy refused what float() reads: use float().
-        values = np.array([float(t) for t in cells], dtype=np.float64)
+        bad = next(i for i, token in enumerate(cells) if not is_number_token(token))
+    if bad >= 0:
+        file, line = where(bad // k)
+        raise InputError(
+            file, f"expected a number for {fields[bad % k]}, got {quote_token(cells[bad])}", line
+        )
     values = values.reshape(n, k)
     bad = ~np.isfinite(values)
     if bad.any():
@@ -163,7 +163,7 @@ def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarra
         file, line = where(r)
         raise InputError(
             file,
-            f"expected a finite number for {fields[j]}, got {cells[r * k + j]!r}",
+            f"expected a finite number for {fields[j]}, got {excerpt(cells[r * k + j])}",
             where=line,
         )
     return values

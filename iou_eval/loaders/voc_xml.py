@@ -44,7 +44,9 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
+from ..numbers import is_number_token, quote_token
 from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag, read_bytes
+from .xml_input import parse_xml
 
 _COORDS = ("xmin", "ymin", "xmax", "ymax")
 
@@ -55,26 +57,17 @@ def _xml_files(path: str) -> list[str]:
 
 
 def _parse(file: str) -> ET.Element:
-    data = read_bytes(file)
-    try:
-        return ET.fromstring(data)
-    except ET.ParseError as exc:
-        line, column = exc.position
-        # ElementTree appends ": line L, column C" to expat's reason.
-        reason = str(exc).split(": line ")[0]
-        raise InputError(
-            file, f"malformed XML: {reason} (column {column + 1})", where=f"line {line}"
-        ) from exc
+    return parse_xml(read_bytes(file), file)
 
 
 def _number(text: str | None, tag: str, file: str, where: str) -> float:
     value = (text or "").strip()
     if not value:
         raise InputError(file, f"<{tag}> is empty, expected a number", where=where)
-    try:
-        return float(value)
-    except ValueError:
-        raise InputError(file, f"{tag} must be a number, got {value!r}", where=where) from None
+    # float() also reads '١٠' and '1_0'; a number in a file is ASCII.
+    if not is_number_token(value):
+        raise InputError(file, f"{tag} must be a number, got {quote_token(value)}", where=where)
+    return float(value)
 
 
 def _flag(text: str | None, tag: str, file: str, where: str) -> bool:

@@ -62,7 +62,8 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, assemble
 from ..errors import InputError
-from .common import LoadOptions
+from ..numbers import is_number_token, quote_token
+from .common import LoadOptions, strict_floats
 from .image_header import image_size
 from .shapes import box_outlines, object_column, scale_polygons
 from .source import read_text_file, strip_gz
@@ -409,22 +410,22 @@ def _check_shape(k: int, pred: bool, file: str, line: int) -> None:
 
 def _floats(tokens: Sequence[str], file: str, line: int, what: str) -> np.ndarray:
     try:
-        values = np.array(tokens, dtype=np.float64)
+        values = strict_floats(tokens)
     except ValueError:
         bad = next(t for t in tokens if not _is_float(t))
-        raise InputError(file, f"expected a number for {what}, got {bad!r}", where=line) from None
+        raise InputError(
+            file, f"expected a number for {what}, got {quote_token(bad)}", where=line
+        ) from None
     if not np.isfinite(values).all():
         bad = tokens[int(np.flatnonzero(~np.isfinite(values))[0])]
-        raise InputError(file, f"expected a finite number for {what}, got {bad!r}", where=line)
+        raise InputError(
+            file, f"expected a finite number for {what}, got {quote_token(bad)}", where=line
+        )
     return values
 
 
 def _is_float(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
+    return is_number_token(token)
 
 
 def _class_column(rows: _Rows, files: Sequence[str | None], nc: int | None) -> np.ndarray:
@@ -435,13 +436,13 @@ def _class_column(rows: _Rows, files: Sequence[str | None], nc: int | None) -> n
         return str(files[rows.file_of[r]]), rows.line_of[r]
 
     try:
-        values = np.array(rows.classes, dtype=np.float64).reshape(n)
+        values = strict_floats(rows.classes).reshape(n)
     except ValueError:
         r = next(i for i, t in enumerate(rows.classes) if not _is_float(t))
         file, line = where(r)
         raise InputError(
             file,
-            f"expected a class number first, got {rows.classes[r]!r}",
+            f"expected a class number first, got {quote_token(rows.classes[r])}",
             where=line,
             hint="YOLO label lines start with the class index (0-based) into the dataset's names",
         ) from None
@@ -452,7 +453,9 @@ def _class_column(rows: _Rows, files: Sequence[str | None], nc: int | None) -> n
         r = int(np.flatnonzero(bad)[0])
         file, line = where(r)
         known = f" (the dataset has {nc} classes: 0..{nc - 1})" if nc is not None else ""
-        raise InputError(file, f"class {rows.classes[r]!r} is not a class index{known}", where=line)
+        raise InputError(
+            file, f"class {quote_token(rows.classes[r])} is not a class index{known}", where=line
+        )
     return values.astype(np.int64)
 
 
@@ -461,13 +464,13 @@ def _box_columns(rows: _Rows, files: Sequence[str | None], pred: bool) -> np.nda
     k = 5 if pred else 4
     b = len(rows.box_rows)
     try:
-        values = np.array(rows.box_cells, dtype=np.float64).reshape(b, k)
+        values = strict_floats(rows.box_cells).reshape(b, k)
     except ValueError:
         i = next(i for i, t in enumerate(rows.box_cells) if not _is_float(t))
         r = rows.box_rows[i // k]
         raise InputError(
             str(files[rows.file_of[r]]),
-            f"expected a number, got {rows.box_cells[i]!r}",
+            f"expected a number, got {quote_token(rows.box_cells[i])}",
             where=rows.line_of[r],
         ) from None
     if not np.isfinite(values).all():

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import io
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .. import __version__
 from ..columns import frame_records
+from ..escape import for_terminal, markdown_cell
+from .csv import frame_csv
 from .document import envelope
 from .json import dumps
 from .text import cell, grid, md_table
@@ -63,13 +64,12 @@ def render_batch(
     if fmt is OutputFormat.JSON:
         return dumps(batch_document(batch))
     if fmt is OutputFormat.CSV:
-        buf = io.StringIO()
-        board.to_csv(buf, index=False, lineterminator="\n")
-        return buf.getvalue()
+        return frame_csv(board)
     md = fmt is OutputFormat.MARKDOWN
+    esc = markdown_cell if md else for_terminal
     table = md_table if md else grid
     head = "## iou-eval leaderboard" if md else f"iou-eval {__version__} · batch"
-    lines = [head, "", f"ground truth: {batch.gt_source} · {len(batch.results)} file(s) scored"
+    lines = [head, "", f"ground truth: {esc(batch.gt_source)} · {len(batch.results)} file(s) scored"
              + (f", {len(batch.errors)} failed" if batch.errors else "")]  # fmt: skip
     lines += ["", "### Leaderboard" if md else "Leaderboard", ""]
     lines += [("" if md else "  ") + ln for ln in table(*_rows(board))]
@@ -83,7 +83,7 @@ def render_batch(
             "### Files that could not be scored" if md else "Files that could not be scored",
             "",
         ]
-        lines += [f"- {m}" if md else f"  {m}" for _, m in batch.errors]
+        lines += [f"- {esc(m)}" if md else f"  {esc(m)}" for _, m in batch.errors]
     return "\n".join(lines) + "\n"
 
 

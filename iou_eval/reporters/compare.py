@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..columns import frame_records
+from ..escape import for_terminal, markdown_cell
+from .csv import frame_csv
 from .document import envelope
 from .json import dumps
 from .text import cell, grid, md_table
@@ -27,9 +28,7 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
             envelope("compare", protocol=c.a.protocol, a=a_path, b=b_path, rows=frame_records(t))
         )
     if fmt is OutputFormat.CSV:
-        buf = io.StringIO()
-        t.to_csv(buf, index=False, lineterminator="\n")
-        return buf.getvalue()
+        return frame_csv(t)
     a_name, b_name = os.path.basename(a_path), os.path.basename(b_path)
     with_iv = not t["lo"].isna().all()
     headers = ["", a_name, b_name, "delta"] + (["interval", ""] if with_iv else [])
@@ -48,8 +47,10 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
     md = fmt is OutputFormat.MARKDOWN
     table = md_table if md else grid
     pad = "" if md else "  "
+    esc = markdown_cell if md else for_terminal
     lines = ["## iou-eval compare" if md else f"iou-eval {__version__} · compare",
-             "", f"a = {a_path}", f"b = {b_path}", f"delta = b - a ({c.a.protocol})"]  # fmt: skip
+             "", f"a = {esc(a_path)}", f"b = {esc(b_path)}",
+             f"delta = b - a ({c.a.protocol})"]  # fmt: skip
     lines += ["", "### Summary" if md else "Summary", ""]
     lines += [pad + ln for ln in table(headers, rows("summary"), numeric)]
     lines += [

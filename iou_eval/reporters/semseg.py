@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..escape import csv_text, for_terminal, markdown_cell
 from .json import dumps
 from .text import cell, check_rows, checks_verdict, grid, md_table
 
@@ -37,20 +36,18 @@ def _csv(result: SemsegResult) -> str:
     """One tidy table: ``scope, key, metric, value`` (scope summary, class or check)."""
     from ..semseg import class_rows
 
-    buf = io.StringIO()
-    out = csv.writer(buf, lineterminator="\n")
-    out.writerow(["scope", "key", "metric", "value"])
+    rows: list[list[object]] = [["scope", "key", "metric", "value"]]
     for k, v in result.summary.items():
-        out.writerow(["summary", "", k, "" if math.isnan(v) else v])
+        rows.append(["summary", "", k, "" if math.isnan(v) else v])
     for row in class_rows(result):
         for metric in ("IoU", "Acc", "gt_pixels", "pred_pixels"):
             value = row[metric]
-            out.writerow(["class", row["class"], metric, "" if value is None else value])
+            rows.append(["class", row["class"], metric, "" if value is None else value])
     for c in result.checks:
         for metric, item in (("threshold", c.threshold), ("value", c.value),
                              ("margin", c.margin), ("passed", c.passed)):  # fmt: skip
-            out.writerow(["checks", c.name, metric, "" if item is None else item])
-    return buf.getvalue()
+            rows.append(["checks", c.name, metric, "" if item is None else item])
+    return csv_text(rows)
 
 
 def _header(result: SemsegResult) -> list[str]:
@@ -84,9 +81,10 @@ def _tables(result: SemsegResult) -> list[tuple[str, tuple]]:
 
 def _text(result: SemsegResult, markdown: bool) -> str:
     if markdown:
-        lines = ["## iou-eval semseg report", ""] + [f"- {ln}" for ln in _header(result)]
+        lines = ["## iou-eval semseg report", ""]
+        lines += [f"- {markdown_cell(ln)}" for ln in _header(result)]
     else:
-        lines = [f"iou-eval {__version__} · semseg", *_header(result)]
+        lines = [f"iou-eval {__version__} · semseg", *map(for_terminal, _header(result))]
     if result.checks:
         verdict = checks_verdict(result.checks)
         if markdown:
@@ -106,5 +104,5 @@ def _text(result: SemsegResult, markdown: bool) -> str:
         lines += ["", f"Checks: {checks_verdict(result.checks)}"]
         lines += ["  " + ln for ln in grid(*check_rows(result.checks))]
     if markdown and result.warnings:
-        lines += ["", *(f"> warning: {w}" for w in result.warnings)]
+        lines += ["", *(f"> warning: {markdown_cell(w)}" for w in result.warnings)]
     return "\n".join(lines) + "\n"

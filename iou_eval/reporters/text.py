@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import __version__
 from ..columns import Columns
+from ..escape import for_terminal, markdown_cell
 from .analysis import analysis_sections, slice_sections
 from .view import View, order_images
 
@@ -49,7 +50,13 @@ def cell(value: Any, column: str = "") -> str:
 def grid(
     headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]
 ) -> list[str]:
-    """Left-aligned text, right-aligned numbers, two spaces between columns."""
+    """Left-aligned text, right-aligned numbers, two spaces between columns.
+
+    Cells are escaped for a terminal (data strings such as class names may
+    hold control characters), then measured.
+    """
+    headers = [for_terminal(h) for h in headers]
+    rows = [[for_terminal(c) for c in r] for r in rows]
     widths = [len(h) for h in headers]
     for r in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, r, strict=True)]
@@ -67,9 +74,8 @@ def grid(
 def md_table(
     headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]
 ) -> list[str]:
-    def esc(c: str) -> str:
-        return c.replace("|", "\\|")
-
+    """A GitHub Markdown table; every cell through :func:`escape.markdown_cell`."""
+    esc = markdown_cell
     out = ["| " + " | ".join(esc(h) for h in headers) + " |"]
     out.append("|" + "|".join("---:" if n else ":---" for n in numeric) + "|")
     out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
@@ -221,7 +227,7 @@ def checks_verdict(checks) -> str:
 
 
 def render_table(result: EvaluationResult, view: View) -> str:
-    lines = _header(result)
+    lines = [for_terminal(ln) for ln in _header(result)]
     for title, table in _sections(result, view, terminal=True):
         lines.append("")
         lines.append(title)
@@ -235,7 +241,7 @@ def render_table(result: EvaluationResult, view: View) -> str:
 
 def render_markdown(result: EvaluationResult, view: View) -> str:
     lines = ["## iou-eval report", ""]
-    lines += [f"- {ln}" for ln in _header(result)[1:]]
+    lines += [f"- {markdown_cell(ln)}" for ln in _header(result)[1:]]
     if result.checks:
         failed = any(not c.passed for c in result.checks)
         lines += ["", f"### {'❌' if failed else '✅'} Checks: {checks_verdict(result.checks)}", ""]
@@ -248,5 +254,5 @@ def render_markdown(result: EvaluationResult, view: View) -> str:
             lines += md_table(*table)
     if result.warnings:
         lines.append("")
-        lines += [f"> warning: {w}" for w in result.warnings]
+        lines += [f"> warning: {markdown_cell(w)}" for w in result.warnings]
     return "\n".join(lines) + "\n"

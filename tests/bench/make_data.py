@@ -215,6 +215,7 @@ def ensure(
     meta_path.unlink(missing_ok=True)
     gt_bytes = dump_json(gt, gt_path)
     pred_bytes = dump_json(preds, pred_path)
+    del gt, preds
     meta = {
         "generator_version": version,
         "kind": kind,
@@ -229,14 +230,57 @@ def ensure(
     return DataSet(folder, gt_path, pred_path, meta)
 
 
-def dump_json(obj: Any, path: Path) -> int:
-    """Write ``obj`` as compact JSON (orjson if installed, else json); return the byte count."""
+class Records:
+    """A JSON list written record by record, built a block at a time (never all in memory).
+
+    ``block(start, stop)`` returns the records ``[start, stop)``; ``dump_json``
+    writes ``[`` them ``]`` with the bytes one ``dumps`` of the whole list gives.
+    """
+
+    def __init__(self, count: int, block: Any) -> None:
+        self.count = count
+        self.block = block
+
+    def __len__(self) -> int:
+        return self.count
+
+
+BLOCK = 100_000
+
+
+def _dumps(obj: Any) -> bytes:
     if orjson is not None:
-        data = orjson.dumps(obj)
-    else:
-        data = json.dumps(obj, separators=(",", ":")).encode()
-    path.write_bytes(data)
-    return len(data)
+        return orjson.dumps(obj)
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _write(obj: Any, fh: Any) -> int:
+    """Write ``obj`` as compact JSON, streaming :class:`Records` inside lists and dicts."""
+    if isinstance(obj, Records):
+        n = fh.write(b"[")
+        for start in range(0, obj.count, BLOCK):
+            part = _dumps(obj.block(start, min(obj.count, start + BLOCK)))[1:-1]
+            if start and part:
+                n += fh.write(b",")
+            n += fh.write(part)
+        return n + fh.write(b"]")
+    if isinstance(obj, dict) and any(isinstance(v, Records) for v in obj.values()):
+        n = fh.write(b"{")
+        for i, (key, value) in enumerate(obj.items()):
+            n += fh.write((b"," if i else b"") + _dumps(key) + b":")
+            n += _write(value, fh)
+        return n + fh.write(b"}")
+    return fh.write(_dumps(obj))
+
+
+def dump_json(obj: Any, path: Path) -> int:
+    """Write ``obj`` as compact JSON (orjson if installed, else json); return the byte count.
+
+    :class:`Records` in it are written a block at a time, so that ten million
+    predictions never exist as Python dicts all at once.
+    """
+    with open(path, "wb") as fh:
+        return _write(obj, fh)
 
 
 def generate(
@@ -645,32 +689,36 @@ def _ground_truth_document(images: dict, gts: dict) -> dict[str, Any]:
         for i, (image_id, w, h) in enumerate(zip(ids, widths, heights, strict=True))
     ]
     cat_ids = [c[0] for c in COCO_CATEGORIES]
-    image_ids = images["id"][gts["image"]].tolist()
-    category_ids = np.array(cat_ids)[gts["category"]].tolist()
-    bboxes = np.stack([gts["x"], gts["y"], gts["w"], gts["h"]], axis=1).tolist()
-    annotations = [
-        {
-            "segmentation": seg,
-            "area": area,
-            "iscrowd": crowd,
-            "image_id": image_id,
-            "bbox": bbox,
-            "category_id": cat,
-            "id": ann_id,
-        }
-        for ann_id, (seg, area, crowd, image_id, bbox, cat) in enumerate(
-            zip(
-                gts["segmentation"],
-                gts["area"].tolist(),
-                gts["crowd"].astype(int).tolist(),
-                image_ids,
-                bboxes,
-                category_ids,
-                strict=True,
-            ),
-            start=1,
-        )
-    ]
+    image_ids = images["id"][gts["image"]]
+    category_ids = np.array(cat_ids)[gts["category"]]
+    bboxes = np.stack([gts["x"], gts["y"], gts["w"], gts["h"]], axis=1)
+
+    def block(a: int, b: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "segmentation": seg,
+                "area": area,
+                "iscrowd": crowd,
+                "image_id": image_id,
+                "bbox": bbox,
+                "category_id": cat,
+                "id": ann_id,
+            }
+            for ann_id, (seg, area, crowd, image_id, bbox, cat) in enumerate(
+                zip(
+                    gts["segmentation"][a:b],
+                    gts["area"][a:b].tolist(),
+                    gts["crowd"][a:b].astype(int).tolist(),
+                    image_ids[a:b].tolist(),
+                    bboxes[a:b].tolist(),
+                    category_ids[a:b].tolist(),
+                    strict=True,
+                ),
+                start=a + 1,
+            )
+        ]
+
+    annotations = Records(len(image_ids), block)
     return {
         "info": {
             "description": "Synthetic data with COCO val2017's statistics (iou-eval benchmark)",
@@ -686,29 +734,35 @@ def _ground_truth_document(images: dict, gts: dict) -> dict[str, Any]:
     }
 
 
-def _results_list(images: dict, preds: dict, masks: list | None = None) -> list[dict[str, Any]]:
-    """The COCO results list (what a detector's evaluation hook writes).
+def _results_list(images: dict, preds: dict, masks: list | None = None) -> Records:
+    """The COCO results list (what a detector's evaluation hook writes), streamed in blocks.
 
     With ``masks``, each result also carries its ``segmentation``, after the
     score, as detectron2's ``instances_to_coco_json`` writes it.
     """
     cat_ids = np.array([c[0] for c in COCO_CATEGORIES])
-    bboxes = np.stack([preds["x"], preds["y"], preds["w"], preds["h"]], axis=1).tolist()
-    columns = (
-        images["id"][preds["image"]].tolist(),
-        cat_ids[preds["category"]].tolist(),
-        bboxes,
-        preds["score"].tolist(),
-    )
-    if masks is None:
-        return [
+    bboxes = np.stack([preds["x"], preds["y"], preds["w"], preds["h"]], axis=1)
+    image_ids = images["id"][preds["image"]]
+    category_ids = cat_ids[preds["category"]]
+
+    def block(a: int, b: int) -> list[dict[str, Any]]:
+        rows = zip(
+            image_ids[a:b].tolist(),
+            category_ids[a:b].tolist(),
+            bboxes[a:b].tolist(),
+            preds["score"][a:b].tolist(),
+            strict=True,
+        )
+        out = [
             {"image_id": image_id, "category_id": cat, "bbox": bbox, "score": score}
-            for image_id, cat, bbox, score in zip(*columns, strict=True)
+            for image_id, cat, bbox, score in rows
         ]
-    return [
-        {"image_id": image_id, "category_id": cat, "bbox": bbox, "score": score, "segmentation": m}
-        for image_id, cat, bbox, score, m in zip(*columns, masks, strict=True)
-    ]
+        if masks is not None:
+            for rec, m in zip(out, masks[a:b], strict=True):
+                rec["segmentation"] = m
+        return out
+
+    return Records(len(image_ids), block)
 
 
 # --------------------------------------------------------------------------- command line

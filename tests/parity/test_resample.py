@@ -71,7 +71,7 @@ SCENES = [
     ({"tie_decimals": 1, "crowd_rate": 0.2}, {}),
     ({}, {"class_agnostic": True}),
     ({}, {"max_dets": (1, 5, 20)}),
-    ({}, {"iou_thresholds": (0.3, 0.5, 0.5, 0.9)}),
+    ({}, {"iou_thresholds": (0.3, 0.5, 0.7, 0.9)}),
     ({}, {"area_ranges": "tiny=0:100,mid=100:5000"}),
     ({"n_images": 8, "n_categories": 2}, {"honour_ignore": True}),
 ]
