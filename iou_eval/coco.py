@@ -108,6 +108,8 @@ class CocoEvaluation:
     @cached_property
     def resampler(self) -> CocoResampler:
         """The weight-free part of every replicate, computed on first use."""
+        if self.accumulation is None:
+            raise ValueError("this evaluation did not keep its accumulation inputs")
         labels = tuple(a.label for a in self.protocol.area_ranges)
         return CocoResampler(self.accumulation, labels, self.protocol.max_dets)
 

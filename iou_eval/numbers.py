@@ -386,4 +386,4 @@ def check_number(
         ok = ok and _in_range(as_float, low, high, False, False)
     if not ok:
         raise UsageError(f"{what}: expected {expected}, got {for_terminal(repr(value))}")
-    return int(value) if integer else float(value)  # type: ignore[call-overload]
+    return int(value) if integer else float(value)  # type: ignore[call-overload,arg-type]

@@ -299,7 +299,7 @@ def annotation_columns(
             numeric = isinstance(ids, np.ndarray)
             if not numeric:
                 # Non-numeric annotation ids: only their being 0 matters.
-                _check_id_range(ids, path, label + ".id")
+                _check_id_range(list(ids), path, label + ".id")
                 ids = np.array(
                     [v if isinstance(v, int) else i + 1 for i, v in enumerate(ids)], dtype=np.int64
                 )

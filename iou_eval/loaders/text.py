@@ -157,9 +157,9 @@ def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarra
             file, f"expected a number for {fields[bad % k]}, got {quote_token(cells[bad])}", line
         )
     values = values.reshape(n, k)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        r, j = (int(v) for v in np.argwhere(bad)[0])
+    not_finite = ~np.isfinite(values)
+    if not_finite.any():
+        r, j = (int(v) for v in np.argwhere(not_finite)[0])
         file, line = where(r)
         raise InputError(
             file,
