@@ -74,6 +74,7 @@ bench-data: $(BENCH_VENV)/.peers ## generate the synthetic COCO-sized benchmark 
 bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co. (quick: BENCH_SIZES=500 BENCH_RUNS=1)
 	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
+	$(MAKE) --no-print-directory bench-memory
 
 BENCH_IOU_MAPS ?= 500
 
@@ -92,3 +93,9 @@ FUZZ_SECONDS ?= 600
 .PHONY: fuzz
 fuzz: $(VENV)/.dev ## fuzz every loader and option for FUZZ_SECONDS (600) with fresh random inputs
 	IOU_EVAL_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider tests/fuzz
+
+BENCH_MEMORY_SIZES ?=
+
+.PHONY: bench-memory
+bench-memory: $(VENV)/.runtime compile ## peak memory and time at 1M/5M/10M predictions into docs/benchmarks.md (~1.4 GB of data)
+	$(BIN)/python tests/bench/bench_memory.py --sizes "$(BENCH_MEMORY_SIZES)" --seed $(BENCH_SEED)
