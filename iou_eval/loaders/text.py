@@ -63,7 +63,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from ..escape import excerpt
+from ..escape import excerpt, quoted
 from ..numbers import first_loose_number, is_number_token, quote_token
 from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag
 from .source import read_file_bytes
@@ -264,7 +264,9 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
         stem = os.path.splitext(os.path.basename(file))[0]
         if stem in seen:
             raise InputError(
-                file, f"image id {stem!r} is also the id of {seen[stem]}", hint="rename one file"
+                file,
+                f"image id {quoted(stem)} is also the id of {seen[stem]}",
+                hint="rename one file",
             )
         seen[stem] = file
         image_ids.append(stem)
@@ -290,7 +292,7 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
                     if flag is None:
                         raise InputError(
                             file,
-                            f"expected 0 or 1 for difficult (6th field), got {tokens[5]!r}",
+                            f"expected 0 or 1 for difficult (6th field), got {quoted(tokens[5])}",
                             where=line,
                             hint="a line 'class score x y w h' is a prediction; "
                             "is this the predictions folder?",
@@ -378,7 +380,7 @@ def load_voc_results(path: str, role: str, options: LoadOptions) -> Dataset:
         if c in file_of_class:
             raise InputError(
                 file,
-                f"class {name!r} already came from {file_of_class[c]}",
+                f"class {quoted(name)} already came from {file_of_class[c]}",
                 hint="keep one results file per class (one competition's run) in the folder",
             )
         file_of_class[c] = file
