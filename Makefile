@@ -80,6 +80,7 @@ bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against py
 	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
 	$(MAKE) --no-print-directory bench-dask
+	$(MAKE) --no-print-directory bench-memory
 
 BENCH_IOU_MAPS ?= 500
 
@@ -103,3 +104,9 @@ FUZZ_SECONDS ?= 600
 .PHONY: fuzz
 fuzz: $(VENV)/.dev ## fuzz every loader and option for FUZZ_SECONDS (600) with fresh random inputs
 	IOU_EVAL_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider tests/fuzz
+
+BENCH_MEMORY_SIZES ?=
+
+.PHONY: bench-memory
+bench-memory: $(VENV)/.runtime compile ## peak memory and time at 1M/5M/10M predictions into docs/benchmarks.md (~1.4 GB of data)
+	$(BIN)/python tests/bench/bench_memory.py --sizes "$(BENCH_MEMORY_SIZES)" --seed $(BENCH_SEED)

@@ -265,3 +265,15 @@ def _fit(pieces: list[str], n: int) -> list[str]:
         out.append(p)
         used += len(p)
     return out
+
+
+def quoted(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for a message, escaped for a terminal and cut to an excerpt when long.
+
+    For ids and names read from files: ``'cat'``, ``7``, ``'a…z' (N characters)``.
+    """
+    text = repr(value)
+    shown = for_terminal(text)
+    if len(shown) <= limit:
+        return shown
+    return excerpt(text, limit)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .bootstrap import ZERO_WIDTH, percentile_interval, zero_width
 from .errors import InputError, UsageError
+from .escape import quoted
 from .results import EvaluationResult, ProtocolResult
 
 CLASS_METRICS = ("AP", "AP50", "AP75", "AR100", "precision", "recall", "F1", "best_F1")
@@ -113,7 +114,7 @@ def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
                 return r
         ran = ", ".join(r.protocol.label for r in result.results)
         raise UsageError(
-            f"--fail-under {gate.text!r}: protocol {gate.protocol!r} did not run ({ran})"
+            f"--fail-under {quoted(gate.text)}: protocol {quoted(gate.protocol)} did not run ({ran})"
         )
     for r in result.results:
         if gate.cls is not None and gate.metric in r.per_class.columns:
@@ -123,7 +124,7 @@ def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
     known = sorted({k for r in result.results for k in r.summary})
     where = "per-class" if gate.cls else "summary"
     raise UsageError(
-        f"--fail-under {gate.text!r}: no {where} metric {gate.metric!r} "
+        f"--fail-under {quoted(gate.text)}: no {where} metric {quoted(gate.metric)} "
         f"(summary metrics: {', '.join(known)}; per-class: {', '.join(CLASS_METRICS)})"
     )
 
@@ -151,7 +152,7 @@ def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, fl
         return r, None if v is None else float(v)
     if gate.metric not in CLASS_METRICS:
         raise UsageError(
-            f"--fail-under {gate.text!r}: per-class gates take {', '.join(CLASS_METRICS)}"
+            f"--fail-under {quoted(gate.text)}: per-class gates take {', '.join(CLASS_METRICS)}"
         )
     table = r.per_class
     rows = table[
@@ -159,7 +160,9 @@ def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, fl
     ]
     if rows.empty:
         names = ", ".join(map(str, table["class"].tolist()[:20]))
-        raise UsageError(f"--fail-under {gate.text!r}: no class {gate.cls!r} (classes: {names})")
+        raise UsageError(
+            f"--fail-under {quoted(gate.text)}: no class {quoted(gate.cls)} (classes: {names})"
+        )
     v = rows.iloc[0][gate.metric]
     return r, None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
@@ -236,14 +239,14 @@ def compare_baseline(
         if name not in blocks:
             raise InputError(
                 baseline_path,
-                f"the baseline has no {name!r} results (it has: {', '.join(blocks)})",
+                f"the baseline has no {quoted(name)} results (it has: {', '.join(blocks)})",
                 hint="compare results of the same protocol",
             )
         base = blocks[name]
         # A baseline written before masks were scored had boxes only.
         base_params = {"iou_type": "bbox", **base["params"]}
         diffs = [
-            f"{k}: baseline {base_params.get(k)!r}, now {v!r}"
+            f"{k}: baseline {quoted(base_params.get(k), 300)}, now {quoted(v, 300)}"
             for k, v in params.items()
             if base_params.get(k) != v
         ]

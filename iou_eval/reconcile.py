@@ -20,6 +20,7 @@ import numpy as np
 from .dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id, sort_key
 from .doubts import Doubt, declare_hint
 from .errors import InputError
+from .escape import quoted
 from .ordering import distinct, narrow_index
 
 
@@ -192,8 +193,8 @@ def _respelled_warning(
     j = next(c for c in cats if per_cat[c])
     return [
         f"{source}: {n} prediction(s) give a category id spelled otherwise than the ground "
-        f"truth spells it (e.g. category_id {pred.categories.ids[j]!r} for "
-        f"{gt_cats.ids[cat_map[j]]!r}); joined by value, but pycocotools compares ids exactly "
+        f"truth spells it (e.g. category_id {quoted(pred.categories.ids[j])} for "
+        f"{quoted(gt_cats.ids[cat_map[j]])}); joined by value, but pycocotools compares ids exactly "
         "and would leave them out"
     ]
 
@@ -223,7 +224,7 @@ def _size_error(ds: Dataset, image: int, why: str) -> InputError:
     file, place = ds.where(row)
     return InputError(
         file,
-        f"normalized box needs the size of image {ds.images.ids[image]!r}: {why}",
+        f"normalized box needs the size of image {quoted(ds.images.ids[image])}: {why}",
         where=place,
         hint="pass --image-size WxH or give sizes in the ground truth",
     )

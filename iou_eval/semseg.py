@@ -20,6 +20,7 @@ import numpy as np
 
 from . import __version__
 from .errors import InputError, UsageError
+from .escape import quoted
 from .labelmaps import ConfusionAccumulator, LabelMapError, LabelMapScores
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +77,7 @@ def label_files(folder: str) -> dict[str, str]:
         if path.stem in out:
             raise InputError(
                 str(path),
-                f"two label maps share the stem {path.stem!r} (also {out[path.stem]})",
+                f"two label maps share the stem {quoted(path.stem)} (also {out[path.stem]})",
                 hint="maps are paired by file stem, so each stem must be unique in a folder",
             )
         out[path.stem] = str(path)
@@ -95,7 +96,7 @@ def pair_files(gt_dir: str, pred_dir: str) -> Pairing:
         raise InputError(
             pred_dir,
             f"no prediction shares a file stem with the {len(gt)} ground-truth maps "
-            f"(e.g. {next(iter(gt))!r})",
+            f"(e.g. {quoted(next(iter(gt)))})",
             hint="predictions are paired with ground truths by file name without extension",
         )
     return Pairing(gt_dir, pred_dir, pairs, missing, extra)
@@ -245,14 +246,14 @@ def class_rows(result: SemsegResult) -> list[dict[str, Any]]:
 def validate_gate(gate: Gate) -> Gate:
     """Refuse, before any image is read, a gate on a metric semseg does not report."""
     if gate.protocol:
-        raise UsageError(f"--fail-under {gate.text!r}: semseg has no protocols to name")
+        raise UsageError(f"--fail-under {quoted(gate.text)}: semseg has no protocols to name")
     if gate.cls is None and gate.metric not in SUMMARY_METRICS:
         raise UsageError(
-            f"--fail-under {gate.text!r}: no metric {gate.metric!r} "
+            f"--fail-under {quoted(gate.text)}: no metric {quoted(gate.metric)} "
             f"(summary: {', '.join(SUMMARY_METRICS)}; per class: IoU[name], Acc[name])"
         )
     if gate.cls is not None and gate.metric not in CLASS_METRICS:
-        raise UsageError(f"--fail-under {gate.text!r}: per-class gates take IoU or Acc")
+        raise UsageError(f"--fail-under {quoted(gate.text)}: per-class gates take IoU or Acc")
     return gate
 
 
@@ -264,7 +265,7 @@ def gate_value(result: SemsegResult, gate: Gate) -> float | None:
     rows = [r for r in class_rows(result) if gate.cls in (r["class"], str(r["index"]))]
     if not rows:
         raise UsageError(
-            f"--fail-under {gate.text!r}: no class {gate.cls!r} (classes: {_shown(result.names)})"
+            f"--fail-under {quoted(gate.text)}: no class {quoted(gate.cls)} (classes: {_shown(result.names)})"
         )
     return rows[0][gate.metric]
 

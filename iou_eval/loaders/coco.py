@@ -18,7 +18,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, Key, assemble, normalize_id, sort_key
 from ..errors import InputError
-from ..escape import excerpt
+from ..escape import excerpt, quoted
 from ..ordering import dense_codes, distinct
 from ..reconcile import id_order
 from .common import JSON_ERRORS, LoadOptions, json_error, read_bytes
@@ -376,7 +376,7 @@ def indexed_by_id(
     last = int(source[first])
     n_ids = len(np.unique(source[replaced]))
     note = (
-        f"{path}: annotation id {raw_ids[first]!r} is shared by annotations[{first}] and "
+        f"{path}: annotation id {quoted(raw_ids[first])} is shared by annotations[{first}] and "
         f"annotations[{last}] ({n_ids} id(s) shared by several annotations); like "
         f"pycocotools, which indexes annotations by id, each such annotation is evaluated "
         f"as the last one with its id ({len(replaced)} annotation(s) replaced)"
@@ -492,7 +492,7 @@ def _image_table(
             if k in seen:
                 raise InputError(
                     path,
-                    f"image id {k!r} appears twice (images[{seen[k]}] and images[{i}])",
+                    f"image id {quoted(k)} appears twice (images[{seen[k]}] and images[{i}])",
                     where=f"images[{i}].id",
                 )
             seen[k] = i
@@ -526,7 +526,7 @@ def _category_table(
             raise InputError(path, f"category id: {exc}", where=f"categories[{i}].id") from None
         if cid in cids:
             raise InputError(
-                path, f"category id {cid!r} appears twice", where=f"categories[{i}].id"
+                path, f"category id {quoted(cid)} appears twice", where=f"categories[{i}].id"
             )
         cids.append(cid)
         raw_cids.append(c.id)

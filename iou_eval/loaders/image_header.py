@@ -27,6 +27,7 @@ import struct
 from typing import BinaryIO
 
 from ..errors import InputError, UsageError
+from ..escape import quoted
 
 # JPEG start-of-frame markers (C4 = DHT, C8 = JPG extension, CC = DAC are not frames).
 _SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
@@ -89,7 +90,7 @@ def _webp_size(head: bytes, path: str) -> tuple[int, int]:
         w = int.from_bytes(head[24:27], "little") + 1
         h = int.from_bytes(head[27:30], "little") + 1
         return w, h
-    raise InputError(path, f"unknown WebP chunk {chunk!r}: cannot read the image size")
+    raise InputError(path, f"unknown WebP chunk {quoted(chunk)}: cannot read the image size")
 
 
 def _jpeg_size(fh: BinaryIO, path: str) -> tuple[int, int]:

@@ -46,7 +46,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
-from ..escape import excerpt
+from ..escape import excerpt, quoted
 from ..numbers import is_number_token
 from ..segm import PendingPolygons
 from ..source import read_head
@@ -125,7 +125,7 @@ def _size(doc: dict[str, Any], file: str) -> tuple[float, float]:
             out.append(np.nan)
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-            raise InputError(file, f"{key} must be a positive number, got {v!r}", where=key)
+            raise InputError(file, f"{key} must be a positive number, got {quoted(v)}", where=key)
         out.append(float(v))
     return out[0], out[1]
 
@@ -162,7 +162,9 @@ def _points(shape: dict[str, Any], file: str, where: str) -> np.ndarray:
     except (TypeError, ValueError):
         arr = np.zeros((0, 3))
     if arr.ndim != 2 or arr.shape[1] != 2 or not len(arr):
-        raise InputError(file, f"'points' must be a list of [x, y] pairs, got {pts!r}", where=where)
+        raise InputError(
+            file, f"'points' must be a list of [x, y] pairs, got {quoted(pts)}", where=where
+        )
     if not np.isfinite(arr).all():
         raise InputError(file, "'points' must be finite numbers", where=where)
     return arr
@@ -244,7 +246,7 @@ def read_labelme(
         doc = _parse(file)
         stem = os.path.splitext(strip_gz(os.path.basename(file)))[0]
         if stem in seen:
-            raise InputError(file, f"image id {stem!r} is also the id of {seen[stem]}")
+            raise InputError(file, f"image id {quoted(stem)} is also the id of {seen[stem]}")
         seen[stem] = file
         ids.append(stem)
         image_path = doc.get("imagePath")

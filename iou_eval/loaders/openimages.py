@@ -53,7 +53,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, assemble
 from ..errors import InputError
-from ..escape import excerpt
+from ..escape import excerpt, quoted
 from ..numbers import is_number_token, quote_token
 from ..source import read_head
 from .common import LoadOptions, strict_floats
@@ -196,7 +196,7 @@ def _flag(table: _Table, col: int | None) -> np.ndarray:
             continue
         raise InputError(
             table.file,
-            f"expected 1, 0 or -1 for {table.header[col]}, got {cell!r}",
+            f"expected 1, 0 or -1 for {table.header[col]}, got {quoted(cell)}",
             where=table.lines[r],
         )
     return out

@@ -63,7 +63,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
-from ..escape import excerpt
+from ..escape import excerpt, quoted
 from ..numbers import first_loose_number, is_number_token, quote_token
 from ..source import read_source
 from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag
@@ -241,7 +241,7 @@ def _difficult(token: str, file: str, line: int) -> bool:
     if flag is None:
         raise InputError(
             file,
-            f"expected 0 or 1 for difficult (6th field), got {token!r}",
+            f"expected 0 or 1 for difficult (6th field), got {quoted(token)}",
             where=line,
             hint="a line 'class score x y w h' is a prediction; is this the predictions folder?",
         )
@@ -291,7 +291,9 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
         stem = os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
         if stem in seen:
             raise InputError(
-                file, f"image id {stem!r} is also the id of {seen[stem]}", hint="rename one file"
+                file,
+                f"image id {quoted(stem)} is also the id of {seen[stem]}",
+                hint="rename one file",
             )
         seen[stem] = file
         image_ids.append(stem)
@@ -352,7 +354,7 @@ def _results_file_class(file: str, classes: ClassVocabulary, file_of_class: dict
     if c in file_of_class:
         raise InputError(
             file,
-            f"class {name!r} already came from {file_of_class[c]}",
+            f"class {quoted(name)} already came from {file_of_class[c]}",
             hint="keep one results file per class (one competition's run) in the folder",
         )
     file_of_class[c] = file

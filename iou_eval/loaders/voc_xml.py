@@ -44,6 +44,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import Dataset, ImageTable, Key, assemble
 from ..errors import InputError
+from ..escape import quoted
 from ..numbers import is_number_token, quote_token
 from .common import ClassVocabulary, LoadOptions, folder_files, parse_flag, read_bytes
 from .xml_input import parse_xml
@@ -73,7 +74,9 @@ def _number(text: str | None, tag: str, file: str, where: str) -> float:
 def _flag(text: str | None, tag: str, file: str, where: str) -> bool:
     value = parse_flag(text)
     if value is None:
-        raise InputError(file, f"{tag} must be 0 or 1, got {(text or '').strip()!r}", where=where)
+        raise InputError(
+            file, f"{tag} must be 0 or 1, got {quoted((text or '').strip())}", where=where
+        )
     return value
 
 
@@ -125,7 +128,9 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
         stem = os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
         if stem in seen:
             raise InputError(
-                file, f"image id {stem!r} is also the id of {seen[stem]}", hint="rename one file"
+                file,
+                f"image id {quoted(stem)} is also the id of {seen[stem]}",
+                hint="rename one file",
             )
         seen[stem] = file
         image_ids.append(stem)

@@ -62,6 +62,7 @@ import numpy as np
 from ..boxes import BoxFormat
 from ..dataset import CategoryTable, Dataset, ImageTable, assemble
 from ..errors import InputError
+from ..escape import quoted
 from ..numbers import is_number_token, quote_token
 from .common import LoadOptions, strict_floats
 from .image_header import image_size
@@ -187,7 +188,7 @@ def _names(data: dict[str, Any], path: str) -> tuple[str, ...]:
         raise InputError(path, "data.yaml has neither 'names' nor 'nc'")
     if names is None:
         if not isinstance(nc, int) or isinstance(nc, bool) or nc < 0:
-            raise InputError(path, f"'nc' must be a whole number, got {nc!r}", where="nc")
+            raise InputError(path, f"'nc' must be a whole number, got {quoted(nc)}", where="nc")
         return tuple(f"class_{i}" for i in range(nc))  # as Ultralytics names them
     if isinstance(names, dict):
         by_index: dict[int, str] = {}
@@ -196,7 +197,7 @@ def _names(data: dict[str, Any], path: str) -> tuple[str, ...]:
                 i = int(key)
             except (TypeError, ValueError):
                 raise InputError(
-                    path, f"'names' keys must be class numbers, got {key!r}", where="names"
+                    path, f"'names' keys must be class numbers, got {quoted(key)}", where="names"
                 ) from None
             by_index[i] = str(value)
         if sorted(by_index) != list(range(len(by_index))):
@@ -213,7 +214,9 @@ def _names(data: dict[str, Any], path: str) -> tuple[str, ...]:
             path, f"'names' must be a list or a mapping, got {type(names).__name__}", where="names"
         )
     if nc is not None and nc != len(out):
-        raise InputError(path, f"'names' has {len(out)} entries but 'nc' is {nc!r}", where="nc")
+        raise InputError(
+            path, f"'names' has {len(out)} entries but 'nc' is {quoted(nc)}", where="nc"
+        )
     return out
 
 
@@ -232,7 +235,7 @@ def _split_value(data: dict[str, Any], split: str, path: str) -> Any:
         isinstance(value, list) and not all(isinstance(v, str) for v in value)
     ):
         raise InputError(
-            path, f"'{split}' must be a path or a list of paths, got {value!r}", where=split
+            path, f"'{split}' must be a path or a list of paths, got {quoted(value)}", where=split
         )
     return value
 
@@ -870,7 +873,7 @@ def _check_unique(ids: list[str], images: list[str]) -> None:
         if key in seen:
             raise InputError(
                 p,
-                f"image id {key!r} (the file stem) is also the id of {seen[key]}",
+                f"image id {quoted(key)} (the file stem) is also the id of {seen[key]}",
                 hint="predictions name images by stem: rename one of the images",
             )
         seen[key] = p
