@@ -159,9 +159,34 @@ class DaskParts:
         parts: Sequence[Any],
         progress: Callable[[int], None] | None = None,
     ) -> list[Any]:
-        """``[fn(shared, p) for p in parts]`` as tasks; ``shared`` scattered once to every worker."""
+        """``[fn(shared, p) for p in parts]`` as tasks; ``shared`` scattered once to every worker.
+
+        A worker lost with the only copy of ``shared`` cancels the job (Dask
+        cannot recompute scattered data): it is sent and run once more.  The
+        parts are pure, so the results are the same.
+        """
         if not parts:
             return []
+        distributed = distributed_module()
+        try:
+            try:
+                return self._run_once(fn, shared, parts, progress)
+            except distributed.CancelledError:
+                return self._run_once(fn, shared, parts, progress)
+        except distributed.KilledWorker as exc:
+            raise ClusterError(f"a task killed every Dask worker that ran it ({exc})") from None
+        except (distributed.CancelledError, distributed.TimeoutError, OSError) as exc:
+            raise ClusterError(
+                f"the Dask cluster stopped before the work was done ({exc!r})"
+            ) from None
+
+    def _run_once(
+        self,
+        fn: Callable[[Any, Any], Any],
+        shared: Any,
+        parts: Sequence[Any],
+        progress: Callable[[int], None] | None,
+    ) -> list[Any]:
         distributed = distributed_module()
         name = f"iou-eval-{getattr(fn, '__name__', 'part')}-{uuid.uuid4().hex[:8]}"
         # hash=False: tokenizing a large setup would cost a pass over it.
@@ -181,12 +206,6 @@ class DaskParts:
                 if bar is not None:
                     bar.update(1)
             return self.client.gather(futures)
-        except distributed.KilledWorker as exc:
-            raise ClusterError(f"a task killed every Dask worker that ran it ({exc})") from None
-        except (distributed.CancelledError, distributed.TimeoutError, OSError) as exc:
-            raise ClusterError(
-                f"the Dask cluster stopped before the work was done ({exc!r})"
-            ) from None
         finally:
             if bar is not None:
                 bar.close()
