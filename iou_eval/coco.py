@@ -236,6 +236,25 @@ def accumulation_inputs(
     )
 
 
+def _part_groups(
+    s: CocoSetup, cats: np.ndarray, g_rows: np.ndarray, d_rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Matching groups of a part numbered among its own categories: ``[G']``, ``[D']``, count.
+
+    The matcher's per-group tables have one entry per possible group; a part
+    of a few categories needs ``I * len(cats)`` of them, not ``I * K``.  The
+    numbering keeps the groups' order (image, then category), so the matches
+    and their order are those of the whole.  Class-agnostic runs are never split.
+    """
+    local = np.full(s.n_categories, -1, dtype=np.int64)
+    local[cats] = np.arange(len(cats))
+    n_cats = len(cats)
+    gt_group = s.gt.image_idx[g_rows].astype(np.int64) * n_cats + local[s.gt.category_idx[g_rows]]
+    dt_group = s.pred.image_idx[d_rows].astype(np.int64) * n_cats
+    dt_group += local[s.pred.category_idx[d_rows]]
+    return gt_group, narrow_index(dt_group), len(s.gt.images) * n_cats
+
+
 def match_and_accumulate(
     s: CocoSetup, cats: np.ndarray | None
 ) -> tuple[Matches, CocoArrays, np.ndarray]:
@@ -248,11 +267,13 @@ def match_and_accumulate(
         g_rows: slice | np.ndarray = slice(None)
         d_rows: slice | np.ndarray = slice(None)
         geometry = s.geometry
+        gt_group, dt_group, n_groups = s.gt_group, s.dt_group, s.n_groups
     else:
         g_rows = np.flatnonzero(np.isin(s.gt.category_idx, cats))
         d_rows = np.flatnonzero(np.isin(s.pred.category_idx, cats))
         # Indices into the whole run's coordinates, not a copy of them.
         geometry = SubsetGeometry.of(s.geometry, g_rows, d_rows)
+        gt_group, dt_group, n_groups = _part_groups(s, cats, g_rows, d_rows)
     # One score sort serves the matcher's order and the accumulation's.
     rank, n_levels = score_rank(s.pred.scores[d_rows])
     m = match_coco(
@@ -261,12 +282,12 @@ def match_and_accumulate(
         gt_crowd=s.gt.is_crowd[g_rows],
         gt_ignore_flag=s.ignore_flag[g_rows],
         gt_zero_id=s.zero_id[g_rows],
-        gt_group=s.gt_group[g_rows],
+        gt_group=gt_group if cats is not None else s.gt_group[g_rows],
         gt_order_key=s.gt_order[g_rows],
         dt_score=s.pred.scores[d_rows],
-        dt_group=s.dt_group[d_rows],
+        dt_group=dt_group if cats is not None else s.dt_group[d_rows],
         dt_order_key=s.dt_order[d_rows],
-        n_groups=s.n_groups,
+        n_groups=n_groups,
         iou_thresholds=np.asarray(s.thresholds, dtype=np.float64),
         area_ranges=s.area_bounds,
         max_det=s.max_det,
