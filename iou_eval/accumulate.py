@@ -177,8 +177,7 @@ class _Records:
 def sort_records(x: AccumulationInputs) -> _Records:
     """The records of the first ``T`` thresholds, renumbered to lanes of ``T`` and sorted."""
     n_thr, lane_thr = x.n_thresholds, x.lane_thresholds
-    # Lanes widen to int64: they are multiplied into sort keys below.
-    rec_lane = x.rec_lane.astype(np.int64)
+    rec_lane = x.rec_lane
     if lane_thr == n_thr:
         lane, dt, tp, cnt = rec_lane, x.rec_dt, x.rec_tp, x.rec_counted
     else:
@@ -196,7 +195,9 @@ def sort_records(x: AccumulationInputs) -> _Records:
     full_pos[x.order] = np.arange(n_dt, dtype=full_pos.dtype)
     pos = full_pos[dt]
     del full_pos
-    key = lane * (n_dt + 1)
+    # The one int64 array: lanes times positions may pass 2**31.
+    key = lane.astype(np.int64)
+    key *= n_dt + 1
     key += pos
     o = radix_argsort(key)
     del key

@@ -17,7 +17,7 @@ import numpy as np
 
 from .accumulate import AccumulationInputs, CocoArrays, accumulate_coco, summarize_coco
 from .dataset import Dataset
-from .geometry import Geometry, IouType, geometry_for
+from .geometry import Geometry, IouType, SubsetGeometry, geometry_for
 from .matching import Matches, ignored_per_range, match_coco
 from .ordering import distinct, group_score_order, narrow_index, score_rank
 from .protocols import Protocol
@@ -273,7 +273,8 @@ def match_and_accumulate(
     else:
         g_rows = np.flatnonzero(np.isin(s.gt.category_idx, cats))
         d_rows = np.flatnonzero(np.isin(s.pred.category_idx, cats))
-        geometry = s.geometry.take(g_rows, d_rows)
+        # Indices into the whole run's coordinates, not a copy of them.
+        geometry = SubsetGeometry.of(s.geometry, g_rows, d_rows)
     gt_group, dt_group, n_groups = _dense_groups(s.gt_group[g_rows], s.dt_group[d_rows])
     # One score sort serves the matcher's order and the accumulation's.
     rank, n_levels = score_rank(s.pred.scores[d_rows])

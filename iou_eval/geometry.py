@@ -178,6 +178,62 @@ class BoxGeometry:
         )
 
 
+@dataclass(frozen=True)
+class SubsetGeometry:
+    """Some rows of another geometry, renumbered from 0, without copying its columns.
+
+    A category part of a large run sees its own predictions only; copying
+    their coordinates would cost 40 bytes a prediction, an index costs 4.
+
+    Attributes:
+        base: the geometry over every row.
+        gt_rows, dt_rows: ``[G']``, ``[D']`` the subset's rows in ``base``.
+        gt_position: ``[G]`` each base ground-truth row's position in ``gt_rows`` (-1: not in it).
+    """
+
+    base: Geometry
+    gt_rows: np.ndarray
+    dt_rows: np.ndarray
+    gt_position: np.ndarray
+
+    @staticmethod
+    def of(base: Geometry, gt_rows: np.ndarray, dt_rows: np.ndarray) -> SubsetGeometry:
+        if isinstance(base, SubsetGeometry):  # a subset of a subset: one level
+            return SubsetGeometry.of(base.base, base.gt_rows[gt_rows], base.dt_rows[dt_rows])
+        n_gt = int(gt_rows.max()) + 1 if len(gt_rows) else 0
+        position = np.full(n_gt, -1, dtype=np.int64)
+        position[gt_rows] = np.arange(len(gt_rows))
+        return SubsetGeometry(base, gt_rows, dt_rows, position)
+
+    @property
+    def name(self) -> str:
+        return self.base.name
+
+    @property
+    def dt_area(self) -> np.ndarray:
+        return self.base.dt_area[self.dt_rows]
+
+    def pairs(
+        self,
+        d_groups: np.ndarray,
+        gt_sorted: np.ndarray,
+        g_starts: np.ndarray,
+        dt_rows: np.ndarray,
+        floor: float,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # The base computes the very same pairs, in the same order, on its own rows.
+        pd, pg, iou = self.base.pairs(
+            d_groups, self.gt_rows[gt_sorted], g_starts, self.dt_rows[dt_rows], floor
+        )
+        return pd, self.gt_position[pg], iou
+
+    def pair(self, dt_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
+        return self.base.pair(self.dt_rows[dt_rows], self.gt_rows[gt_rows])
+
+    def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> SubsetGeometry:
+        return SubsetGeometry.of(self, gt_rows, dt_rows)
+
+
 def join_pairs(
     parts_d: list[np.ndarray], parts_g: list[np.ndarray], parts_iou: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -15,6 +15,7 @@ import contextlib
 import mmap
 import os
 import pickle
+import select
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -168,6 +169,35 @@ def run_parts(fn: Callable[..., Any], parts: Sequence[Any]) -> list[Any]:
     finally:
         for j in jobs:
             j.cancel()
+
+
+def run_pool(fn: Callable[..., Any], parts: Sequence[Any], workers: int) -> list[Any]:
+    """``[fn(p) for p in parts]`` in at most ``workers`` children at a time, in results order.
+
+    Each part runs in a child of its own, started as soon as an earlier one
+    ends (parts given heaviest first keep every core busy to the end); this
+    process only waits.  One worker, or no fork: the parts run here one
+    after the other.
+    """
+    if workers <= 1 or not can_fork() or len(parts) <= 1:
+        return [fn(p) for p in parts]
+    results: list[Any] = [None] * len(parts)
+    waiting = list(range(len(parts)))
+    running: dict[int, Job] = {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < workers:
+                i = waiting.pop(0)
+                running[i] = start(fn, parts[i])
+            ready, _, _ = select.select([j._done for j in running.values()], [], [])
+            for i, job in list(running.items()):
+                if job._done in ready:
+                    del running[i]
+                    results[i] = job.result()
+    finally:
+        for job in running.values():
+            job.cancel()
+    return results
 
 
 def _shared_file() -> int:

@@ -10,8 +10,9 @@ small per-prediction outcome, not by every record of the run:
 
 - parts own disjoint sets of categories of about :data:`PART_PREDICTIONS`
   predictions each (at least ``workers`` parts when parallel pays off);
-- at most ``workers`` parts run at a time (this process and forked
-  children), the heaviest first;
+- at most ``workers`` parts run at a time, each in a forked child started
+  as soon as another ends, the heaviest first (one worker: one after the
+  other, here);
 - the outcomes are merged into the order one process gives (by matching
   group, then rank), and the score order of the count tables likewise, so
   every later sum runs in the same order: the reports are bit for bit those
@@ -29,7 +30,7 @@ from . import partition
 from .accumulate import CocoArrays
 from .coco import CocoSetup, OperatingPoint, match_and_accumulate
 from .ordering import narrow_index, run_bounds
-from .parallel import run_parts
+from .parallel import run_pool
 from .partition import category_parts, join_arrays
 
 # A part's matching and accumulation take a few hundred bytes per prediction
@@ -89,15 +90,6 @@ def plan(s: CocoSetup, workers: int) -> list[np.ndarray] | None:
     return sorted(parts, key=lambda cats: -int(weight[cats].sum()))
 
 
-def run_bounded(fn, parts: list, workers: int) -> list:
-    """``[fn(p) for p in parts]``, at most ``workers`` at a time (waves, in the order given)."""
-    out: list = []
-    step = max(1, workers)
-    for lo in range(0, len(parts), step):
-        out += run_parts(fn, parts[lo : lo + step])
-    return out
-
-
 def point_in_parts(s: CocoSetup, workers: int, iou_thr: float) -> tuple[CocoArrays, OperatingPoint]:
     """The arrays and the operating point of the whole, from bounded parts."""
     thr_index = s.thresholds.index(iou_thr)
@@ -105,7 +97,7 @@ def point_in_parts(s: CocoSetup, workers: int, iou_thr: float) -> tuple[CocoArra
     if parts is None:
         whole = part_point(s, thr_index, None)
         return whole.arrays, _point(s, iou_thr, whole)
-    results = run_bounded(partial(part_point, s, thr_index), parts, workers)
+    results = run_pool(partial(part_point, s, thr_index), parts, workers)
     arrays = join_arrays([r.arrays for r in results], parts)
     merged = merge_points(results, s.dt_group, s.pred.category_idx, s.max_det)
     return arrays, _point(s, iou_thr, merged)

@@ -52,9 +52,11 @@ def measure(command: list[str], env: dict[str, str], tree: bool) -> tuple[float,
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "result"
         wrapper = [sys.executable, "-I", "-S", str(HERE / "measure.py")]
+        # Run from an empty folder: `python -m` puts the working folder first
+        # on the path, which would shadow a --reference tree.
         subprocess.run(
             [*wrapper, *(["--tree"] if tree else []), str(result), *command],
-            env=env, check=True, stdout=subprocess.DEVNULL,
+            env=env, check=True, stdout=subprocess.DEVNULL, cwd=tmp,
         )  # fmt: skip
         wall, cpu, peak_kib, code = result.read_text().split()
     if int(code) != 0:
