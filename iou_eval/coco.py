@@ -259,12 +259,14 @@ def accumulation_inputs(
 
 
 def match_and_accumulate(
-    s: CocoSetup, cats: np.ndarray | None
+    s: CocoSetup, cats: np.ndarray | None, point_thr: int | None = None
 ) -> tuple[Matches, CocoArrays, np.ndarray]:
     """Match and accumulate the categories ``cats`` (all when None): one part's work.
 
     Matches come back in the rows of ``s.gt`` and ``s.pred``, with the
     accumulation's order of their predictions; arrays hold only ``cats``.
+    ``point_thr``: the index of the operating point's threshold, whose
+    matches keep their overlaps (:meth:`Matches.overlaps_at`).
     """
     if cats is None:
         g_rows: slice | np.ndarray = slice(None)
@@ -294,6 +296,7 @@ def match_and_accumulate(
         area_ranges=s.area_bounds,
         max_det=s.max_det,
         dt_score_rank=(rank, n_levels),
+        keep_lane=point_thr,  # area range 0 ("all"): lane = threshold
     )
     kept_rank = (rank[m.dt_rows], n_levels)
     if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
@@ -319,11 +322,13 @@ def _dense_groups(gt_group: np.ndarray, dt_group: np.ndarray) -> tuple[np.ndarra
 
 def operating_point(s: CocoSetup, m: Matches, order: np.ndarray, iou_thr: float) -> OperatingPoint:
     """The matches at ``iou_thr`` (area all, last maxDets) with their overlaps."""
-    tp, fp, match_gt = m.at(0, s.thresholds.index(iou_thr))
-    # The overlaps of the operating point's matches (the records keep none).
-    hit = np.flatnonzero(match_gt >= 0)
-    match_iou = np.zeros(len(match_gt), dtype=np.float64)
-    match_iou[hit] = s.geometry.pair(m.dt_rows[hit], match_gt[hit])
+    thr = s.thresholds.index(iou_thr)
+    tp, fp, match_gt = m.at(0, thr)
+    match_iou = m.overlaps_at(0, thr)
+    if match_iou is None:  # the matcher kept none: computed again
+        hit = np.flatnonzero(match_gt >= 0)
+        match_iou = np.zeros(len(match_gt), dtype=np.float64)
+        match_iou[hit] = s.geometry.pair(m.dt_rows[hit], match_gt[hit])
     return OperatingPoint(
         iou_thr=iou_thr,
         dt_rows=narrow_index(s.scored_rows[m.dt_rows]),
@@ -362,7 +367,7 @@ def run_coco(
         # Bounded parts that keep only the arrays and the operating point.
         arrays, point = point_in_parts(setup, workers, iou_thr)
         return CocoEvaluation(protocol, arrays, summarize(arrays, protocol), point, None)
-    m, arrays, order = match_in_parts(setup, workers, executor)
+    m, arrays, order = match_in_parts(setup, workers, executor, setup.thresholds.index(iou_thr))
     return CocoEvaluation(
         protocol=protocol,
         arrays=arrays,

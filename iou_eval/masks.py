@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -47,7 +47,7 @@ import numpy as np
 from pycocotools import _mask
 
 from .errors import InputError
-from .rle import BadRle, check_compressed, odd_sums
+from .rle import BadRle, check_compressed, mask_boxes_of, odd_sums
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
 COORD_LIMIT = 1.0e6
@@ -61,13 +61,16 @@ class MaskColumn:
         rle: ``[N]`` object array of ``bytes``, pycocotools' compressed counts.
         height, width: ``[N]`` int64 the mask's (its image's) size.
         area: ``[N]`` float64 foreground pixels (``pycocotools.mask.area``).
-
+        box: ``[N, 4]`` int64 inclusive pixel boxes ``x0, y0, x1, y1`` that
+            hold every foreground pixel (``x1 < x0``: none), when the loader
+            had them; else :attr:`boxes` computes them on first use.
     """
 
     rle: np.ndarray
     height: np.ndarray
     width: np.ndarray
     area: np.ndarray
+    box: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.rle)
@@ -86,9 +89,20 @@ class MaskColumn:
                 raise ValueError(
                     f"MaskColumn.{name}: expected {np.dtype(dtype)}{shape}, found {found}"
                 )
+        if self.box is not None and (self.box.dtype != np.int64 or self.box.shape != (n, 4)):
+            raise ValueError(
+                f"MaskColumn.box: expected int64({n}, 4), found {self.box.dtype}{self.box.shape}"
+            )
 
     def __len__(self) -> int:
         return len(self.rle)
+
+    @cached_property
+    def boxes(self) -> np.ndarray:
+        """``[N, 4]`` int64 boxes that hold every foreground pixel (see ``box``)."""
+        if self.box is not None:
+            return self.box
+        return mask_boxes_of(self.rle, self.height, self.width)
 
     @cached_property
     def _objects(self) -> _RleObjects:
@@ -99,7 +113,11 @@ class MaskColumn:
         rows = np.asarray(rows)
         if rows.dtype == np.bool_:
             rows = np.flatnonzero(rows)
-        return MaskColumn(self.rle[rows], self.height[rows], self.width[rows], self.area[rows])
+        box = self.__dict__.get("boxes", self.box)  # boxes computed already travel along
+        return MaskColumn(
+            self.rle[rows], self.height[rows], self.width[rows], self.area[rows],
+            None if box is None else box[rows],
+        )  # fmt: skip
 
     def rle_dicts(self, rows: np.ndarray | None = None) -> list[dict[str, Any]]:
         """pycocotools RLE dicts ``{"size": [h, w], "counts": bytes}`` of ``rows`` (default all).
@@ -116,22 +134,19 @@ class _RleObjects:
 
     A dict per mask, kept for the whole column, would cost about 300 bytes
     per mask on top of its string; the dicts of one group live only for the
-    ``iou`` call that reads them.  Rows of one size share one ``[h, w]``.
+    ``iou`` call that reads them.  Only the rows asked for are touched: a
+    forked worker that read every string would write every string's
+    reference count, and so copy every page that holds one.
     """
 
     def __init__(self, col: MaskColumn) -> None:
-        self.counts: list[bytes] = col.rle.tolist()
-        if len(col):
-            key = col.height * (int(col.width.max()) + 1) + col.width
-            uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-            sizes = [[int(col.height[i]), int(col.width[i])] for i in first.tolist()]
-            self.size = [sizes[k] for k in inverse.tolist()]
-        else:
-            self.size = []
+        self.rle, self.height, self.width = col.rle, col.height, col.width
 
     def __call__(self, rows) -> list[dict[str, Any]]:
-        c, s = self.counts, self.size
-        return [{"size": s[i], "counts": c[i]} for i in rows]
+        idx = np.asarray(rows, dtype=np.int64)
+        counts = self.rle[idx].tolist()
+        sizes = np.stack([self.height[idx], self.width[idx]], axis=1).tolist()
+        return [{"size": s, "counts": c} for s, c in zip(sizes, counts, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -143,14 +158,16 @@ class CheckedRles:
             segmentation, if any, is elsewhere).
         size: ``[N, 2]`` int64 each string's own ``[height, width]``.
         area: ``[N]`` float64 its foreground pixels.
+        box: ``[N, 4]`` int64 boxes holding its foreground (see :class:`MaskColumn`).
     """
 
     rle: np.ndarray
     size: np.ndarray
     area: np.ndarray
+    box: np.ndarray
 
     def take(self, rows) -> CheckedRles:
-        return CheckedRles(self.rle[rows], self.size[rows], self.area[rows])
+        return CheckedRles(self.rle[rows], self.size[rows], self.area[rows], self.box[rows])
 
     @property
     def present(self) -> np.ndarray:
@@ -676,7 +693,9 @@ def encode_segmentations(
                 ".segmentation.counts",
             ) from None
     _fill_empty(rle, np.flatnonzero(kind == _EMPTY), h, w, places)
-    return MaskColumn(rle, h, w, area), warnings
+    # The loader's boxes serve when every mask is one of its strings.
+    box = checked.box if checked is not None and (kind == _CHECKED).all() else None
+    return MaskColumn(rle, h, w, area, box), warnings
 
 
 def polygon_rles(
@@ -803,14 +822,13 @@ def mask_overlaps_batched(
     np.cumsum(np.diff(ps) * np.diff(gs), out=offsets[1:])
     values = np.zeros(int(offsets[-1]), dtype=np.float64)
     dt_objects, gt_objects = pred._objects, gt._objects
-    d_list = np.asarray(pred_rows, dtype=np.int64).tolist()
+    d_arr = np.asarray(pred_rows, dtype=np.int64)
     g_arr = np.asarray(gt_rows, dtype=np.int64)
-    g_list = g_arr.tolist()
     crowd = np.asarray(gt_crowd, dtype=np.uint8)[g_arr]
     ps_l, gs_l, off_l = ps.tolist(), gs.tolist(), offsets.tolist()
     for k in np.flatnonzero(offsets[1:] > offsets[:-1]).tolist():
         a, b, c, e = ps_l[k], ps_l[k + 1], gs_l[k], gs_l[k + 1]
-        m = _mask.iou(dt_objects(d_list[a:b]), gt_objects(g_list[c:e]), crowd[c:e])
+        m = _mask.iou(dt_objects(d_arr[a:b]), gt_objects(g_arr[c:e]), crowd[c:e])
         values[off_l[k] : off_l[k + 1]] = m.ravel()
     return values, offsets
 
@@ -856,41 +874,33 @@ def mask_pair_overlaps(
     return values[offsets[k] + d_local * width + g_local]
 
 
-def group_pair_overlaps(
-    pred: MaskColumn,
-    gt: MaskColumn,
-    gt_crowd: np.ndarray,
-    d_groups: np.ndarray,
-    d_rows: np.ndarray,
-    gt_sorted: np.ndarray,
-    g_starts: np.ndarray,
+_MASK_PAIR_CHUNK = 1 << 16
+
+
+def overlap_bounds(
+    dt: MaskColumn, gt: MaskColumn, gt_crowd: np.ndarray, dt_rows: np.ndarray, gt_rows: np.ndarray
 ) -> np.ndarray:
-    """Overlaps of every (prediction, ground truth) pair that shares a group, in
-    :func:`~iou_eval.geometry.candidate_pairs` order, one pycocotools call per group.
+    """``[P]`` float64 an upper bound of each pair's :func:`mask_overlaps` value.
+
+    The intersection is at most the smaller area and the area where the
+    masks' boxes meet (``I``); the union at least ``a_dt + a_gt - I``, or
+    ``a_dt`` for a crowd region.  pycocotools divides the true counts, which
+    are below these, and rounding keeps the order: a pair whose bound is
+    under a threshold has an overlap under it.
 
     Args:
-        d_groups: ``[D']`` sorted group of each prediction; d_rows: ``[D']`` its row.
-        gt_sorted: ``[G]`` ground-truth rows by group; g_starts: ``[groups + 1]``.
-
-    Returns:
-        ``[P]`` float64: prediction by prediction, each one's group's ground
-        truths in ``gt_sorted`` order.
+        dt_rows, gt_rows: ``[P]`` the pairs' rows; gt_crowd: ``[len(gt)]`` bool.
     """
-    from .ordering import run_bounds
-
-    bounds = np.asarray(run_bounds(d_groups) if len(d_groups) else [0], dtype=np.int64)
-    groups = d_groups[bounds[:-1]]
-    g_first, g_count = g_starts[groups], g_starts[groups + 1] - g_starts[groups]
-    # The groups' ground truths back to back (as candidate_pairs spreads them).
-    gt_starts = np.zeros(len(groups) + 1, dtype=np.int64)
-    np.cumsum(g_count, out=gt_starts[1:])
-    shift = np.repeat(g_first - gt_starts[:-1], g_count)
-    gt_rows = gt_sorted[shift + np.arange(int(gt_starts[-1]))]
-    values, _ = mask_overlaps_batched(pred, gt, gt_crowd, d_rows, bounds, gt_rows, gt_starts)
-    return values
-
-
-_MASK_PAIR_CHUNK = 1 << 16
+    bd, bg = dt.boxes, gt.boxes
+    width = np.minimum(bd[dt_rows, 2], bg[gt_rows, 2]) - np.maximum(bd[dt_rows, 0], bg[gt_rows, 0])
+    height = np.minimum(bd[dt_rows, 3], bg[gt_rows, 3]) - np.maximum(bd[dt_rows, 1], bg[gt_rows, 1])
+    meet = (np.maximum(width + 1, 0) * np.maximum(height + 1, 0)).astype(np.float64)
+    a_dt, a_gt = dt.area[dt_rows], gt.area[gt_rows]
+    inter = np.minimum(np.minimum(a_dt, a_gt), meet)
+    union = np.where(gt_crowd[gt_rows], a_dt, a_dt + a_gt - inter)
+    bound = np.zeros(len(inter), dtype=np.float64)
+    np.divide(inter, union, out=bound, where=union > 0)
+    return bound
 
 
 @dataclass(frozen=True)
@@ -918,6 +928,8 @@ class MaskGeometry:
         """The geometry of an aligned pair whose masks :func:`iou_eval.segm.with_masks` encoded."""
         if not isinstance(gt.masks, MaskColumn) or not isinstance(pred.masks, MaskColumn):
             raise ValueError("segm needs both datasets' masks encoded (segm.with_masks)")
+        # Boxes computed here, once, before any worker is forked.
+        gt.masks.boxes, pred.masks.boxes  # noqa: B018
         return MaskGeometry(pred.masks, gt.masks, gt.is_crowd, pred.area, dt_image=pred.image_idx)
 
     @property
@@ -940,10 +952,15 @@ class MaskGeometry:
             groups = d_groups[lo : lo + _MASK_PAIR_CHUNK]
             pd, pg = candidate_pairs(groups, g_starts)
             pg = gt_sorted[pg]
-            iou = group_pair_overlaps(
-                self.dt, self.gt, self.gt_crowd, groups,
-                dt_rows[lo : lo + _MASK_PAIR_CHUNK], gt_sorted, g_starts,
-            )  # fmt: skip
+            pr = dt_rows[lo : lo + _MASK_PAIR_CHUNK][pd]
+            if floor > 0:
+                # Most pairs of a group are far apart: only those whose
+                # bound reaches the floor are handed to pycocotools.
+                near = overlap_bounds(self.dt, self.gt, self.gt_crowd, pr, pg) >= floor
+                pd, pg, pr = pd[near], pg[near], pr[near]
+            # One pycocotools call per group, over its predictions and
+            # ground truths that are in some pair.
+            iou = mask_pair_overlaps(self.dt, self.gt, self.gt_crowd, pr, pg, groups[pd])
             keep = iou >= floor
             parts_d.append(pd[keep] + lo)
             parts_g.append(pg[keep])

@@ -50,6 +50,9 @@ class Matches:
             positive) rather than ignored.
         gt_ignore: ``[A, G]`` bool per ground-truth row (crowd, flagged, or
             outside the range).
+        kept_lane, kept_iou: the overlap of each record of lane
+            ``kept_lane``, in record order (``[P_lane]`` float64), when the
+            matcher was asked to keep them; else None.
     """
 
     dt_rows: np.ndarray
@@ -62,6 +65,17 @@ class Matches:
     tp: np.ndarray
     counted: np.ndarray
     gt_ignore: np.ndarray
+    kept_lane: int | None = None
+    kept_iou: np.ndarray | None = None
+
+    def overlaps_at(self, area: int, thr: int) -> np.ndarray | None:
+        """``[D]`` the overlap of each prediction's match in one lane (0: none), if kept."""
+        lane = area * self.n_thresholds + thr
+        if self.kept_iou is None or self.kept_lane != lane:
+            return None
+        out = np.zeros(len(self.dt_rows), dtype=np.float64)
+        out[self.dt[self.lane == lane]] = self.kept_iou
+        return out
 
     def at(self, area: int, thr: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Dense outcome of one lane: ``tp[D]``, ``fp[D]``, ``match_gt[D]`` (-1: none)."""
@@ -185,6 +199,7 @@ def match_coco(
     area_ranges: np.ndarray,
     max_det: int,
     dt_score_rank: tuple[np.ndarray, int] | None = None,
+    keep_lane: int | None = None,
 ) -> Matches:
     """Match predictions to ground truths in every group, threshold and area range.
 
@@ -205,6 +220,8 @@ def match_coco(
         max_det: predictions kept per group, best first.
         dt_score_rank: :func:`~iou_eval.ordering.score_rank` of ``dt_score``
             when the caller has it (else computed).
+        keep_lane: keep the overlaps of this lane's matches (the operating
+            point's), which would otherwise have to be computed again.
 
     Returns:
         :class:`Matches`; ``match_gt`` holds ground-truth row numbers.
@@ -221,10 +238,13 @@ def match_coco(
     d_area = geometry.dt_area[ranked.rows]
     # Unmatched predictions outside an area range are ignored in it: [A, D].
     outside = (d_area[None, :] < area_ranges[:, 0:1]) | (d_area[None, :] > area_ranges[:, 1:2])
-    lane, dt, gt = greedy_rounds(
-        pd, pg, iou, ranked.rank, gts.position, gt_crowd, gt_ignore, eff_thr
+    lane, dt, gt, kept_iou = greedy_rounds(
+        pd, pg, iou, ranked.rank, gts.position, gt_crowd, gt_ignore, eff_thr, keep_lane
     )
-    return _records(ranked, len(eff_thr), outside, lane, dt, gt, gt_ignore, gt_zero_id)
+    m = _records(ranked, len(eff_thr), outside, lane, dt, gt, gt_ignore, gt_zero_id)
+    if keep_lane is None:
+        return m
+    return replace(m, kept_lane=keep_lane, kept_iou=kept_iou)
 
 
 def greedy_rounds(
@@ -236,7 +256,8 @@ def greedy_rounds(
     gt_crowd: np.ndarray,
     gt_ignore: np.ndarray,
     eff_thr: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    keep_lane: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The greedy assignment, one round per rank inside a group, every lane at once.
 
     Args:
@@ -247,12 +268,15 @@ def greedy_rounds(
         gt_crowd: ``[G]``; gt_ignore: ``[A, G]``; eff_thr: ``[T]``.
 
     Returns:
-        ``(lane[P'], dt[P'], gt[P'])`` int32, one record per (lane, matched prediction).
+        ``(lane[P'], dt[P'], gt[P'])`` int32, one record per (lane, matched
+        prediction), and the overlaps of lane ``keep_lane``'s records in
+        their order (``[P_lane]`` float64; empty when None).
     """
     n_thr, n_area, n_gt = len(eff_thr), len(gt_ignore), len(gt_position)
     rec_lane: list[np.ndarray] = []
     rec_dt: list[np.ndarray] = []
     rec_gt: list[np.ndarray] = []
+    rec_iou: list[np.ndarray] = []
     if len(pd):
         # The winner of a prediction is the lexicographic maximum of
         # (regular before ignored, IoU, later in file order): pycocotools keeps
@@ -285,6 +309,8 @@ def greedy_rounds(
             rec_lane.append(lane.astype(np.int32))
             rec_dt.append(pd[sel][col].astype(np.int32))
             rec_gt.append(won.astype(np.int32))
+            if keep_lane is not None:
+                rec_iou.append(iou[sel][col[lane == keep_lane]])
             del lane, col, won, win
 
     def cat(parts: list[np.ndarray]) -> np.ndarray:
@@ -292,7 +318,8 @@ def greedy_rounds(
         parts.clear()
         return out
 
-    return cat(rec_lane), cat(rec_dt), cat(rec_gt)
+    kept = np.concatenate(rec_iou) if rec_iou else np.zeros(0, dtype=np.float64)
+    return cat(rec_lane), cat(rec_dt), cat(rec_gt), kept
 
 
 def _round_winners(

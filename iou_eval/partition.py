@@ -17,7 +17,7 @@ every category's score-sorted runs to one place (docs/scaling.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol
 
@@ -105,17 +105,21 @@ class ForkedParts:
         return out
 
 
-def match_in_parts(s: CocoSetup, workers: int, executor: PartExecutor | None = None) -> PartResult:
+def match_in_parts(
+    s: CocoSetup, workers: int, executor: PartExecutor | None = None, point_thr: int | None = None
+) -> PartResult:
     """Matches, arrays and score order of the whole, from parts run by ``executor``.
 
     Without one, parts run in ``workers`` forked processes.  Every executor
     runs the same part function and the same merge: the same bits.
+    ``point_thr``: the operating point's threshold index, whose matches keep
+    their overlaps.
     """
     runner = executor if executor is not None else ForkedParts(workers)
     parts = plan_parts(s, runner.slots)
     if parts is None:
-        return match_and_accumulate(s, None)
-    results = runner.run(match_and_accumulate, s, parts)
+        return match_and_accumulate(s, None, point_thr)
+    results = runner.run(partial(match_and_accumulate, point_thr=point_thr), s, parts)
     return merge_parts(results, parts, s.dt_group, s.pred.category_idx, s.max_det)
 
 
@@ -149,6 +153,12 @@ def merge_matches(
         counted=np.concatenate([m.counted for m in ms]),
         gt_ignore=ms[0].gt_ignore,
     )
+    lanes = {m.kept_lane for m in ms}
+    if len(lanes) == 1 and None not in lanes and all(m.kept_iou is not None for m in ms):
+        # Each part's kept overlaps follow its records of that lane, and the
+        # records are joined in part order: so are the overlaps.
+        kept = np.concatenate([m.kept_iou for m in ms if m.kept_iou is not None])
+        merged = replace(merged, kept_lane=ms[0].kept_lane, kept_iou=kept)
     return merged, new_pos
 
 

@@ -36,8 +36,6 @@ from .partition import category_parts, join_arrays
 # A part's matching and accumulation take a few hundred bytes per prediction
 # while they run: parts of this size keep that to a few hundred megabytes.
 PART_PREDICTIONS = 1_000_000
-# Overlaps of the operating point's matches are computed this many at a time.
-_PAIR_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,8 @@ class PartPoint:
     Attributes:
         rows: ``[D']`` prediction rows (of the setup's predictions), by group then rank.
         rank: ``[D']`` rank inside the group.
-        tp, fp: ``[D']`` bool; match_gt: ``[D']`` ground-truth row or -1.
+        tp, fp: ``[D']`` bool; match_gt: ``[D']`` ground-truth row or -1;
+        match_iou: ``[D']`` float64 the match's overlap (0: none).
         order: ``[D']`` positions by category, then descending score.
         arrays: the part's categories' slices of pycocotools' arrays.
     """
@@ -57,20 +56,25 @@ class PartPoint:
     tp: np.ndarray
     fp: np.ndarray
     match_gt: np.ndarray
+    match_iou: np.ndarray
     order: np.ndarray
     arrays: CocoArrays
 
 
 def part_point(s: CocoSetup, thr_index: int, cats: np.ndarray | None) -> PartPoint:
     """Match and accumulate categories ``cats`` (all when None); keep the operating point only."""
-    m, arrays, order = match_and_accumulate(s, cats)
+    m, arrays, order = match_and_accumulate(s, cats, point_thr=thr_index)
     tp, fp, match_gt = m.at(0, thr_index)
+    match_iou = m.overlaps_at(0, thr_index)
+    if match_iou is None:  # never: the matcher was asked to keep them
+        raise RuntimeError("the matcher kept no overlaps of the operating point")
     return PartPoint(
         rows=narrow_index(m.dt_rows),
         rank=narrow_index(m.dt_rank),
         tp=tp,
         fp=fp,
         match_gt=narrow_index(match_gt),
+        match_iou=match_iou,
         order=narrow_index(order),
         arrays=arrays,
     )
@@ -145,25 +149,21 @@ def merge_points(
         tp=gather("tp"),
         fp=gather("fp"),
         match_gt=gather("match_gt"),
+        match_iou=gather("match_iou"),
         order=order,
         arrays=parts[0].arrays,
     )
 
 
 def _point(s: CocoSetup, iou_thr: float, p: PartPoint) -> OperatingPoint:
-    """:class:`OperatingPoint` of the merged outcome, with the overlaps of its matches."""
-    hit = np.flatnonzero(p.match_gt >= 0)
-    match_iou = np.zeros(len(p.match_gt), dtype=np.float64)
-    for lo in range(0, len(hit), _PAIR_CHUNK):
-        h = hit[lo : lo + _PAIR_CHUNK]
-        match_iou[h] = s.geometry.pair(p.rows[h], p.match_gt[h])
+    """:class:`OperatingPoint` of the merged outcome."""
     return OperatingPoint(
         iou_thr=iou_thr,
         dt_rows=narrow_index(s.scored_rows[p.rows]),
         tp=p.tp,
         fp=p.fp,
         match_gt=p.match_gt,
-        match_iou=match_iou,
+        match_iou=p.match_iou,
         gt_counts=~s.gt_ignore[0],
         order=None if s.protocol.class_agnostic else p.order,
     )

@@ -239,6 +239,9 @@ def encode_early(gt: Dataset) -> Dataset:
     if not (np.isfinite(height).all() and np.isfinite(width).all()):
         return gt
     column, notes = pending.encode(height, width)
+    # The masks' boxes (which spare the matcher most overlaps) are computed
+    # here too, and travel back with the column.
+    column.boxes  # noqa: B018
     given = np.empty(len(pending.segs), dtype=object)
     given[~pending.missing()] = True  # which rows gave a segmentation, for the warning
     encoded = (column, notes, height, width)

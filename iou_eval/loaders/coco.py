@@ -162,6 +162,7 @@ def _mask_columns(anns: list) -> dict:
         "rle": np.empty(n, dtype=object),
         "rle_size": np.zeros((n, 2), dtype=np.int64),
         "rle_area": np.zeros(n, dtype=np.float64),
+        "rle_box": np.zeros((n, 4), dtype=np.int64),
     }
     return {"segmentation": segs, **no_rle, "has_bbox": has_bbox}
 
@@ -175,7 +176,8 @@ def _rle_columns(anns: list) -> dict:
 
     ``rle[N]`` object each string as ``bytes`` (None: no segmentation),
     ``rle_size[N, 2]`` its own ``[h, w]`` (``[0, 0]``: none) and
-    ``rle_area[N]`` its pixels; ``segmentation[N]`` all None.
+    ``rle_area[N]`` its pixels, ``rle_box[N, 4]`` a box that holds them
+    (:func:`iou_eval.rle.column_boxes`); ``segmentation[N]`` all None.
     Each string is checked here (in the worker that decoded it) as
     :func:`iou_eval.rle.check_compressed` checks it.
 
@@ -198,8 +200,11 @@ def _rle_columns(anns: list) -> dict:
     try:
         data = "".join([s.counts for s in rles]).encode("ascii")
         area = np.zeros(n, dtype=np.float64)
+        box = np.zeros((n, 4), dtype=np.int64)
+        box_has = np.zeros((int(has.sum()), 4), dtype=np.int64)
         buf = np.frombuffer(data, dtype=np.uint8)
-        area[has] = check_joined(buf, lengths[has], size[has, 0], size[has, 1])
+        area[has] = check_joined(buf, lengths[has], size[has, 0], size[has, 1], box_has)
+        box[has] = box_has
     except (UnicodeEncodeError, BadRle):
         raise _NotChecked from None
     # One bytes object per mask (pycocotools reads bytes), cut from the checked buffer.
@@ -212,6 +217,7 @@ def _rle_columns(anns: list) -> dict:
         "rle": rle,
         "rle_size": size,
         "rle_area": area,
+        "rle_box": box,
     }
 
 
@@ -223,7 +229,7 @@ def checked_rles(cols: dict, rows) -> Any:
     size = cols["rle_size"]
     if not (size[:, 0] > 0).any():
         return None
-    return CheckedRles(cols["rle"], size, cols["rle_area"]).take(rows)
+    return CheckedRles(cols["rle"], size, cols["rle_area"], cols["rle_box"]).take(rows)
 
 
 def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.ndarray:
