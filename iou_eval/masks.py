@@ -188,19 +188,6 @@ def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray
     return MaskColumn(arr, h, w, check_compressed(arr, h, w).astype(np.float64))
 
 
-def _pycoco_areas(rle: np.ndarray, h: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``[M]`` float64 ``pycocotools.mask.area`` of compressed RLEs made by pycocotools."""
-    objs = [
-        {"size": [a, b], "counts": c} for c, a, b in zip(rle, h.tolist(), w.tolist(), strict=True)
-    ]
-    out = np.zeros(len(objs), dtype=np.float64)
-    # pycocotools 2.0.x builds its result with np.array((n,), dtype=np.uint8):
-    # more than 255 masks in one call overflow under numpy 2.
-    for lo in range(0, len(objs), 255):
-        out[lo : lo + 255] = _mask.area(objs[lo : lo + 255])
-    return out
-
-
 # --------------------------------------------------------------------- places
 
 
@@ -671,11 +658,10 @@ def encode_segmentations(
     if checked is not None and len(rows):
         rle[rows] = checked.rle[rows]
         area[rows] = checked.area[rows]
-    rows = np.flatnonzero(kind == _POLY)
-    if len(rows):
-        rle[rows], poly_warnings = _encode_polygons(segs, rows, h, w, places)
+    poly = np.flatnonzero(kind == _POLY)
+    if len(poly):
+        rle[poly], poly_warnings = _encode_polygons(segs, poly, h, w, places)
         warnings += poly_warnings
-        area[rows] = _pycoco_areas(rle[rows], h[rows], w[rows])
     rows = np.flatnonzero(kind == _UNCOMPRESSED)
     if len(rows):
         rle[rows], area[rows] = _encode_uncompressed(segs, rows, h, w, places)
@@ -693,8 +679,20 @@ def encode_segmentations(
                 ".segmentation.counts",
             ) from None
     _fill_empty(rle, np.flatnonzero(kind == _EMPTY), h, w, places)
-    # The loader's boxes serve when every mask is one of its strings.
-    box = checked.box if checked is not None and (kind == _CHECKED).all() else None
+    # Boxes of every mask (the matcher's bounds): the loader's where it has
+    # them, the others read from the strings, which gives the polygons'
+    # areas on the way (pycocotools' rleArea).
+    box = np.zeros((n, 4), dtype=np.int64)
+    if checked is not None and checked.box is not None:
+        done = kind == _CHECKED
+        box[done] = checked.box[done]
+    rest = np.flatnonzero(kind != _CHECKED)
+    if len(rest):
+        rest_box = np.zeros((len(rest), 4), dtype=np.int64)
+        rest_area = check_compressed(rle[rest], h[rest], w[rest], rest_box)
+        box[rest] = rest_box
+        is_poly = kind[rest] == _POLY
+        area[rest[is_poly]] = rest_area[is_poly]
     return MaskColumn(rle, h, w, area, box), warnings
 
 
@@ -746,9 +744,10 @@ def polygon_rles(
     keep = np.flatnonzero(~short)
     rle[keep] = _rasterise([parts[i] for i in keep.tolist()], h[keep], w[keep])
     _fill_empty(rle, np.flatnonzero(short), h, w, places)
-    area = np.zeros(n, dtype=np.float64)
-    area[keep] = _pycoco_areas(rle[keep], h[keep], w[keep])
-    return MaskColumn(rle, h, w, area), warnings
+    # Areas (pycocotools' rleArea) and boxes, read from the strings at once.
+    box = np.zeros((n, 4), dtype=np.int64)
+    area = check_compressed(rle, h, w, box).astype(np.float64)
+    return MaskColumn(rle, h, w, area, box), warnings
 
 
 def mask_boxes(column: MaskColumn) -> np.ndarray:

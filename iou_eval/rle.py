@@ -204,21 +204,20 @@ def decode_counts(
 
 
 def mask_boxes_of(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:
-    """``[N, 4]`` :func:`foreground_boxes` of compressed strings (checked ones: a bad one raises)."""
-    n = len(rle)
-    box = np.zeros((n, 4), dtype=np.int64)
-    for lo in range(0, n, _CHUNK_ROWS):
-        hi = min(n, lo + _CHUNK_ROWS)
-        cnts, offsets, _ = _decode(rle[lo:hi], height[lo:hi], width[lo:hi])
-        box[lo:hi] = foreground_boxes(cnts, offsets, height[lo:hi])
-    return box
+    """``[N, 4]`` :func:`foreground_boxes` of compressed strings (a bad one raises :class:`BadRle`)."""
+    boxes = np.zeros((len(rle), 4), dtype=np.int64)
+    check_compressed(rle, height, width, boxes)
+    return boxes
 
 
-def check_compressed(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:
+def check_compressed(
+    rle: np.ndarray, height: np.ndarray, width: np.ndarray, boxes: np.ndarray | None = None
+) -> np.ndarray:
     """Check compressed strings are masks of their sizes; return their areas.
 
     Args:
         rle: ``[N]`` object array of ``bytes``; height, width: ``[N]`` int64.
+        boxes: ``[N, 4]`` int64 to fill with :func:`foreground_boxes`, or None.
 
     Returns:
         ``area[N]`` int64 foreground pixels (pycocotools' ``rleArea``: the
@@ -232,9 +231,11 @@ def check_compressed(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> 
     for lo in range(0, n, _CHUNK_ROWS):
         hi = min(n, lo + _CHUNK_ROWS)
         try:
-            _, _, area[lo:hi] = _decode(rle[lo:hi], height[lo:hi], width[lo:hi])
+            cnts, offsets, area[lo:hi] = _decode(rle[lo:hi], height[lo:hi], width[lo:hi])
         except BadRle as exc:
             raise BadRle(exc.row + lo, exc.reason) from None
+        if boxes is not None:
+            boxes[lo:hi] = foreground_boxes(cnts, offsets, height[lo:hi])
     return area
 
 
