@@ -68,7 +68,8 @@ class CocoSetup:
             category, or image when class-agnostic); n_groups: their count.
         gt_order, dt_order: ``[G]``, ``[D]`` tie order inside a group.
         thresholds: the protocol's IoU thresholds, then the operating point's
-            when it is not among them.
+            when it is not among them; point_thr: the operating point's index
+            in them (its matches keep their overlaps).
         ignore_flag, zero_id: ``[G]`` bool.
         area_bounds: ``[A, 2]``; gt_ignore: ``[A, G]`` per area range.
     """
@@ -85,6 +86,7 @@ class CocoSetup:
     dt_order: np.ndarray
     n_groups: int
     thresholds: tuple[float, ...]
+    point_thr: int
     ignore_flag: np.ndarray
     zero_id: np.ndarray
     area_bounds: np.ndarray
@@ -206,6 +208,7 @@ def prepare(
         dt_order=dt_order,
         n_groups=n_groups,
         thresholds=thresholds,
+        point_thr=thresholds.index(iou_thr),
         ignore_flag=ignore_flag,
         zero_id=zero_id,
         area_bounds=area_bounds,
@@ -259,14 +262,13 @@ def accumulation_inputs(
 
 
 def match_and_accumulate(
-    s: CocoSetup, cats: np.ndarray | None, point_thr: int | None = None
+    s: CocoSetup, cats: np.ndarray | None
 ) -> tuple[Matches, CocoArrays, np.ndarray]:
     """Match and accumulate the categories ``cats`` (all when None): one part's work.
 
     Matches come back in the rows of ``s.gt`` and ``s.pred``, with the
     accumulation's order of their predictions; arrays hold only ``cats``.
-    ``point_thr``: the index of the operating point's threshold, whose
-    matches keep their overlaps (:meth:`Matches.overlaps_at`).
+    The operating point's matches keep their overlaps (:meth:`Matches.overlaps_at`).
     """
     if cats is None:
         g_rows: slice | np.ndarray = slice(None)
@@ -296,7 +298,7 @@ def match_and_accumulate(
         area_ranges=s.area_bounds,
         max_det=s.max_det,
         dt_score_rank=(rank, n_levels),
-        keep_lane=point_thr,  # area range 0 ("all"): lane = threshold
+        keep_lane=s.point_thr,  # area range 0 ("all"): lane = threshold
     )
     kept_rank = (rank[m.dt_rows], n_levels)
     if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
@@ -367,7 +369,7 @@ def run_coco(
         # Bounded parts that keep only the arrays and the operating point.
         arrays, point = point_in_parts(setup, workers, iou_thr)
         return CocoEvaluation(protocol, arrays, summarize(arrays, protocol), point, None)
-    m, arrays, order = match_in_parts(setup, workers, executor, setup.thresholds.index(iou_thr))
+    m, arrays, order = match_in_parts(setup, workers, executor)
     return CocoEvaluation(
         protocol=protocol,
         arrays=arrays,

@@ -47,10 +47,62 @@ import numpy as np
 from pycocotools import _mask
 
 from .errors import InputError
-from .rle import BadRle, check_compressed, mask_boxes_of, odd_sums
+from .rle import BadRle, check_compressed, check_joined, odd_sums
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
 COORD_LIMIT = 1.0e6
+
+
+@dataclass(frozen=True)
+class Strings:
+    """``N`` byte strings kept in one buffer: no Python object per string.
+
+    A forked worker that read a ``bytes`` object per mask would write each
+    one's reference count, and so copy every page that holds one; reading a
+    buffer copies nothing.  Columns taken from a column share its buffer.
+
+    Attributes:
+        data: ``[B]`` uint8; start, length: ``[N]`` int64, string ``i`` is
+            ``data[start[i]:start[i] + length[i]]``.
+    """
+
+    data: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+
+    @staticmethod
+    def of(values: Sequence[bytes]) -> Strings:
+        """The strings ``values`` joined into one buffer."""
+        length = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        start = np.zeros(len(values), dtype=np.int64)
+        np.cumsum(length[:-1], out=start[1:])
+        data = np.frombuffer(b"".join(values), dtype=np.uint8)
+        return Strings(data, start, length)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def take(self, rows: np.ndarray) -> Strings:
+        return Strings(self.data, self.start[rows], self.length[rows])
+
+    def values(self, rows: np.ndarray | None = None) -> list[bytes]:
+        """``bytes`` of ``rows`` (default all), made when asked."""
+        view = memoryview(self.data.data)
+        start = self.start if rows is None else self.start[rows]
+        end = start + (self.length if rows is None else self.length[rows])
+        return [bytes(view[a:b]) for a, b in zip(start.tolist(), end.tolist(), strict=True)]
+
+    def joined(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(buffer[B'], lengths[N])``: the strings back to back, in row order."""
+        n = len(self.start)
+        contiguous = n == 0 or (
+            self.start[0] == 0
+            and np.array_equal(self.start[1:], np.cumsum(self.length[:-1]))
+            and int(self.start[-1] + self.length[-1]) == len(self.data)
+        )
+        if contiguous:
+            return self.data, self.length
+        return np.frombuffer(b"".join(self.values()), dtype=np.uint8), self.length
 
 
 @dataclass(frozen=True)
@@ -58,7 +110,7 @@ class MaskColumn:
     """The masks of ``N`` rows, each a compressed RLE of its image's size.
 
     Attributes:
-        rle: ``[N]`` object array of ``bytes``, pycocotools' compressed counts.
+        strings: pycocotools' compressed counts of each row, in one buffer.
         height, width: ``[N]`` int64 the mask's (its image's) size.
         area: ``[N]`` float64 foreground pixels (``pycocotools.mask.area``).
         box: ``[N, 4]`` int64 inclusive pixel boxes ``x0, y0, x1, y1`` that
@@ -66,22 +118,36 @@ class MaskColumn:
             had them; else :attr:`boxes` computes them on first use.
     """
 
-    rle: np.ndarray
+    strings: Strings
     height: np.ndarray
     width: np.ndarray
     area: np.ndarray
     box: np.ndarray | None = field(default=None, compare=False, repr=False)
 
+    @staticmethod
+    def of(
+        rle: Sequence[bytes] | np.ndarray,
+        height: np.ndarray,
+        width: np.ndarray,
+        area: np.ndarray,
+        box: np.ndarray | None = None,
+    ) -> MaskColumn:
+        """A column of the strings ``rle[N]`` (``bytes``), joined into one buffer."""
+        return MaskColumn(Strings.of(list(rle)), height, width, area, box)
+
     def __post_init__(self) -> None:
-        n = len(self.rle)
+        n = len(self.strings)
+        st = self.strings
+        if st.data.dtype != np.uint8 or st.data.ndim != 1:
+            raise ValueError(f"MaskColumn.strings.data: expected uint8[B], found {st.data.dtype}")
         expect = {
-            "rle": (np.object_, (n,)),
-            "height": (np.int64, (n,)),
-            "width": (np.int64, (n,)),
-            "area": (np.float64, (n,)),
+            "start": (st.start, np.int64, (n,)),
+            "length": (st.length, np.int64, (n,)),
+            "height": (self.height, np.int64, (n,)),
+            "width": (self.width, np.int64, (n,)),
+            "area": (self.area, np.float64, (n,)),
         }
-        for name, (dtype, shape) in expect.items():
-            arr = getattr(self, name)
+        for name, (arr, dtype, shape) in expect.items():
             if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.shape != shape:
                 found = (
                     f"{arr.dtype}{arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
@@ -95,18 +161,24 @@ class MaskColumn:
             )
 
     def __len__(self) -> int:
-        return len(self.rle)
+        return len(self.strings)
+
+    @property
+    def rle(self) -> np.ndarray:
+        """``[N]`` object array of ``bytes``, made when asked (a few rows: take them first)."""
+        out = np.empty(len(self), dtype=object)
+        out[:] = self.strings.values()
+        return out
 
     @cached_property
     def boxes(self) -> np.ndarray:
         """``[N, 4]`` int64 boxes that hold every foreground pixel (see ``box``)."""
         if self.box is not None:
             return self.box
-        return mask_boxes_of(self.rle, self.height, self.width)
-
-    @cached_property
-    def _objects(self) -> _RleObjects:
-        return _RleObjects(self)
+        box = np.zeros((len(self), 4), dtype=np.int64)
+        buf, lengths = self.strings.joined()
+        check_joined(buf, lengths, self.height, self.width, box, tight=True)
+        return box
 
     def take(self, rows: np.ndarray) -> MaskColumn:
         """The rows selected by an integer or boolean index."""
@@ -115,36 +187,18 @@ class MaskColumn:
             rows = np.flatnonzero(rows)
         box = self.__dict__.get("boxes", self.box)  # boxes computed already travel along
         return MaskColumn(
-            self.rle[rows], self.height[rows], self.width[rows], self.area[rows],
+            self.strings.take(rows), self.height[rows], self.width[rows], self.area[rows],
             None if box is None else box[rows],
         )  # fmt: skip
 
     def rle_dicts(self, rows: np.ndarray | None = None) -> list[dict[str, Any]]:
         """pycocotools RLE dicts ``{"size": [h, w], "counts": bytes}`` of ``rows`` (default all).
 
-        Built when asked: the column keeps only the compressed strings.
-        Rows of one size share one ``size`` list: do not modify it.
+        Built when asked, and only for those rows: the column keeps only the
+        compressed strings (a dict per mask would cost about 300 bytes).
         """
-        idx = range(len(self)) if rows is None else np.asarray(rows).tolist()
-        return self._objects(idx)
-
-
-class _RleObjects:
-    """Builds pycocotools' RLE dicts of a column's rows, a group at a time.
-
-    A dict per mask, kept for the whole column, would cost about 300 bytes
-    per mask on top of its string; the dicts of one group live only for the
-    ``iou`` call that reads them.  Only the rows asked for are touched: a
-    forked worker that read every string would write every string's
-    reference count, and so copy every page that holds one.
-    """
-
-    def __init__(self, col: MaskColumn) -> None:
-        self.rle, self.height, self.width = col.rle, col.height, col.width
-
-    def __call__(self, rows) -> list[dict[str, Any]]:
-        idx = np.asarray(rows, dtype=np.int64)
-        counts = self.rle[idx].tolist()
+        idx = np.arange(len(self)) if rows is None else np.asarray(rows, dtype=np.int64)
+        counts = self.strings.values(idx)
         sizes = np.stack([self.height[idx], self.width[idx]], axis=1).tolist()
         return [{"size": s, "counts": c} for s, c in zip(sizes, counts, strict=True)]
 
@@ -154,20 +208,22 @@ class CheckedRles:
     """Compressed RLE strings a loader read and checked already (:func:`~iou_eval.rle.check_joined`).
 
     Attributes:
-        rle: ``[N]`` object, ``bytes`` or None where the row has none (its
+        strings: each row's string (length 0 where the row has none: its
             segmentation, if any, is elsewhere).
         size: ``[N, 2]`` int64 each string's own ``[height, width]``.
         area: ``[N]`` float64 its foreground pixels.
         box: ``[N, 4]`` int64 boxes holding its foreground (see :class:`MaskColumn`).
     """
 
-    rle: np.ndarray
+    strings: Strings
     size: np.ndarray
     area: np.ndarray
     box: np.ndarray
 
     def take(self, rows) -> CheckedRles:
-        return CheckedRles(self.rle[rows], self.size[rows], self.area[rows], self.box[rows])
+        return CheckedRles(
+            self.strings.take(rows), self.size[rows], self.area[rows], self.box[rows]
+        )
 
     @property
     def present(self) -> np.ndarray:
@@ -181,11 +237,11 @@ def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray
     Raises:
         BadRle: a string that is not a mask of its size (the first bad row).
     """
-    arr = np.empty(len(rle), dtype=object)
-    arr[:] = list(rle)
+    strings = Strings.of(list(rle))
     h = np.asarray(height, dtype=np.int64)
     w = np.asarray(width, dtype=np.int64)
-    return MaskColumn(arr, h, w, check_compressed(arr, h, w).astype(np.float64))
+    area = check_joined(strings.data, strings.length, h, w).astype(np.float64)
+    return MaskColumn(strings, h, w, area)
 
 
 # --------------------------------------------------------------------- places
@@ -651,12 +707,16 @@ def encode_segmentations(
     h, w = _image_sizes(height, width, n)
     places = _places(path, origins, origin_label, n)
     kind = _kinds(segs, checked, places)
+    warnings = _all_rle_sizes(segs, kind, checked, h, w, places, size_mismatch)
+    if checked is not None and (kind == _CHECKED).all():
+        # Every mask is one of the loader's strings: its buffer, as it is.
+        area = checked.area.astype(np.float64)
+        return MaskColumn(checked.strings, h, w, area, checked.box), warnings
     rle = np.empty(n, dtype=object)
     area = np.zeros(n, dtype=np.float64)
-    warnings = _all_rle_sizes(segs, kind, checked, h, w, places, size_mismatch)
     rows = np.flatnonzero(kind == _CHECKED)
     if checked is not None and len(rows):
-        rle[rows] = checked.rle[rows]
+        rle[rows] = checked.strings.values(rows)
         area[rows] = checked.area[rows]
     poly = np.flatnonzero(kind == _POLY)
     if len(poly):
@@ -683,7 +743,7 @@ def encode_segmentations(
     # them, the others read from the strings, which gives the polygons'
     # areas on the way (pycocotools' rleArea).
     box = np.zeros((n, 4), dtype=np.int64)
-    if checked is not None and checked.box is not None:
+    if checked is not None:
         done = kind == _CHECKED
         box[done] = checked.box[done]
     rest = np.flatnonzero(kind != _CHECKED)
@@ -693,7 +753,7 @@ def encode_segmentations(
         box[rest] = rest_box
         is_poly = kind[rest] == _POLY
         area[rest[is_poly]] = rest_area[is_poly]
-    return MaskColumn(rle, h, w, area, box), warnings
+    return MaskColumn.of(rle, h, w, area, box), warnings
 
 
 def polygon_rles(
@@ -747,7 +807,7 @@ def polygon_rles(
     # Areas (pycocotools' rleArea) and boxes, read from the strings at once.
     box = np.zeros((n, 4), dtype=np.int64)
     area = check_compressed(rle, h, w, box).astype(np.float64)
-    return MaskColumn(rle, h, w, area, box), warnings
+    return MaskColumn.of(rle, h, w, area, box), warnings
 
 
 def mask_boxes(column: MaskColumn) -> np.ndarray:
@@ -820,7 +880,7 @@ def mask_overlaps_batched(
     offsets = np.zeros(len(ps), dtype=np.int64)
     np.cumsum(np.diff(ps) * np.diff(gs), out=offsets[1:])
     values = np.zeros(int(offsets[-1]), dtype=np.float64)
-    dt_objects, gt_objects = pred._objects, gt._objects
+    dt_objects, gt_objects = pred.rle_dicts, gt.rle_dicts
     d_arr = np.asarray(pred_rows, dtype=np.int64)
     g_arr = np.asarray(gt_rows, dtype=np.int64)
     crowd = np.asarray(gt_crowd, dtype=np.uint8)[g_arr]

@@ -105,21 +105,17 @@ class ForkedParts:
         return out
 
 
-def match_in_parts(
-    s: CocoSetup, workers: int, executor: PartExecutor | None = None, point_thr: int | None = None
-) -> PartResult:
+def match_in_parts(s: CocoSetup, workers: int, executor: PartExecutor | None = None) -> PartResult:
     """Matches, arrays and score order of the whole, from parts run by ``executor``.
 
     Without one, parts run in ``workers`` forked processes.  Every executor
     runs the same part function and the same merge: the same bits.
-    ``point_thr``: the operating point's threshold index, whose matches keep
-    their overlaps.
     """
     runner = executor if executor is not None else ForkedParts(workers)
     parts = plan_parts(s, runner.slots)
     if parts is None:
-        return match_and_accumulate(s, None, point_thr)
-    results = runner.run(partial(match_and_accumulate, point_thr=point_thr), s, parts)
+        return match_and_accumulate(s, None)
+    results = runner.run(match_and_accumulate, s, parts)
     return merge_parts(results, parts, s.dt_group, s.pred.category_idx, s.max_det)
 
 

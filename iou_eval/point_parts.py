@@ -63,7 +63,7 @@ class PartPoint:
 
 def part_point(s: CocoSetup, thr_index: int, cats: np.ndarray | None) -> PartPoint:
     """Match and accumulate categories ``cats`` (all when None); keep the operating point only."""
-    m, arrays, order = match_and_accumulate(s, cats, point_thr=thr_index)
+    m, arrays, order = match_and_accumulate(s, cats)
     tp, fp, match_gt = m.at(0, thr_index)
     match_iou = m.overlaps_at(0, thr_index)
     if match_iou is None:  # never: the matcher was asked to keep them

@@ -203,13 +203,6 @@ def decode_counts(
     return cnts, offsets
 
 
-def mask_boxes_of(rle: np.ndarray, height: np.ndarray, width: np.ndarray) -> np.ndarray:
-    """``[N, 4]`` :func:`foreground_boxes` of compressed strings (a bad one raises :class:`BadRle`)."""
-    boxes = np.zeros((len(rle), 4), dtype=np.int64)
-    check_compressed(rle, height, width, boxes)
-    return boxes
-
-
 def check_compressed(
     rle: np.ndarray, height: np.ndarray, width: np.ndarray, boxes: np.ndarray | None = None
 ) -> np.ndarray:
@@ -226,17 +219,9 @@ def check_compressed(
     Raises:
         BadRle: as :func:`decode_counts` says, for the first bad row.
     """
-    n = len(rle)
-    area = np.zeros(n, dtype=np.int64)
-    for lo in range(0, n, _CHUNK_ROWS):
-        hi = min(n, lo + _CHUNK_ROWS)
-        try:
-            cnts, offsets, area[lo:hi] = _decode(rle[lo:hi], height[lo:hi], width[lo:hi])
-        except BadRle as exc:
-            raise BadRle(exc.row + lo, exc.reason) from None
-        if boxes is not None:
-            boxes[lo:hi] = foreground_boxes(cnts, offsets, height[lo:hi])
-    return area
+    lengths = np.fromiter(map(len, rle), dtype=np.int64, count=len(rle))
+    buf = np.frombuffer(b"".join(rle), dtype=np.uint8)
+    return check_joined(buf, lengths, height, width, boxes, tight=True)
 
 
 def foreground_boxes(cnts: np.ndarray, offsets: np.ndarray, height: np.ndarray) -> np.ndarray:
@@ -345,6 +330,7 @@ def check_joined(
     height: np.ndarray,
     width: np.ndarray,
     boxes: np.ndarray | None = None,
+    tight: bool = False,
 ) -> np.ndarray:
     """:func:`check_compressed` of strings stored back to back.
 
@@ -352,7 +338,8 @@ def check_joined(
         buf: ``[B]`` uint8, the strings one after the other.
         lengths: ``[N]`` int each string's length (they add up to ``B``).
         height, width: ``[N]`` int64 each mask's size.
-        boxes: ``[N, 4]`` int64 to fill with :func:`column_boxes`, or None.
+        boxes: ``[N, 4]`` int64 to fill with :func:`column_boxes` (``tight``:
+            :func:`foreground_boxes`), or None.
 
     Returns:
         ``area[N]`` int64.
@@ -373,6 +360,8 @@ def check_joined(
             )
         except BadRle as exc:
             raise BadRle(exc.row + lo, exc.reason) from None
-        if boxes is not None:
+        if boxes is not None and tight:
+            boxes[lo:hi] = foreground_boxes(cnts, offsets, height[lo:hi])
+        elif boxes is not None:
             boxes[lo:hi] = column_boxes(cnts, offsets, height[lo:hi], width[lo:hi])
     return area

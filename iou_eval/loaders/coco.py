@@ -159,7 +159,8 @@ def _mask_columns(anns: list) -> dict:
     for i, a in enumerate(anns):
         segs[i] = a.segmentation
     no_rle = {
-        "rle": np.empty(n, dtype=object),
+        "rle_data": np.zeros(0, dtype=np.uint8),
+        "rle_length": np.zeros(n, dtype=np.int64),
         "rle_size": np.zeros((n, 2), dtype=np.int64),
         "rle_area": np.zeros(n, dtype=np.float64),
         "rle_box": np.zeros((n, 4), dtype=np.int64),
@@ -174,7 +175,8 @@ class _NotChecked(Exception):
 def _rle_columns(anns: list) -> dict:
     """Compressed RLE columns of results decoded with :data:`_RLE_DECODER`.
 
-    ``rle[N]`` object each string as ``bytes`` (None: no segmentation),
+    ``rle_data[B]`` uint8 the strings back to back and ``rle_length[N]``
+    each one's length (0: no segmentation),
     ``rle_size[N, 2]`` its own ``[h, w]`` (``[0, 0]``: none) and
     ``rle_area[N]`` its pixels, ``rle_box[N, 4]`` a box that holds them
     (:func:`iou_eval.rle.column_boxes`); ``segmentation[N]`` all None.
@@ -207,14 +209,11 @@ def _rle_columns(anns: list) -> dict:
         box[has] = box_has
     except (UnicodeEncodeError, BadRle):
         raise _NotChecked from None
-    # One bytes object per mask (pycocotools reads bytes), cut from the checked buffer.
-    ends = np.cumsum(lengths[has]).tolist()
-    starts = [0, *ends[:-1]]
-    rle = np.empty(n, dtype=object)
-    rle[has] = [data[a:b] for a, b in zip(starts, ends, strict=True)]
+    # The checked buffer itself: no Python object per mask.
     return {
         "segmentation": np.empty(n, dtype=object),
-        "rle": rle,
+        "rle_data": buf,
+        "rle_length": lengths,
         "rle_size": size,
         "rle_area": area,
         "rle_box": box,
@@ -224,12 +223,16 @@ def _rle_columns(anns: list) -> dict:
 def checked_rles(cols: dict, rows) -> Any:
     """The :class:`~iou_eval.masks.CheckedRles` of ``rows`` from :func:`_mask_columns`'
     columns, or None when no row has one."""
-    from ..masks import CheckedRles
+    from ..masks import CheckedRles, Strings
 
     size = cols["rle_size"]
     if not (size[:, 0] > 0).any():
         return None
-    return CheckedRles(cols["rle"], size, cols["rle_area"], cols["rle_box"]).take(rows)
+    length = cols["rle_length"]
+    start = np.zeros(len(length), dtype=np.int64)
+    np.cumsum(length[:-1], out=start[1:])
+    strings = Strings(cols["rle_data"], start, length)
+    return CheckedRles(strings, size, cols["rle_area"], cols["rle_box"]).take(rows)
 
 
 def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.ndarray:

@@ -19,7 +19,7 @@ from pycocotools import mask as mask_utils
 
 from iou_eval.geometry import BoxGeometry, candidate_pairs
 from iou_eval.masks import MaskColumn, MaskGeometry, column_from_rles, mask_overlaps
-from iou_eval.rle import check_joined, mask_boxes_of
+from iou_eval.rle import check_compressed, check_joined
 
 
 def _random_masks(rng, n, h, w):
@@ -37,6 +37,13 @@ def _random_masks(rng, n, h, w):
 
 def _rle(m):
     return mask_utils.encode(np.asfortranarray(m, dtype=np.uint8))["counts"]
+
+
+def mask_boxes_of(strings, h, w):
+    """Exact boxes of compressed strings."""
+    box = np.zeros((len(strings), 4), dtype=np.int64)
+    check_compressed(strings, h, w, box)
+    return box
 
 
 def _pixels(m):
@@ -159,7 +166,7 @@ def test_pairs_keep_exactly_the_pairs_that_reach_the_floor(seed, floor):
 
 def test_pairs_of_masks_with_boxes_given_by_a_loader_are_the_same():
     dt, gt, crowd, d_groups, gt_sorted, g_starts = _scene(11)
-    given = MaskColumn(dt.rle, dt.height, dt.width, dt.area, dt.boxes.copy())
+    given = MaskColumn(dt.strings, dt.height, dt.width, dt.area, dt.boxes.copy())
     a = MaskGeometry(dt, gt, crowd, dt.area).pairs(
         d_groups, gt_sorted, g_starts, np.arange(41), 0.5
     )

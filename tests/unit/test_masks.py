@@ -409,9 +409,12 @@ def test_zero_length_runs_follow_pycocotools():
 def test_column_checks_its_columns_and_takes_rows():
     col = four_by_four(range(4), range(8))
     with pytest.raises(ValueError, match="area"):
-        MaskColumn(col.rle, col.height, col.width, col.area.astype(np.float32))
+        MaskColumn(col.strings, col.height, col.width, col.area.astype(np.float32))
     with pytest.raises(ValueError, match="height"):
-        MaskColumn(col.rle, col.height[:1], col.width, col.area)
+        MaskColumn(col.strings, col.height[:1], col.width, col.area)
+    with pytest.raises(ValueError, match="box"):
+        MaskColumn(col.strings, col.height, col.width, col.area, np.zeros((2, 3), dtype=np.int64))
+    assert MaskColumn.of(col.rle, col.height, col.width, col.area).rle.tolist() == col.rle.tolist()
     sub = col.take(np.array([False, True]))
     assert len(sub) == 1 and sub.area.tolist() == [8.0]
     assert sub.rle_dicts() == [{"size": [4, 4], "counts": col.rle[1]}]
