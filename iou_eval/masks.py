@@ -47,10 +47,13 @@ import numpy as np
 from pycocotools import _mask
 
 from .errors import InputError
+from .escape import quoted
 from .rle import BadRle, check_compressed, check_joined, odd_sums
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
 COORD_LIMIT = 1.0e6
+# An RLE's height or width beyond this is refused (pycocotools counts pixels in 32 bits).
+MAX_SIDE = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -349,13 +352,27 @@ def _flat_numbers(parts: list, lens: np.ndarray) -> np.ndarray | int:
         return np.fromiter(
             itertools.chain.from_iterable(parts), dtype=np.float64, count=int(lens.sum())
         )
+    except OverflowError:  # an integer beyond any float: infinite, which the checks refuse
+        return np.fromiter(
+            map(_float_or_inf, itertools.chain.from_iterable(parts)),
+            dtype=np.float64,
+            count=int(lens.sum()),
+        )
     except (TypeError, ValueError):
         for i, p in enumerate(parts):
             try:
-                np.fromiter(p, dtype=np.float64, count=len(p))
+                np.fromiter(map(_float_or_inf, p), dtype=np.float64, count=len(p))
             except (TypeError, ValueError):
                 return i
         raise
+
+
+def _float_or_inf(v: Any) -> float:
+    """``float(v)``; an integer too large for a float is infinite (with its sign)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return float("inf") if v > 0 else float("-inf")
 
 
 def _polygon_parts(segs: Sequence[Any], rows: np.ndarray, places: _Places):
@@ -460,8 +477,11 @@ def _given_sizes(segs: Sequence[Any], rows: np.ndarray, places) -> np.ndarray:
     if all(type(v) is list and len(v) == 2 for v in sizes) and set(
         map(type, itertools.chain.from_iterable(sizes))
     ) <= {int}:
-        wh = np.array(sizes, dtype=np.int64).reshape(-1, 2)
-    if wh is None or (wh <= 0).any():
+        try:
+            wh = np.array(sizes, dtype=np.int64).reshape(-1, 2)
+        except OverflowError:  # a size beyond 64 bits: refused below, with its place
+            wh = None
+    if wh is None or (wh <= 0).any() or (wh > MAX_SIDE).any():
         for r, size in zip(rows.tolist(), sizes, strict=True):
             _check_size(size, r, places)
         wh = np.array([[int(v) for v in size] for size in sizes], dtype=np.int64).reshape(-1, 2)
@@ -502,13 +522,17 @@ def _check_size(size: Any, row: int, places: _Places) -> None:
     """Refuse an RLE ``size`` that is not two positive whole numbers."""
     ok = isinstance(size, (list, tuple)) and len(size) == 2
     ok = ok and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 and float(v).is_integer()
+        isinstance(v, (int, float))
+        and not isinstance(v, bool)
+        and 0 < v <= MAX_SIDE
+        and float(v).is_integer()
         for v in size
     )
     if not ok:
         raise places.error(
             row,
-            f"an RLE's size must be [height, width], two positive integers, got {size!r}",
+            f"an RLE's size must be [height, width], two positive integers up to {MAX_SIDE}, "
+            f"got {quoted(size)}",
             ".segmentation.size",
         )
 

@@ -117,7 +117,10 @@ def _all_int(values: list) -> bool:
 
 def _positions(keys: np.ndarray | list[Key], vocab: tuple[Key, ...]) -> np.ndarray:
     """``[N]`` index of each key in ``vocab``, -1 where absent."""
-    if isinstance(keys, np.ndarray) and all(type(v) is int for v in vocab):
+    if isinstance(keys, np.ndarray) and all(
+        type(v) is int and _INT64[0] <= v <= _INT64[1] for v in vocab
+    ):
+        # An id beyond 64 bits (allowed for images and categories) takes the dict below.
         v = np.array(vocab, dtype=np.int64)
         by_value = np.argsort(v, kind="stable")
         sorted_v = v[by_value]
@@ -639,7 +642,7 @@ def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None 
         has_bbox=cols["has_bbox"][rows],
         path=path,
         origins=ds.origin,
-        origin_label=ds.origin_label or "annotations",
+        origin_label=ds.origin_label,  # "" for a results list: places read "[12].segmentation"
         checked=checked_rles(cols, rows),
     )
     ds = replace(ds, masks=pending)

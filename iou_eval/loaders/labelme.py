@@ -161,6 +161,8 @@ def _points(shape: dict[str, Any], file: str, where: str) -> np.ndarray:
         arr = np.asarray(pts, dtype=np.float64)
     except (TypeError, ValueError):
         arr = np.zeros((0, 3))
+    except OverflowError:  # an integer beyond any float
+        raise InputError(file, "'points' must be finite numbers", where=where) from None
     if arr.ndim != 2 or arr.shape[1] != 2 or not len(arr):
         raise InputError(
             file, f"'points' must be a list of [x, y] pairs, got {quoted(pts)}", where=where

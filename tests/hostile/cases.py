@@ -368,6 +368,34 @@ def _data_cases() -> list[Case]:
              {"gt.json": js(coco_gt(annotation_id=big)), "preds.json": PREDS},
              ("gt.json", "preds.json"), 1, "gt.json"),
     ]  # fmt: skip
+    # Found by make fuzz: integers beyond any float or 64 bits where numbers
+    # are read into arrays (an image no annotation names, polygon points,
+    # uncompressed counts, an RLE's size, LabelMe points).
+    huge = 10**400
+    unused_image = coco_gt()
+    unused_image["images"].append({"id": big, "file_name": "b.jpg", "width": 100, "height": 100})
+    poly_gt = coco_gt()
+    poly_gt["annotations"][0]["segmentation"] = [[10, 10, huge, 10, 30, 30]]
+    counts_gt = coco_gt()
+    counts_gt["annotations"][0].update(iscrowd=1, segmentation={"size": [100, 100], "counts": [huge]})
+    size_preds = [{**p, "segmentation": {"size": [100, huge], "counts": "PP"}} for p in coco_preds()]
+    labelme = {"shapes": [{"label": "cat", "points": [[huge, 1], [5, 5]], "shape_type": "rectangle"}],
+               "imagePath": "a.jpg", "imageHeight": 100, "imageWidth": 100}
+    cases += [
+        Case("image-id-beyond-64-bits-in-no-annotation",
+             {"gt.json": js(unused_image), "preds.json": PREDS},
+             ("gt.json", "preds.json", "-f", "json", "-q"), 0, checks=(Check("perfect_ap"),)),
+        Case("polygon-point-beyond-any-float", {"gt.json": js(poly_gt), "preds.json": PREDS},
+             ("gt.json", "preds.json", "--iou-type", "segm"), 1, "annotations[0].segmentation[0]"),
+        Case("uncompressed-count-beyond-any-float",
+             {"gt.json": js(counts_gt), "preds.json": PREDS},
+             ("gt.json", "preds.json", "--iou-type", "segm"), 1, "segmentation.counts"),
+        Case("rle-size-beyond-64-bits", {"gt.json": GT, "preds.json": js(size_preds)},
+             ("gt.json", "preds.json", "--iou-type", "segm"), 1, "[0].segmentation.size"),
+        Case("labelme-point-beyond-any-float",
+             {"gt/a.json": js(labelme), "preds.json": PREDS},
+             ("gt", "preds.json", "--gt-format", "labelme"), 1, "gt/a.json"),
+    ]  # fmt: skip
     cases += [
         Case(f"baseline-{kind}", {**BASIC, "base.json": b""},
              ("gt.json", "preds.json", "--baseline", "base.json"), 1, "base.json",
