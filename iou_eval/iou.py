@@ -63,7 +63,7 @@ def _as_rows(x: Any, name: str, width: int, what: str) -> tuple[np.ndarray, bool
     """``[width]`` or ``[N, width]`` numbers -> ``([N, width] float64, single)``."""
     try:
         arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ArgumentError(
             f"{name}: expected {what} as numbers, [{width}] or [N, {width}], "
             f"got {type(x).__name__} that is not a rectangular array of numbers"
@@ -402,7 +402,7 @@ def _polygon_coords(poly: Any, where: str) -> np.ndarray:
     """``[K, 2]`` float64 points of one polygon."""
     try:
         arr = np.asarray(poly, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ArgumentError(
             f"{where}: a polygon is [x1, y1, x2, y2, ...] or [[x, y], ...]"
         ) from None

@@ -142,7 +142,7 @@ def _column(value: Any, image: Key, what: str, shape: tuple[int, ...]) -> np.nda
     """One float64 array of one image as ``shape`` (-1: any length), copied."""
     try:
         arr = np.array(value, dtype=np.float64, copy=True)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(ARRAYS, f"{what} of image {image!r}: not numbers ({exc})") from None
     return _shaped(arr, image, what, shape)
 

@@ -69,6 +69,9 @@ from .image_header import image_size
 from .shapes import box_outlines, object_column, scale_polygons
 from .source import read_text_file, strip_gz
 
+# More classes than any dataset has (ImageNet-21k: ~21,000); a larger nc is a typo or hostile.
+MAX_CLASSES = 1_000_000
+
 # Ultralytics' IMG_FORMATS (ultralytics/data/utils.py).
 IMG_FORMATS = frozenset(
     {"bmp", "dng", "jpeg", "jpg", "mpo", "png", "tif", "tiff", "webp", "pfm", "heic"}
@@ -187,8 +190,12 @@ def _names(data: dict[str, Any], path: str) -> tuple[str, ...]:
     if names is None and nc is None:
         raise InputError(path, "data.yaml has neither 'names' nor 'nc'")
     if names is None:
-        if not isinstance(nc, int) or isinstance(nc, bool) or nc < 0:
-            raise InputError(path, f"'nc' must be a whole number, got {quoted(nc)}", where="nc")
+        if not isinstance(nc, int) or isinstance(nc, bool) or not 0 <= nc <= MAX_CLASSES:
+            raise InputError(
+                path,
+                f"'nc' must be a whole number up to {MAX_CLASSES:,}, got {quoted(nc)}",
+                where="nc",
+            )
         return tuple(f"class_{i}" for i in range(nc))  # as Ultralytics names them
     if isinstance(names, dict):
         by_index: dict[int, str] = {}

@@ -377,10 +377,18 @@ def _data_cases() -> list[Case]:
     poly_gt = coco_gt()
     poly_gt["annotations"][0]["segmentation"] = [[10, 10, huge, 10, 30, 30]]
     counts_gt = coco_gt()
-    counts_gt["annotations"][0].update(iscrowd=1, segmentation={"size": [100, 100], "counts": [huge]})
-    size_preds = [{**p, "segmentation": {"size": [100, huge], "counts": "PP"}} for p in coco_preds()]
-    labelme = {"shapes": [{"label": "cat", "points": [[huge, 1], [5, 5]], "shape_type": "rectangle"}],
-               "imagePath": "a.jpg", "imageHeight": 100, "imageWidth": 100}
+    counts_gt["annotations"][0].update(
+        iscrowd=1, segmentation={"size": [100, 100], "counts": [huge]}
+    )
+    size_preds = [
+        {**p, "segmentation": {"size": [100, huge], "counts": "PP"}} for p in coco_preds()
+    ]
+    labelme = {
+        "shapes": [{"label": "cat", "points": [[huge, 1], [5, 5]], "shape_type": "rectangle"}],
+        "imagePath": "a.jpg",
+        "imageHeight": 100,
+        "imageWidth": 100,
+    }
     cases += [
         Case("image-id-beyond-64-bits-in-no-annotation",
              {"gt.json": js(unused_image), "preds.json": PREDS},

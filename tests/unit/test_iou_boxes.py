@@ -302,3 +302,13 @@ def test_a_box_with_area_has_self_iou_one(a):
     if a[2] * a[3] > 0:
         for kind in iou.KINDS:
             assert iou.boxes(a, a, box_format="xywh", kind=kind) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_an_integer_beyond_any_float_is_an_argument_error():
+    from iou_eval import iou
+    from iou_eval.iou import ArgumentError
+
+    with pytest.raises(ArgumentError, match="numbers"):
+        iou.boxes([[10**400, 0, 1, 1]], [[0, 0, 1, 1]])
+    with pytest.raises(ArgumentError, match="polygon"):
+        iou.polygons([[0, 0, 10**400, 0, 1, 1]], [[0, 0, 1, 0, 1, 1]])

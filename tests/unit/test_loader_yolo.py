@@ -95,6 +95,7 @@ def test_data_yaml_names_are_not_read_as_classes_or_images(tmp_path):
         ("val: images/val\nnames: [cat]\nnc: 2\n", "'names' has 1 entries but 'nc' is 2"),
         ("val: images/val\nnames:\n  0: cat\n  2: dog\n", "'names' keys must be 0..1"),
         ("val: images/val\n", "neither 'names' nor 'nc'"),
+        ("val: images/val\nnc: 1000000000000\n", "'nc' must be a whole number up to 1,000,000"),
         ("train: images/val\nnames: [cat]\n", "no 'val' split"),
         ("val: [unclosed\n", "malformed YAML"),
         ("val: images/val\nnames: [cat]\nkpt_shape: [17, 3]\n", "pose (keypoint) dataset"),
