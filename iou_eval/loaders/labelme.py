@@ -124,17 +124,25 @@ def _size(doc: dict[str, Any], file: str) -> tuple[float, float]:
         if v is None:
             out.append(np.nan)
             continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < _float(v) < np.inf:
             raise InputError(file, f"{key} must be a positive number, got {quoted(v)}", where=key)
         out.append(float(v))
     return out[0], out[1]
+
+
+def _float(v: int | float) -> float:
+    """``float(v)``; an integer beyond any float is infinite (with its sign), which checks refuse."""
+    try:
+        return float(v)
+    except OverflowError:
+        return np.inf if v > 0 else -np.inf
 
 
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        return _float(value)
     if isinstance(value, str):
         m = _DESCRIBED_SCORE.match(value)
         return float(m.group(1)) if m and is_number_token(m.group(1)) else None

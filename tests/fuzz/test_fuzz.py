@@ -68,7 +68,9 @@ def check_run(root: Path, args: tuple[str, ...], inputs: tuple[str, ...]) -> Run
     assert r.code in ((0, 1, 2, 3) if gates else (0, 1, 2)), f"exit code {r.code}\n{r}"
     if r.code == 1:
         assert "iou-eval: error: " in r.err, r
-        assert any(p.rstrip("/") in r.err for p in inputs), f"no input named\n{r}"
+        # An input, or a file an input leads to (a dataset's label file, by its path).
+        named = [p.rstrip("/") for p in inputs] + [str(root.resolve()) + os.sep]
+        assert any(p in r.err for p in named), f"no input named\n{r}"
     if r.code == 2:  # ours ("iou-eval: error: --x: ...") or click's ("Error: ... '--x' ...")
         assert re.search(r"(?:^|[\s'\"(])-{1,2}[a-z]", r.err), f"no option named\n{r}"
     after = _snapshot(root)

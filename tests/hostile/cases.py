@@ -389,7 +389,22 @@ def _data_cases() -> list[Case]:
         "imageHeight": 100,
         "imageWidth": 100,
     }
+    labelme_score = {
+        **labelme,
+        "shapes": [{**labelme["shapes"][0], "points": [[1, 1], [5, 5]], "score": huge}],
+    }
+    labelme_height = {
+        **labelme,
+        "imageHeight": huge,
+        "shapes": [{**labelme["shapes"][0], "points": [[1, 1], [5, 5]]}],
+    }
     cases += [
+        Case("labelme-score-beyond-any-float",
+             {"gt/a.json": js(labelme_height | {"imageHeight": 100}), "p/a.json": js(labelme_score)},
+             ("gt", "p", "--gt-format", "labelme", "--pred-format", "labelme"), 1, "p/a.json"),
+        Case("labelme-image-height-beyond-any-float",
+             {"gt/a.json": js(labelme_height), "preds.json": PREDS},
+             ("gt", "preds.json", "--gt-format", "labelme"), 1, "gt/a.json"),
         Case("image-id-beyond-64-bits-in-no-annotation",
              {"gt.json": js(unused_image), "preds.json": PREDS},
              ("gt.json", "preds.json", "-f", "json", "-q"), 0, checks=(Check("perfect_ap"),)),
