@@ -47,10 +47,9 @@ from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
 from ..escape import excerpt
 from ..numbers import is_number_token, quote_token
-from ..segm import PendingPolygons
 from ..source import read_head
 from .common import ClassVocabulary, LoadOptions, strict_floats
-from .shapes import ShapeRows, box_outlines, object_column
+from .shapes import ShapeRows, pending_outlines
 from .source import read_file_bytes
 from .xml_input import parse_xml as parse_bytes
 
@@ -270,22 +269,8 @@ def read_cvat_xml(
         warnings=reader.warnings(path),
     )
     if options.masks:
-        dataset = replace(dataset, masks=_pending(dataset, polygons, role))
+        dataset = replace(dataset, masks=pending_outlines(dataset, polygons, role))
     return dataset, polygons
-
-
-def _pending(dataset: Dataset, polygons: list[np.ndarray | None], role: str) -> PendingPolygons:
-    """In ``segm`` mode: every row's outline in pixels (a box as its rectangle)."""
-    outlines, _ = box_outlines(polygons, dataset.xyxy)
-    return PendingPolygons(
-        polygons=object_column(outlines),
-        fractions=False,
-        files=dataset.files,
-        origin_file=dataset.origin_file,
-        origins=dataset.origin,
-        origin_label=dataset.origin_label,
-        area_from_mask=role == "gt",
-    )
 
 
 def load_cvat_xml(path: str, role: str, options: LoadOptions) -> Dataset:

@@ -48,10 +48,9 @@ from ..dataset import Dataset, ImageTable, assemble
 from ..errors import InputError
 from ..escape import excerpt, quoted
 from ..numbers import is_number_token
-from ..segm import PendingPolygons
 from ..source import read_head
 from .common import ClassVocabulary, LoadOptions, decode_json
-from .shapes import ShapeRows, box_outlines, object_column
+from .shapes import ShapeRows, pending_outlines
 from .source import read_file_bytes, strip_gz
 
 _BOXES = {"rectangle"}
@@ -287,22 +286,8 @@ def read_labelme(
         warnings=[f"{path}: {w}" for w in reader.warnings()],
     )
     if options.masks:
-        dataset = replace(dataset, masks=_pending(dataset, polygons, role))
+        dataset = replace(dataset, masks=pending_outlines(dataset, polygons, role))
     return dataset, polygons
-
-
-def _pending(dataset: Dataset, polygons: list[np.ndarray | None], role: str) -> PendingPolygons:
-    """In ``segm`` mode: every row's outline in pixels (a box as its rectangle)."""
-    outlines, _ = box_outlines(polygons, dataset.xyxy)
-    return PendingPolygons(
-        polygons=object_column(outlines),
-        fractions=False,
-        files=dataset.files,
-        origin_file=dataset.origin_file,
-        origins=dataset.origin,
-        origin_label=dataset.origin_label,
-        area_from_mask=role == "gt",
-    )
 
 
 def load_labelme(path: str, role: str, options: LoadOptions) -> Dataset:

@@ -9,8 +9,14 @@ box row), so that a mask column can take them later without re-reading.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from ..segm import PendingPolygons
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dataset import Dataset
 
 
 class ShapeRows:
@@ -94,3 +100,22 @@ def box_outlines(
         else:
             out.append(p)
     return out, boxed
+
+
+def pending_outlines(
+    dataset: Dataset, polygons: list[np.ndarray | None], role: str
+) -> PendingPolygons:
+    """In ``segm`` mode: every row's outline in pixels (a box as its rectangle), to rasterise.
+
+    A ground truth's area is then its mask's (LabelMe and CVAT give none).
+    """
+    outlines, _ = box_outlines(polygons, dataset.xyxy)
+    return PendingPolygons(
+        polygons=object_column(outlines),
+        fractions=False,
+        files=dataset.files,
+        origin_file=dataset.origin_file,
+        origins=dataset.origin,
+        origin_label=dataset.origin_label,
+        area_from_mask=role == "gt",
+    )
