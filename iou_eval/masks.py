@@ -693,6 +693,25 @@ def _fill_empty(rle: np.ndarray, rows: np.ndarray, h, w, places: _Places) -> Non
         rle[r] = _empty_rle(int(h[r]), int(w[r]))
 
 
+def _encode_compressed(
+    segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places: _Places
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed RLE rows ``rows[M]`` checked: strings ``[M]``, areas ``[M]``, boxes ``[M, 4]``."""
+    rle = _compressed(segs, rows, places)
+    box = np.zeros((len(rows), 4), dtype=np.int64)
+    try:
+        area = check_compressed(rle, h[rows], w[rows], box)
+    except BadRle as exc:
+        r = int(rows[exc.row])
+        raise places.error(
+            r,
+            f"compressed RLE counts are not a mask of size [{int(h[r])}, {int(w[r])}]: "
+            f"{exc.reason}",
+            ".segmentation.counts",
+        ) from None
+    return rle, area, box
+
+
 def encode_segmentations(
     segs: Sequence[Any],
     height: np.ndarray,
@@ -738,10 +757,11 @@ def encode_segmentations(
         return MaskColumn(checked.strings, h, w, area, checked.box), warnings
     rle = np.empty(n, dtype=object)
     area = np.zeros(n, dtype=np.float64)
+    box = np.zeros((n, 4), dtype=np.int64)
     rows = np.flatnonzero(kind == _CHECKED)
     if checked is not None and len(rows):
         rle[rows] = checked.strings.values(rows)
-        area[rows] = checked.area[rows]
+        area[rows], box[rows] = checked.area[rows], checked.box[rows]
     poly = np.flatnonzero(kind == _POLY)
     if len(poly):
         rle[poly], poly_warnings = _encode_polygons(segs, poly, h, w, places)
@@ -751,32 +771,17 @@ def encode_segmentations(
         rle[rows], area[rows] = _encode_uncompressed(segs, rows, h, w, places)
     rows = np.flatnonzero(kind == _COMPRESSED)
     if len(rows):
-        rle[rows] = _compressed(segs, rows, places)
-        try:
-            area[rows] = check_compressed(rle[rows], h[rows], w[rows])
-        except BadRle as exc:
-            r = int(rows[exc.row])
-            raise places.error(
-                r,
-                f"compressed RLE counts are not a mask of size [{int(h[r])}, {int(w[r])}]: "
-                f"{exc.reason}",
-                ".segmentation.counts",
-            ) from None
+        rle[rows], area[rows], box[rows] = _encode_compressed(segs, rows, h, w, places)
     _fill_empty(rle, np.flatnonzero(kind == _EMPTY), h, w, places)
-    # Boxes of every mask (the matcher's bounds): the loader's where it has
-    # them, the others read from the strings, which gives the polygons'
-    # areas on the way (pycocotools' rleArea).
-    box = np.zeros((n, 4), dtype=np.int64)
-    if checked is not None:
-        done = kind == _CHECKED
-        box[done] = checked.box[done]
-    rest = np.flatnonzero(kind != _CHECKED)
-    if len(rest):
-        rest_box = np.zeros((len(rest), 4), dtype=np.int64)
-        rest_area = check_compressed(rle[rest], h[rest], w[rest], rest_box)
-        box[rest] = rest_box
-        is_poly = kind[rest] == _POLY
-        area[rest[is_poly]] = rest_area[is_poly]
+    # The strings pycocotools made: their boxes (the matcher's bounds), and
+    # the polygons' areas (rleArea) on the way.
+    made = np.flatnonzero((kind == _POLY) | (kind == _UNCOMPRESSED) | (kind == _EMPTY))
+    if len(made):
+        made_box = np.zeros((len(made), 4), dtype=np.int64)
+        made_area = check_compressed(rle[made], h[made], w[made], made_box)
+        box[made] = made_box
+        is_poly = kind[made] == _POLY
+        area[made[is_poly]] = made_area[is_poly]
     return MaskColumn.of(rle, h, w, area, box), warnings
 
 
