@@ -94,6 +94,55 @@ def best_f1(s: np.ndarray, tp: np.ndarray, fp: np.ndarray, n_gt: int) -> tuple[f
     return float(sweep.f1[i]), float(sweep.scores[i])
 
 
+def _count(idx: np.ndarray, n: int) -> np.ndarray:
+    """``[n]`` int64 occurrences of each value of ``idx``."""
+    return np.bincount(idx, minlength=n)[:n].astype(np.int64)
+
+
+def _tally(
+    at: np.ndarray,
+    extra_at: np.ndarray,
+    tp: np.ndarray,
+    fp: np.ndarray,
+    keep: np.ndarray,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``[n]`` true positives, false positives and predictions per value of ``at[D]``.
+
+    ``extra_at[E]``: the kept predictions no ground truth could match, each a
+    false positive.
+    """
+    extra = _count(extra_at, n)
+    return _count(at[tp], n), _count(at[fp], n) + extra, _count(at[keep], n) + extra
+
+
+def _best_f1_by_class(
+    dt_class: np.ndarray,
+    dt_score: np.ndarray,
+    dt_tp: np.ndarray,
+    dt_fp: np.ndarray,
+    class_gt: np.ndarray,
+    dt_order: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``([K], [K])`` each class's best F1 over score cut-offs and the score giving it."""
+    n_classes = len(class_gt)
+    used = dt_tp | dt_fp
+    best = np.full(n_classes, np.nan)
+    best_s = np.full(n_classes, np.nan)
+    # By class, then descending score: each class's slice is ready for the sweep.
+    if dt_order is None:
+        order = np.flatnonzero(used)[group_score_order(dt_class[used], dt_score[used])]
+    else:
+        order = dt_order[used[dt_order]]
+    cls = dt_class[order]
+    sc, t, f = dt_score[order], dt_tp[order], dt_fp[order]
+    starts = np.searchsorted(cls, np.arange(n_classes + 1))
+    for c in range(n_classes):
+        lo, hi = starts[c], starts[c + 1]
+        best[c], best_s[c] = best_f1(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
+    return best, best_s
+
+
 def count_point(
     *,
     n_images: int,
@@ -128,43 +177,13 @@ def count_point(
     ex = extra_score >= score_thr
     tp = dt_tp & keep
     fp = dt_fp & keep
+    class_gt = _count(gt_class[gt_counts], n_classes)
+    class_tp, class_fp, class_pred = _tally(dt_class, extra_class[ex], tp, fp, keep, n_classes)
+    image_gt = _count(gt_image[gt_counts], n_images)
+    image_tp, image_fp, image_pred = _tally(dt_image, extra_image[ex], tp, fp, keep, n_images)
+    image_iou_sum = np.bincount(dt_image[tp], weights=dt_iou[tp], minlength=n_images)[:n_images]
     # The best cut-off is searched over every scored prediction, whatever --score-thr.
-    used = dt_tp | dt_fp
-
-    def per(idx: np.ndarray, weights: np.ndarray | None, n: int) -> np.ndarray:
-        return np.bincount(idx, weights=weights, minlength=n)[:n]
-
-    class_gt = per(gt_class[gt_counts], None, n_classes).astype(np.int64)
-    class_tp = per(dt_class[tp], None, n_classes).astype(np.int64)
-    class_fp = (per(dt_class[fp], None, n_classes) + per(extra_class[ex], None, n_classes)).astype(
-        np.int64
-    )
-    class_pred = (
-        per(dt_class[keep], None, n_classes) + per(extra_class[ex], None, n_classes)
-    ).astype(np.int64)
-    image_gt = per(gt_image[gt_counts], None, n_images).astype(np.int64)
-    image_tp = per(dt_image[tp], None, n_images).astype(np.int64)
-    image_fp = (per(dt_image[fp], None, n_images) + per(extra_image[ex], None, n_images)).astype(
-        np.int64
-    )
-    image_pred = (
-        per(dt_image[keep], None, n_images) + per(extra_image[ex], None, n_images)
-    ).astype(np.int64)
-    image_iou_sum = per(dt_image[tp], dt_iou[tp], n_images)
-
-    best = np.full(n_classes, np.nan)
-    best_s = np.full(n_classes, np.nan)
-    # By class, then descending score: each class's slice is ready for the sweep.
-    if dt_order is None:
-        order = np.flatnonzero(used)[group_score_order(dt_class[used], dt_score[used])]
-    else:
-        order = dt_order[used[dt_order]]
-    cls = dt_class[order]
-    sc, t, f = dt_score[order], dt_tp[order], dt_fp[order]
-    starts = np.searchsorted(cls, np.arange(n_classes + 1))
-    for c in range(n_classes):
-        lo, hi = starts[c], starts[c + 1]
-        best[c], best_s[c] = best_f1(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
+    best, best_s = _best_f1_by_class(dt_class, dt_score, dt_tp, dt_fp, class_gt, dt_order)
     return PointCounts(
         class_gt=class_gt,
         class_pred=class_pred,

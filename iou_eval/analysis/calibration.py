@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UsageError
-from ..matching import match_coco
-from .common import Overlaps, box_area, box_overlaps, check_columns, dataset_columns
+from ..matching import Matches, match_coco
+from .common import Columns, Overlaps, box_area, box_overlaps, check_columns, dataset_columns
 
 COCO_AREA_ALL = (0.0**2, 1e5**2)
 """pycocotools' ``all`` area range, inclusive."""
@@ -233,6 +233,39 @@ class _PairGeometry:
         return _PairGeometry(lambda d, g: base(dt_rows[d], gt_rows[g]), self.dt_area[dt_rows])
 
 
+def _match_one_threshold(
+    cols: Columns,
+    scored: np.ndarray,
+    geometry: _PairGeometry,
+    g_area: np.ndarray,
+    ignore: np.ndarray,
+    zero_id: np.ndarray,
+    iou_threshold: float,
+    max_dets: int,
+) -> Matches:
+    """pycocotools' matching of the ``scored[D']`` predictions at one threshold, area all.
+
+    Groups are image x category; ties keep row order on both sides.
+    """
+    k = cols.num_categories
+    return match_coco(
+        geometry=geometry,
+        gt_area=g_area,
+        gt_crowd=cols.gt_crowd,
+        gt_ignore_flag=ignore,
+        gt_zero_id=zero_id,
+        gt_group=cols.gt_image * k + cols.gt_category,
+        gt_order_key=np.arange(len(cols.gt_image)),
+        dt_score=cols.pred_score[scored],
+        dt_group=cols.pred_image[scored] * k + cols.pred_category[scored],
+        dt_order_key=np.arange(len(scored)),
+        n_groups=cols.num_images * k,
+        iou_thresholds=np.array([iou_threshold], dtype=np.float64),
+        area_ranges=np.array([COCO_AREA_ALL], dtype=np.float64),
+        max_det=max_dets,
+    )
+
+
 def coco_true_positives(
     gt_image: np.ndarray,
     gt_category: np.ndarray,
@@ -298,22 +331,11 @@ def coco_true_positives(
     def flags(col) -> np.ndarray:
         return np.zeros(n_gt, dtype=bool) if col is None else np.asarray(col, dtype=bool)
 
-    m = match_coco(
-        geometry=_PairGeometry(lambda d, g: overlaps(scored[d], g), p_area[scored]),
-        gt_area=g_area,
-        gt_crowd=cols.gt_crowd,
-        # pycocotools ignores crowd regions (and, on request, flagged ones).
-        gt_ignore_flag=cols.gt_crowd | flags(gt_ignore),
-        gt_zero_id=flags(gt_zero_id),
-        gt_group=cols.gt_image * k + cols.gt_category,
-        gt_order_key=np.arange(n_gt),
-        dt_score=cols.pred_score[scored],
-        dt_group=cols.pred_image[scored] * k + cols.pred_category[scored],
-        dt_order_key=np.arange(len(scored)),
-        n_groups=cols.num_images * k,
-        iou_thresholds=np.array([iou_threshold], dtype=np.float64),
-        area_ranges=np.array([COCO_AREA_ALL], dtype=np.float64),
-        max_det=max_dets,
+    # pycocotools ignores crowd regions (and, on request, flagged ones).
+    ignore = cols.gt_crowd | flags(gt_ignore)
+    geometry = _PairGeometry(lambda d, g: overlaps(scored[d], g), p_area[scored])
+    m = _match_one_threshold(
+        cols, scored, geometry, g_area, ignore, flags(gt_zero_id), iou_threshold, max_dets
     )
     tp, fp, _ = m.at(0, 0)
     is_tp = np.zeros(n_pred, dtype=bool)
