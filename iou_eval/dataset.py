@@ -310,6 +310,42 @@ def _area_column(area: np.ndarray | None, bbox_area: np.ndarray, fail: _Locator)
     return area_col
 
 
+def _origins(
+    n: int, origin: np.ndarray | None, origin_file: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``[N]`` each row's place in its file (default its row number) and its file's index."""
+    place = narrow_index(
+        np.arange(n, dtype=np.int64) if origin is None else origin.astype(np.int64)
+    )
+    file = np.zeros(n, dtype=np.int32) if origin_file is None else origin_file.astype(np.int32)
+    return place, file
+
+
+def _scale_of(
+    boxes: np.ndarray, normalized: bool, images: ImageTable, image_idx: np.ndarray
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(image_wh[N, 2], None)`` to scale normalized boxes by, or ``(None, boxes)``
+    when some size is unknown: the boxes stay fractions for the alignment."""
+    if not normalized:
+        return None, None
+    w = images.width[image_idx]
+    h = images.height[image_idx]
+    if (np.isfinite(w) & np.isfinite(h)).all():
+        return np.stack([w, h], axis=1), None
+    return None, boxes
+
+
+def _score_column(score: np.ndarray | None, fail: _Locator) -> np.ndarray | None:
+    """``[N]`` float64 scores, each finite, or None."""
+    if score is None:
+        return None
+    score = np.asarray(score, dtype=np.float64)
+    if not np.isfinite(score).all():
+        r = int(np.flatnonzero(~np.isfinite(score))[0])
+        raise fail(r, f"score must be a finite number, got {float(score[r])}")
+    return score
+
+
 def assemble(
     *,
     source: str,
@@ -349,30 +385,13 @@ def assemble(
     """
     n = len(image_idx)
     boxes = np.asarray(boxes, dtype=np.float64).reshape(n, 4)
-    origin = narrow_index(
-        np.arange(n, dtype=np.int64) if origin is None else origin.astype(np.int64)
-    )
-    origin_file = (
-        np.zeros(n, dtype=np.int32) if origin_file is None else origin_file.astype(np.int32)
-    )
+    origin, origin_file = _origins(n, origin, origin_file)
     files = tuple(files) or (source,)
     fail = _Locator(files, origin, origin_file, origin_label)
     _check_boxes(boxes, box_format, fail)
-    image_wh = None
-    fractions = None
-    if normalized:
-        w = images.width[image_idx]
-        h = images.height[image_idx]
-        if (np.isfinite(w) & np.isfinite(h)).all():
-            image_wh = np.stack([w, h], axis=1)
-        else:
-            fractions = boxes
+    image_wh, fractions = _scale_of(boxes, normalized, images, image_idx)
     xyxy, bbox_area = to_xyxy(boxes, box_format, image_wh)
-    if score is not None:
-        score = np.asarray(score, dtype=np.float64)
-        if not np.isfinite(score).all():
-            r = int(np.flatnonzero(~np.isfinite(score))[0])
-            raise fail(r, f"score must be a finite number, got {float(score[r])}")
+    score = _score_column(score, fail)
     area_col = _area_column(area, bbox_area, fail)
 
     def flags(col: np.ndarray | None) -> np.ndarray:
