@@ -248,6 +248,29 @@ def _difficult(token: str, file: str, line: int) -> bool:
     return flag
 
 
+def _line_shape(
+    box_fields: tuple[str, ...], pred: bool
+) -> tuple[tuple[str, ...], tuple[int, ...], str]:
+    """A data line's number fields after the class, its allowed token counts, and the
+    message that says so."""
+    names = " ".join(box_fields)
+    if pred:
+        return ("score", *box_fields), (6,), f"expected 'class score {names}' (6 fields)"
+    expected = f"expected 'class {names}' or 'class {names} difficult' (5 or 6 fields)"
+    return box_fields, (5, 6), expected
+
+
+def _image_stem(file: str, seen: dict[str, str]) -> str:
+    """The image id a text file names (its stem), which no other file may share."""
+    stem = os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
+    if stem in seen:
+        raise InputError(
+            file, f"image id {quoted(stem)} is also the id of {seen[stem]}", hint="rename one file"
+        )
+    seen[stem] = file
+    return stem
+
+
 def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     """Read per-image text files (format ``txt``) as ground truth or predictions.
 
@@ -264,19 +287,8 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     """
     files = _txt_files(path, "per-image .txt files")
     box_format = options.box_format or (BoxFormat.CXCYWH if options.normalized else BoxFormat.XYWH)
-    box_fields = _FIELDS[box_format]
     pred = role == "pred"
-    if pred:
-        fields: tuple[str, ...] = ("score", *box_fields)
-        allowed: tuple[int, ...] = (6,)
-        expected = f"expected 'class score {' '.join(box_fields)}' (6 fields)"
-    else:
-        fields = box_fields
-        allowed = (5, 6)
-        expected = (
-            f"expected 'class {' '.join(box_fields)}' or "
-            f"'class {' '.join(box_fields)} difficult' (5 or 6 fields)"
-        )
+    fields, allowed, expected = _line_shape(_FIELDS[box_format], pred)
     classes = ClassVocabulary(options.names)
 
     image_ids: list[str] = []
@@ -288,15 +300,7 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     origin: list[int] = []
 
     for fi, file in enumerate(files):
-        stem = os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
-        if stem in seen:
-            raise InputError(
-                file,
-                f"image id {quoted(stem)} is also the id of {seen[stem]}",
-                hint="rename one file",
-            )
-        seen[stem] = file
-        image_ids.append(stem)
+        image_ids.append(_image_stem(file, seen))
         for line, tokens in _lines(file):
             _check_width(tokens, allowed, expected, pred, file, line)
             category_idx.append(classes.lookup(tokens[0], file, line))
