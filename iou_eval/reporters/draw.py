@@ -239,6 +239,31 @@ def _save(img: Any, dst: Path, fmt: str, info: dict) -> None:
     write_whole(dst, lambda fh: img.save(fh, format=fmt, **params))
 
 
+def _outline_lists(
+    outlines: dict[str, Sequence[Any]] | None, g: int, d: int
+) -> tuple[list[Any], list[Any]]:
+    """One outline item (or None) per ground truth ``[G]`` and per prediction ``[D]``."""
+    shapes = outlines or {}
+    gt_outlines = list(shapes.get("gt") or [None] * g)
+    pred_outlines = list(shapes.get("pred") or [None] * d)
+    if len(gt_outlines) != g or len(pred_outlines) != d:
+        raise UsageError(
+            f"outlines need one item per box: {g} for gt and {d} for pred, "
+            f"got {len(gt_outlines)} and {len(pred_outlines)}"
+        )
+    return gt_outlines, pred_outlines
+
+
+def _strokes(
+    draw: Any, boxes: np.ndarray, outlines: list[Any], colour: Any, w: int, dashed: np.ndarray
+) -> None:
+    """Each row's mask outlines (a pixel thinner), then its box; ``dashed[N]`` per row."""
+    for i in range(len(boxes)):
+        for poly in _polygons(outlines[i]):
+            stroke(draw, poly, colour, max(1, w - 1), dashed=bool(dashed[i]))
+        stroke(draw, box_points(boxes[i]), colour, w, dashed=bool(dashed[i]))
+
+
 def draw_image(
     src_path: str | os.PathLike,
     dst_path: str | os.PathLike,
@@ -288,14 +313,7 @@ def draw_image(
     scores = _column("pred_scores", pred_scores, d, np.float64)
     ious = _column("pred_iou", pred_iou, d, np.float64)
     is_fp = _column("pred_is_fp", pred_is_fp, d, bool)
-    shapes = outlines or {}
-    gt_outlines = list(shapes.get("gt") or [None] * g)
-    pred_outlines = list(shapes.get("pred") or [None] * d)
-    if len(gt_outlines) != g or len(pred_outlines) != d:
-        raise UsageError(
-            f"outlines need one item per box: {g} for gt and {d} for pred, "
-            f"got {len(gt_outlines)} and {len(pred_outlines)}"
-        )
+    gt_outlines, pred_outlines = _outline_lists(outlines, g, d)
     img, src_fmt = _open(src)
     info = dict(img.info)
     if max_side is not None and max(img.size) > max_side:
@@ -308,14 +326,8 @@ def draw_image(
     draw = ImageDraw.Draw(img)
     w = line_width(*img.size)
     font = _font(max(11, round(min(img.size) / 40)))
-    for i in range(g):
-        for poly in _polygons(gt_outlines[i]):
-            stroke(draw, poly, GT_COLOUR, max(1, w - 1), dashed=False)
-        stroke(draw, box_points(gt[i]), GT_COLOUR, w, dashed=False)
-    for j in range(d):
-        for poly in _polygons(pred_outlines[j]):
-            stroke(draw, poly, PRED_COLOUR, max(1, w - 1), dashed=bool(is_fp[j]))
-        stroke(draw, box_points(pred[j]), PRED_COLOUR, w, dashed=bool(is_fp[j]))
+    _strokes(draw, gt, gt_outlines, GT_COLOUR, w, np.zeros(g, dtype=bool))
+    _strokes(draw, pred, pred_outlines, PRED_COLOUR, w, is_fp)
     # Tags last, so no box is drawn over a tag.
     placed: list[tuple] = []
     for i in range(g):
