@@ -20,13 +20,13 @@ Ground truth keeps its ``area`` field for the area ranges, as COCO does.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from .dataset import Dataset
+from .memory import release_free_memory
 from .reconcile import Alignment
 
 
@@ -317,26 +317,13 @@ def _no_masks(ds: Dataset):
     )
 
 
-def _give_back_free_memory() -> None:
-    # Reading hundreds of thousands of mask strings leaves tens of megabytes
-    # of freed decoding memory that glibc keeps (the command line raises its
-    # trim threshold for speed); the evaluation needs far less of it than the
-    # masks keep, so return it before the matching workers fork.
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 def with_masks(alignment: Alignment) -> Alignment:
     """The alignment with both sides' masks encoded (``Dataset.masks`` a MaskColumn)."""
     gt, gt_notes = _gt_masks(alignment.gt)
     pred, pred_notes = _pred_masks(alignment.pred)
-    _give_back_free_memory()
+    # Reading hundreds of thousands of mask strings leaves freed decoding
+    # memory that glibc keeps; return it before the matching workers fork.
+    release_free_memory()
     return replace(
         alignment, gt=gt, pred=pred, warnings=(*alignment.warnings, *gt_notes, *pred_notes)
     )

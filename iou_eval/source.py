@@ -339,14 +339,7 @@ def read_head(path: str, n: int = 4096) -> bytes:
     """
     if path == STDIN:
         return read_source(path, empty_ok=True).data[:n]
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(path, "no such file or folder") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError(path, "expected a file, found a folder")
+    st = check_input_path(path)
     if not stat.S_ISREG(st.st_mode):
         # A FIFO or a pipe can be read once only: read it whole, as the loader will.
         return read_source(path, empty_ok=True).data[:n]
