@@ -14,11 +14,13 @@ help: ## list the targets
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+# The install compiles the optional mask kernel (iou_eval/_rlekernel.c): a
+# change to it installs again.
+$(VENV)/.runtime: pyproject.toml iou_eval/_rlekernel.c | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
 	@touch $@
 
-$(VENV)/.dev: pyproject.toml | $(BIN)/python
+$(VENV)/.dev: pyproject.toml iou_eval/_rlekernel.c | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[dev]'
 	@touch $@ $(VENV)/.runtime
 

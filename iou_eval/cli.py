@@ -229,12 +229,24 @@ SLOTS = {"read": ReadOptions, "protocol": ProtocolOptions, "point": PointOptions
          "analysis": AnalysisOptions}  # fmt: skip
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from .kernel import describe
+
+    click.echo(f"iou-eval, version {__version__}\n{describe()}")
+    ctx.exit()
+
+
 @click.group(
     cls=DefaultGroup,
     epilog=EPILOG,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(__version__, prog_name="iou-eval")
+@click.option(
+    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+    help="Show the version (and which mask kernel runs) and exit.",
+)  # fmt: skip
 def main() -> None:
     """Score object detections against ground truth, exactly as pycocotools and
     the Pascal VOC devkit do.

@@ -3,8 +3,9 @@
 Masks are encoded exactly as pycocotools' ``COCO.annToRLE`` / ``loadRes``
 encode them, with pycocotools' own C rasteriser (``pycocotools._mask``), so
 the compressed strings, areas and boxes are byte for byte the reference's;
-overlaps are ``pycocotools.mask.iou(dt, gt, iscrowd)`` itself, called once
-per group (one image and category) with the column's RLE objects.  User
+overlaps are the numbers of ``pycocotools.mask.iou(dt, gt, iscrowd)``,
+computed once per group (one image and category) by the compiled kernel
+(:mod:`iou_eval.kernel`) or, without it, by pycocotools itself.  User
 strings are checked by :mod:`iou_eval.rle` first (pycocotools checks
 nothing).
 
@@ -48,6 +49,7 @@ from pycocotools import _mask
 
 from .errors import InputError
 from .escape import quoted
+from .kernel import compiled
 from .rle import BadRle, check_compressed, check_joined, odd_sums
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
@@ -847,19 +849,35 @@ def mask_boxes(column: MaskColumn) -> np.ndarray:
     """
     if len(column) == 0:
         return np.zeros((0, 4), dtype=np.float64)
+    kernel = compiled()
+    if kernel is not None:
+        out = np.zeros((len(column), 4), dtype=np.float64)
+        kernel.bboxes(*_kernel_side(column), out)
+        return out
     return np.asarray(_mask.toBbox(column.rle_dicts()), dtype=np.float64).reshape(-1, 4)
+
+
+def _kernel_side(column: MaskColumn) -> tuple[np.ndarray, ...]:
+    """``(buffer, start, length, height, width)`` of a column, as the compiled kernel reads them."""
+    st = column.strings
+    return tuple(
+        np.ascontiguousarray(a, dtype=t)
+        for a, t in (
+            (st.data, np.uint8), (st.start, np.int64), (st.length, np.int64),
+            (column.height, np.int64), (column.width, np.int64),
+        )
+    )  # fmt: skip
 
 
 # -------------------------------------------------------------------- overlap
 #
-# pycocotools' ``iou`` is called once per group (one image and category):
-# one call reads each string of the group once and computes the group's
-# whole [D, G] matrix, where a call per prediction would read the group's
-# ground truths again for every prediction and pay the call's Python
-# overhead (its argument checks) hundreds of thousands of times.  Measured
-# against a numpy kernel on decoded runs (tests/bench/bench_mask_kernel.py)
-# it is faster end to end: its C decoder reads a string in a fraction of the
-# time numpy takes, and it keeps nothing but the compressed strings in memory.
+# Overlaps are computed a group (one image and category) at a time: each
+# string of the group is read once for the group's whole [D, G] matrix, or
+# for its listed pairs.  The compiled kernel (iou_eval/_rlekernel.c) reads
+# the strings and walks the runs itself, with pycocotools' arithmetic (its
+# 32-bit counts, its box test first, -1 for masks of different sizes); where
+# it is not built, pycocotools' ``iou`` is called once per group (a call per
+# prediction would pay its Python overhead hundreds of thousands of times).
 
 
 def _iou(dt: list, gt: list, crowd: np.ndarray) -> np.ndarray:
@@ -910,8 +928,16 @@ def mask_overlaps_batched(
     np.cumsum(np.diff(ps) * np.diff(gs), out=offsets[1:])
     values = np.zeros(int(offsets[-1]), dtype=np.float64)
     dt_objects, gt_objects = pred.rle_dicts, gt.rle_dicts
-    d_arr = np.asarray(pred_rows, dtype=np.int64)
-    g_arr = np.asarray(gt_rows, dtype=np.int64)
+    d_arr = np.ascontiguousarray(pred_rows, dtype=np.int64)
+    g_arr = np.ascontiguousarray(gt_rows, dtype=np.int64)
+    kernel = compiled()
+    if kernel is not None:
+        # The same matrices from the compiled kernel, all groups in one call.
+        kernel.ious(
+            *_kernel_side(pred), *_kernel_side(gt),
+            np.ascontiguousarray(gt_crowd, dtype=np.uint8), d_arr, ps, g_arr, gs, offsets, values,
+        )  # fmt: skip
+        return values, offsets
     crowd = np.asarray(gt_crowd, dtype=np.uint8)[g_arr]
     ps_l, gs_l, off_l = ps.tolist(), gs.tolist(), offsets.tolist()
     for k in np.flatnonzero(offsets[1:] > offsets[:-1]).tolist():
@@ -952,12 +978,27 @@ def mask_pair_overlaps(
     blocks = np.unique(block)
     d_starts = np.searchsorted(d_keys // len(pred), blocks).tolist() + [len(d_keys)]
     g_starts = np.searchsorted(g_keys // len(gt), blocks).tolist() + [len(g_keys)]
-    values, offsets = mask_overlaps_batched(
-        pred, gt, gt_crowd, d_keys % len(pred), d_starts, g_keys % len(gt), g_starts
-    )
     k = np.searchsorted(blocks, block)
     d_local = d_inv.reshape(-1) - np.asarray(d_starts)[k]
     g_local = g_inv.reshape(-1) - np.asarray(g_starts)[k]
+    kernel = compiled()
+    if kernel is not None:
+        # The listed pairs only, each block's masks decoded once.
+        order = np.argsort(k, kind="stable")
+        p_starts = np.searchsorted(k[order], np.arange(len(blocks) + 1))
+        out = np.zeros(len(d), dtype=np.float64)
+        kernel.pair_ious(
+            *_kernel_side(pred), *_kernel_side(gt), np.ascontiguousarray(gt_crowd, dtype=np.uint8),
+            d_keys % len(pred), np.asarray(d_starts, dtype=np.int64),
+            g_keys % len(gt), np.asarray(g_starts, dtype=np.int64),
+            p_starts.astype(np.int64), d_local[order], g_local[order], out,
+        )  # fmt: skip
+        values = np.empty_like(out)
+        values[order] = out
+        return values
+    values, offsets = mask_overlaps_batched(
+        pred, gt, gt_crowd, d_keys % len(pred), d_starts, g_keys % len(gt), g_starts
+    )
     width = np.diff(g_starts)[k]
     return values[offsets[k] + d_local * width + g_local]
 

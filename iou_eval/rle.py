@@ -12,12 +12,16 @@ pycocotools reads such strings without a single check (``rleFrString``):
 a stray character, a string cut short or counts that do not cover the image
 give garbage or out-of-bounds reads later.  :func:`check_compressed` reads
 any number of strings in a few passes of array operations, refuses those,
-and returns each mask's area on the way.
+and returns each mask's area on the way.  Where the compiled kernel
+(:mod:`iou_eval.kernel`) is built, it makes the same checks in one pass
+over each string; the numpy reader then says what is wrong with a bad one.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .kernel import compiled
 
 # pycocotools reads a count with ``x |= (c & 0x1f) << 5*k`` on a C int: a 7th
 # character would shift past 31 bits.  Six characters hold |count| < 2**29.
@@ -350,6 +354,9 @@ def check_joined(
     n = len(lengths)
     str_off = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=str_off[1:])
+    kernel = compiled()
+    if kernel is not None:
+        return _check_compiled(kernel, buf, str_off, height, width, boxes)
     area = np.zeros(n, dtype=np.int64)
     for lo in range(0, n, _CHUNK_ROWS):
         hi = min(n, lo + _CHUNK_ROWS)
@@ -364,4 +371,33 @@ def check_joined(
             boxes[lo:hi] = foreground_boxes(cnts, offsets, height[lo:hi])
         elif boxes is not None:
             boxes[lo:hi] = column_boxes(cnts, offsets, height[lo:hi], width[lo:hi])
+    return area
+
+
+def _check_compiled(
+    kernel, buf: np.ndarray, str_off: np.ndarray, height, width, boxes: np.ndarray | None
+) -> np.ndarray:
+    """:func:`check_joined` by the compiled kernel: one pass over each string.
+
+    Its boxes are the tight ones of :func:`foreground_boxes` (a box that
+    holds every foreground pixel, as ``boxes`` asks).  A bad row is read
+    again by the numpy reader alone, which says what is wrong with it.
+    """
+    n = len(str_off) - 1
+    h = np.ascontiguousarray(height, dtype=np.int64)
+    w = np.ascontiguousarray(width, dtype=np.int64)
+    area = np.zeros(n, dtype=np.int64)
+    out = np.zeros((n, 4), dtype=np.int64)
+    data = np.ascontiguousarray(buf, dtype=np.uint8)
+    bad = kernel.check(data, str_off, h, w, area, out)
+    if bad >= 0:
+        a, b = int(str_off[bad]), int(str_off[bad + 1])
+        one = np.array([0, b - a], dtype=np.int64)
+        try:
+            _decode_joined(data[a:b], one, h[bad : bad + 1], w[bad : bad + 1])
+        except BadRle as exc:
+            raise BadRle(bad, exc.reason) from None
+        raise BadRle(bad, f"not a mask of {int(h[bad])} x {int(w[bad])} pixels")
+    if boxes is not None:
+        boxes[...] = out
     return area

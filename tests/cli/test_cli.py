@@ -142,7 +142,8 @@ def test_several_protocols_side_by_side(scene):
 def test_help_and_version():
     assert "GROUND_TRUTH" in run("eval", "--help").out
     assert "Exit codes" in run("--help").out
-    assert "iou-eval" in run("--version").out
+    out = run("--version").out
+    assert "iou-eval" in out and "mask kernel:" in out
 
 
 def test_python_dash_m(scene):

@@ -1,0 +1,759 @@
+/*
+ * Compressed RLE masks (pycocotools' format) read and compared in C.
+ *
+ * Optional: built when a C compiler is at hand; iou_eval.rle and
+ * iou_eval.masks fall back to numpy and pycocotools when it is not.  Both
+ * paths give the same numbers (tests/unit/test_rle_kernel.py).
+ *
+ * A mask of an h x w image is numbered column by column and stored as run
+ * lengths, background first.  pycocotools writes the counts as a string:
+ * each count a little-endian run of 6-bit characters (chr(48 + c)), 5 bits
+ * of value each, 0x20 = another character follows, 0x10 in the last one =
+ * negative; from the fourth count on a count is stored as the difference to
+ * the count two places before.
+ *
+ * check():  reads every string once, refuses those that are not a mask of
+ *           their size, and gives each one's area and a box holding its pixels.
+ * ious():   the overlap matrices of groups of masks, the numbers
+ *           pycocotools.mask.iou gives: its 32-bit unsigned counts, its box
+ *           test before the pixel count, -1 for masks of different sizes.
+ *
+ * The buffers are numpy arrays the Python side made contiguous and of the
+ * right type; their lengths are checked here, and every index into them.
+ * The loops run without the GIL.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A count of more than six characters would shift past pycocotools' 32-bit int. */
+#define MAX_CHARS 6
+
+typedef struct {
+    Py_buffer view;
+    int held;
+} Buf;
+
+/* Acquire a C-contiguous buffer of items of `itemsize` bytes; its item count in *n. */
+static int acquire(PyObject *obj, Buf *b, Py_ssize_t itemsize, int writable, const char *name,
+                   Py_ssize_t *n) {
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &b->view, flags) < 0) return -1;
+    b->held = 1;
+    if (b->view.itemsize != itemsize) {
+        PyErr_Format(PyExc_TypeError, "%s: expected items of %zd bytes, found %zd", name,
+                     itemsize, b->view.itemsize);
+        return -1;
+    }
+    *n = b->view.len / itemsize;
+    return 0;
+}
+
+static void release(Buf *bufs, int count) {
+    for (int i = 0; i < count; i++)
+        if (bufs[i].held) PyBuffer_Release(&bufs[i].view);
+}
+
+/* ------------------------------------------------------------------ check */
+
+/*
+ * The stored numbers of string s[0:len] into x[] (at most len of them), one
+ * per character without a continuation bit: the characters are read with
+ * no branch on a number's length (1 or 2 characters, at random, would
+ * defeat the processor's prediction).  Returns how many, or -1 for a
+ * character outside '0'..'o', a number of more than six characters, or a
+ * string that ends inside a number.
+ */
+static int64_t read_numbers(const uint8_t *s, int64_t len, int64_t *x) {
+    int64_t m = 0, val = 0;
+    int shift = 0;
+    for (int64_t p = 0; p < len; p++) {
+        unsigned c = (unsigned)s[p] - 48u;
+        if (c > 63u || shift > 5 * (MAX_CHARS - 1)) return -1;
+        val |= (int64_t)(c & 0x1f) << shift;
+        int64_t last = !(c & 0x20);
+        int64_t negative = last & (int64_t)((c >> 4) & 1);
+        /* The last character's 0x10 bit is the sign: every bit above it set. */
+        x[m] = val | (-negative * ((int64_t)1 << (shift + 5)));
+        m += last;
+        val &= last - 1;
+        shift = (shift + 5) & (int)(last - 1);
+    }
+    return shift == 0 ? m : -1;
+}
+
+
+/*
+ * Whether string s[0:len] is a mask of h*w pixels; its area and inclusive
+ * box x0, y0, x1, y1 of foreground pixels (x1 < x0 when it has none).
+ * Counts are read exactly (64-bit), before any 32-bit truncation.
+ */
+static int check_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_t *area,
+                     int64_t *box, int64_t *x) {
+    int64_t m = read_numbers(s, len, x);
+    if (m < 0) return 0;
+    int64_t pos = 0, fg = 0, hw = h * w;
+    /* pos as column and row: runs move it forward, mostly within a column or
+       into the next, so a division is rarely needed. */
+    int64_t col = 0, row = 0;
+    int64_t x0 = 0, y0 = 0, x1 = -1, y1 = -1;
+    int any = 0;
+    for (int64_t j = 0; j < m; j++) {
+        if (j > 2) x[j] += x[j - 2];
+        int64_t c = x[j];
+        if (c < 0 || c > hw - pos) return 0; /* negative, or past the image */
+        int64_t ncol = col, nrow = row + c;
+        if (nrow >= h) {
+            if (nrow < 2 * h) {
+                ncol += 1;
+                nrow -= h;
+            } else {
+                int64_t q = nrow / h;
+                ncol += q;
+                nrow -= q * h;
+            }
+        }
+        if ((j & 1) && c > 0) {
+            /* First pixel (col, row); the last one just before (ncol, nrow). */
+            int64_t lc = nrow > 0 ? ncol : ncol - 1, lr = nrow > 0 ? nrow - 1 : h - 1;
+            int64_t cy0 = row, cy1 = lr;
+            if (lc > col) {
+                cy0 = 0;
+                cy1 = h - 1;
+            }
+            if (!any) {
+                x0 = col;
+                y0 = cy0;
+                y1 = cy1;
+                any = 1;
+            }
+            if (cy0 < y0) y0 = cy0;
+            if (cy1 > y1) y1 = cy1;
+            x1 = lc;
+            fg += c;
+        }
+        pos += c;
+        col = ncol;
+        row = nrow;
+    }
+    if (pos != hw) return 0;
+    *area = fg;
+    box[0] = x0;
+    box[1] = y0;
+    box[2] = x1;
+    box[3] = y1;
+    return 1;
+}
+
+static PyObject *py_check(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_buf, *o_off, *o_h, *o_w, *o_area, *o_box;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o_buf, &o_off, &o_h, &o_w, &o_area, &o_box))
+        return NULL;
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    Py_ssize_t nb, noff, nh, nw, na, nx;
+    long long bad = -1;
+    if (acquire(o_buf, &b[0], 1, 0, "buf", &nb) < 0 ||
+        acquire(o_off, &b[1], 8, 0, "str_off", &noff) < 0 ||
+        acquire(o_h, &b[2], 8, 0, "height", &nh) < 0 ||
+        acquire(o_w, &b[3], 8, 0, "width", &nw) < 0 ||
+        acquire(o_area, &b[4], 8, 1, "area", &na) < 0 ||
+        acquire(o_box, &b[5], 8, 1, "box", &nx) < 0)
+        goto fail;
+    Py_ssize_t n = noff - 1;
+    if (n < 0 || nh != n || nw != n || na != n || nx != 4 * n) {
+        PyErr_SetString(PyExc_ValueError, "check: array lengths disagree");
+        goto fail;
+    }
+    const uint8_t *buf = b[0].view.buf;
+    const int64_t *off = b[1].view.buf, *hh = b[2].view.buf, *ww = b[3].view.buf;
+    int64_t *area = b[4].view.buf, *box = b[5].view.buf;
+    int64_t longest = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t a = off[i], e = off[i + 1];
+        if (a < 0 || e < a || e > nb) {
+            PyErr_SetString(PyExc_ValueError, "check: string offsets outside the buffer");
+            goto fail;
+        }
+        if (e - a > longest) longest = e - a;
+    }
+    int64_t *x = malloc(sizeof(int64_t) * (size_t)(longest + 1));
+    if (!x) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t a = off[i], e = off[i + 1], h = hh[i], w = ww[i];
+        /* Sizes are positive and below 2**31 (checked by the caller): h * w fits. */
+        if (h <= 0 || w <= 0 || h > INT32_MAX || w > INT32_MAX ||
+            !check_one(buf + a, e - a, h, w, &area[i], &box[4 * i], x)) {
+            bad = (long long)i;
+            break;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(x);
+    release(b, 6);
+    return PyLong_FromLongLong(bad);
+fail:
+    release(b, 6);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------- ious */
+
+/*
+ * Counts of a checked string as pycocotools keeps them (32-bit unsigned);
+ * how many.  `x` is scratch of `len` numbers.  (rleFrString adds a stored
+ * number to the count two places back in a C long, then keeps 32 bits: the
+ * same as adding in 32 bits.)
+ */
+static int64_t decode_u32(const uint8_t *s, int64_t len, uint32_t *cnts, int64_t *x) {
+    int64_t m = read_numbers(s, len, x);
+    if (m < 0) m = 0; /* never for a checked string */
+    for (int64_t j = 0; j < m; j++) cnts[j] = (uint32_t)x[j];
+    for (int64_t j = 3; j < m; j++) cnts[j] += cnts[j - 2];
+    return m;
+}
+
+/* pycocotools' rleToBbox (2.0.8 on): x, y, w, h from 32-bit unsigned arithmetic. */
+static void to_bbox(const uint32_t *c, int64_t m, uint32_t h, uint32_t w, double *bb) {
+    m = (m / 2) * 2;
+    if (m == 0 || h == 0) {
+        bb[0] = bb[1] = bb[2] = bb[3] = 0;
+        return;
+    }
+    uint32_t xs = w, ys = h, xe = 0, ye = 0, cc = 0;
+    for (int64_t j = 0; j < m; j++) {
+        uint32_t start = cc;
+        cc += c[j];
+        if (!(j & 1) || c[j] == 0) continue;
+        uint32_t ya = start % h, xa = (start - ya) / h;
+        uint32_t yb = (cc - 1) % h, xb = (cc - 1 - yb) / h;
+        if (xa < xs) xs = xa;
+        if (xb > xe) xe = xb;
+        if (xa < xb) {
+            ys = 0;
+            ye = h - 1;
+        } else {
+            if (ya < ys) ys = ya;
+            if (yb > ye) ye = yb;
+        }
+    }
+    bb[0] = xs;
+    bb[1] = ys;
+    bb[2] = (uint32_t)(xe - xs + 1);
+    bb[3] = (uint32_t)(ye - ys + 1);
+}
+
+/* pycocotools' rleArea: the counts at odd places, summed in 32 bits. */
+static uint32_t area_u32(const uint32_t *c, int64_t m) {
+    uint32_t a = 0;
+    for (int64_t j = 1; j < m; j += 2) a += c[j];
+    return a;
+}
+
+/*
+ * Intersection and union pixel counts of two masks of one size, walked run
+ * against run in 32-bit unsigned arithmetic (pycocotools' counts).  Like
+ * pycocotools, the walk ends when both current runs are used up and no
+ * longer run follows either.
+ */
+static double pair_iou(const uint32_t *a, int64_t ka, const uint32_t *b, int64_t kb, int crowd,
+                       uint32_t a_area) {
+    uint32_t ca = a[0], cb = b[0], i = 0, u = 0, rest = 1;
+    int64_t ia = 1, ib = 1;
+    int va = 0, vb = 0;
+    while (rest > 0) {
+        uint32_t c = ca < cb ? ca : cb;
+        if (va || vb) {
+            u += c;
+            if (va && vb) i += c;
+        }
+        ca -= c;
+        if (!ca && ia < ka) {
+            ca = a[ia++];
+            va = !va;
+        }
+        cb -= c;
+        if (!cb && ib < kb) {
+            cb = b[ib++];
+            vb = !vb;
+        }
+        rest = ca + cb;
+    }
+    if (i == 0)
+        u = 1;
+    else if (crowd)
+        u = a_area;
+    return (double)i / (double)u;
+}
+
+typedef struct {
+    const uint8_t *buf;
+    Py_ssize_t nbuf;
+    const int64_t *start, *len, *h, *w;
+    Py_ssize_t n;
+} Side;
+
+/*
+ * Decoded masks of one side of a group.  Besides pycocotools' counts, each
+ * mask keeps its foreground runs as [start, end) pixel intervals: two masks
+ * of one size then meet in a walk over their foreground runs alone, and the
+ * union is a + b - i.  That equals pycocotools' run-by-run walk whenever
+ * the walk cannot stop early or wrap: masks under 2**32 pixels without an
+ * empty run after the first count ("plain").  Others take the walk itself.
+ */
+typedef struct {
+    uint32_t *cnts;
+    int64_t cap;
+    int64_t *fg; /* [2 * runs] start, end of each foreground run */
+    int64_t fg_cap;
+    int64_t *off;    /* [k + 1] into cnts */
+    int64_t *fg_off; /* [k + 1] into fg (in runs) */
+    double *bb;      /* [4k] */
+    uint32_t *area;
+    int64_t *h, *w;
+    uint8_t *plain;
+    int64_t kcap;
+    int64_t *x; /* [cap] scratch: a string's stored numbers */
+} Decoded;
+
+#define GROW(ptr, type, count, ok)                                   \
+    do {                                                             \
+        type *grown_ = realloc((ptr), sizeof(type) * (size_t)(count)); \
+        if (grown_) (ptr) = grown_;                                  \
+        else (ok) = 0;                                               \
+    } while (0)
+
+static int reserve(Decoded *d, int64_t k, int64_t chars) {
+    int ok = 1;
+    if (k > d->kcap) {
+        int64_t kc = k > 2 * d->kcap ? k : 2 * d->kcap;
+        GROW(d->off, int64_t, kc + 1, ok);
+        GROW(d->fg_off, int64_t, kc + 1, ok);
+        GROW(d->bb, double, 4 * kc, ok);
+        GROW(d->area, uint32_t, kc, ok);
+        GROW(d->h, int64_t, kc, ok);
+        GROW(d->w, int64_t, kc, ok);
+        GROW(d->plain, uint8_t, kc, ok);
+        if (!ok) return -1;
+        d->kcap = kc;
+    }
+    if (chars > d->cap) {
+        int64_t cc = chars > 2 * d->cap ? chars : 2 * d->cap;
+        GROW(d->cnts, uint32_t, cc, ok);
+        GROW(d->x, int64_t, cc, ok);
+        if (!ok) return -1;
+        d->cap = cc;
+    }
+    /* At most one foreground run per two counts, and a count per character. */
+    if (chars > d->fg_cap) {
+        int64_t fc = chars > 2 * d->fg_cap ? chars : 2 * d->fg_cap;
+        GROW(d->fg, int64_t, fc + 2, ok);
+        if (!ok) return -1;
+        d->fg_cap = fc;
+    }
+    return 0;
+}
+
+static void free_decoded(Decoded *d) {
+    free(d->cnts);
+    free(d->fg);
+    free(d->off);
+    free(d->fg_off);
+    free(d->bb);
+    free(d->area);
+    free(d->h);
+    free(d->w);
+    free(d->plain);
+    free(d->x);
+}
+
+/*
+ * The box of a plain mask from its foreground runs, as rleToBbox gives it:
+ * the column of each run's first and last pixel, and its rows (all of them
+ * when the run crosses into another column).  Runs are walked in order, so
+ * the columns only grow: a run's position is tracked, not divided for.
+ */
+static void plain_bbox(const int64_t *fg, int64_t runs, int64_t h, double *bb) {
+    if (runs == 0) { /* a single count: no pixel */
+        bb[0] = bb[1] = bb[2] = bb[3] = 0;
+        return;
+    }
+    int64_t x0 = fg[0] / h, x1 = (fg[2 * runs - 1] - 1) / h;
+    int64_t y0 = h, y1 = 0;
+    /* Each run's first row, carried from the previous run's end: the
+       background between two runs rarely spans a whole column. */
+    int64_t row = fg[0] - x0 * h, at = fg[0];
+    for (int64_t r = 0; r < runs; r++) {
+        int64_t gap = fg[2 * r] - at;
+        row += gap;
+        if (row >= h) row = row < 2 * h ? row - h : row % h;
+        int64_t len = fg[2 * r + 1] - fg[2 * r];
+        int64_t end_row = row + len - 1; /* the last pixel's row, counted from col */
+        if (end_row >= h) {
+            y0 = 0;
+            y1 = h - 1;
+            break; /* a run into another column: every row */
+        }
+        if (row < y0) y0 = row;
+        if (end_row > y1) y1 = end_row;
+        row = end_row + 1;
+        at = fg[2 * r + 1];
+    }
+    bb[0] = (double)x0;
+    bb[1] = (double)y0;
+    bb[2] = (double)(x1 - x0 + 1);
+    bb[3] = (double)(y1 - y0 + 1);
+}
+
+/* Decode rows[0:k] of a side; -1: out of memory, -2: a row or string outside its arrays. */
+static int decode_rows(const Side *s, const int64_t *rows, int64_t k, Decoded *d) {
+    int64_t chars = 0;
+    for (int64_t j = 0; j < k; j++) {
+        int64_t r = rows[j];
+        if (r < 0 || r >= s->n) return -2;
+        int64_t a = s->start[r], l = s->len[r];
+        if (a < 0 || l < 0 || a + l > s->nbuf) return -2;
+        chars += l > 0 ? l : 1;
+    }
+    if (reserve(d, k, chars) < 0) return -1;
+    int64_t at = 0, runs = 0;
+    for (int64_t j = 0; j < k; j++) {
+        int64_t r = rows[j];
+        uint32_t *c = d->cnts + at;
+        int64_t m = decode_u32(s->buf + s->start[r], s->len[r], c, d->x);
+        if (m == 0) c[m++] = 0; /* pycocotools would read one count */
+        int64_t h = s->h[r], w = s->w[r];
+        d->off[j] = at;
+        d->fg_off[j] = runs;
+        d->h[j] = h;
+        d->w[j] = w;
+        d->area[j] = area_u32(c, m);
+        /* Plain: no empty run after the first count, and positions that fit 32 bits. */
+        int plain = h > 0 && w > 0 && h * w < ((int64_t)1 << 32);
+        int64_t pos = 0, first_run = runs;
+        for (int64_t i = 0; i < m && plain; i++) {
+            if (i > 0 && c[i] == 0) plain = 0;
+            if (i & 1) {
+                d->fg[2 * runs] = pos;
+                d->fg[2 * runs + 1] = pos + c[i];
+                runs++;
+            }
+            pos += c[i];
+        }
+        if (plain && pos != h * w) plain = 0;
+        d->plain[j] = (uint8_t)plain;
+        /* (A plain mask of two counts or more has a foreground run: no wrapped box.) */
+        if (plain)
+            plain_bbox(d->fg + 2 * first_run, runs - first_run, h, d->bb + 4 * j);
+        else
+            to_bbox(c, m, (uint32_t)h, (uint32_t)w, d->bb + 4 * j);
+        if (!d->plain[j]) runs = first_run;
+        at += m;
+    }
+    d->off[k] = at;
+    d->fg_off[k] = runs;
+    return 0;
+}
+
+/* Pixels two plain masks share: their foreground intervals walked together. */
+static uint32_t plain_intersection(const int64_t *a, int64_t na, const int64_t *b, int64_t nb) {
+    int64_t i = 0, j = 0, inter = 0;
+    while (i < na && j < nb) {
+        int64_t lo = a[2 * i] > b[2 * j] ? a[2 * i] : b[2 * j];
+        int64_t hi = a[2 * i + 1] < b[2 * j + 1] ? a[2 * i + 1] : b[2 * j + 1];
+        if (hi > lo) inter += hi - lo;
+        if (a[2 * i + 1] < b[2 * j + 1])
+            i++;
+        else
+            j++;
+    }
+    return (uint32_t)inter;
+}
+
+/* Overlap of mask d of dt with mask g of gt, as pycocotools.mask.iou gives it. */
+static double overlap(const Decoded *dt, int64_t d, const Decoded *gt, int64_t g, int is_crowd) {
+    const double *D = dt->bb + 4 * d, *G = gt->bb + 4 * g;
+    double bw = fmin(D[2] + D[0], G[2] + G[0]) - fmax(D[0], G[0]);
+    if (bw <= 0) return 0;
+    double bh = fmin(D[3] + D[1], G[3] + G[1]) - fmax(D[1], G[1]);
+    if (bh <= 0) return 0;
+    double bi = bw * bh, da = D[2] * D[3], ga = G[2] * G[3];
+    double bu = is_crowd ? da : da + ga - bi;
+    if (!(bi / bu > 0)) return 0;
+    if (dt->h[d] != gt->h[g] || dt->w[d] != gt->w[g]) return -1;
+    if (dt->plain[d] && gt->plain[g]) {
+        uint32_t i = plain_intersection(dt->fg + 2 * dt->fg_off[d], dt->fg_off[d + 1] - dt->fg_off[d],
+                                        gt->fg + 2 * gt->fg_off[g], gt->fg_off[g + 1] - gt->fg_off[g]);
+        if (i == 0) return 0;
+        uint32_t u = is_crowd ? dt->area[d] : dt->area[d] + gt->area[g] - i;
+        return (double)i / (double)u;
+    }
+    const uint32_t *a = dt->cnts + dt->off[d], *b = gt->cnts + gt->off[g];
+    return pair_iou(a, dt->off[d + 1] - dt->off[d], b, gt->off[g + 1] - gt->off[g], is_crowd,
+                    dt->area[d]);
+}
+
+/* One group's [D, G] matrix, row-major, as pycocotools.mask.iou(dt, gt, crowd). */
+static void group_matrix(const Decoded *dt, int64_t nd, const Decoded *gt, int64_t ng,
+                         const uint8_t *crowd, const int64_t *g_rows, double *out) {
+    for (int64_t g = 0; g < ng; g++) {
+        int is_crowd = crowd[g_rows[g]] != 0;
+        for (int64_t d = 0; d < nd; d++) out[d * ng + g] = overlap(dt, d, gt, g, is_crowd);
+    }
+}
+
+static int side_of(PyObject *const *objs, Buf *b, Side *s, const char *name) {
+    Py_ssize_t n_start, n_len, n_h, n_w;
+    if (acquire(objs[0], &b[0], 1, 0, name, &s->nbuf) < 0 ||
+        acquire(objs[1], &b[1], 8, 0, name, &n_start) < 0 ||
+        acquire(objs[2], &b[2], 8, 0, name, &n_len) < 0 ||
+        acquire(objs[3], &b[3], 8, 0, name, &n_h) < 0 ||
+        acquire(objs[4], &b[4], 8, 0, name, &n_w) < 0)
+        return -1;
+    if (n_len != n_start || n_h != n_start || n_w != n_start) {
+        PyErr_Format(PyExc_ValueError, "ious: %s arrays of different lengths", name);
+        return -1;
+    }
+    s->buf = b[0].view.buf;
+    s->start = b[1].view.buf;
+    s->len = b[2].view.buf;
+    s->h = b[3].view.buf;
+    s->w = b[4].view.buf;
+    s->n = n_start;
+    return 0;
+}
+
+static PyObject *py_ious(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[17];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
+                          &o[15], &o[16]))
+        return NULL;
+    /* dt: buf, start, len, h, w;  gt: buf, start, len, h, w;  crowd;
+       d_rows, d_starts, g_rows, g_starts, offsets, out */
+    Buf b[17];
+    memset(b, 0, sizeof b);
+    Side dt, gt;
+    Py_ssize_t n_crowd, n_dr, n_ds, n_gr, n_gs, n_off, n_out;
+    Decoded dd, gd;
+    memset(&dd, 0, sizeof dd);
+    memset(&gd, 0, sizeof gd);
+    int status = 0;
+    if (side_of(o, b, &dt, "dt") < 0 || side_of(o + 5, b + 5, &gt, "gt") < 0 ||
+        acquire(o[10], &b[10], 1, 0, "crowd", &n_crowd) < 0 ||
+        acquire(o[11], &b[11], 8, 0, "d_rows", &n_dr) < 0 ||
+        acquire(o[12], &b[12], 8, 0, "d_starts", &n_ds) < 0 ||
+        acquire(o[13], &b[13], 8, 0, "g_rows", &n_gr) < 0 ||
+        acquire(o[14], &b[14], 8, 0, "g_starts", &n_gs) < 0 ||
+        acquire(o[15], &b[15], 8, 0, "offsets", &n_off) < 0 ||
+        acquire(o[16], &b[16], 8, 1, "out", &n_out) < 0)
+        goto fail;
+    if (n_crowd != gt.n || n_ds != n_gs || n_off != n_ds || n_ds < 1) {
+        PyErr_SetString(PyExc_ValueError, "ious: array lengths disagree");
+        goto fail;
+    }
+    const uint8_t *crowd = b[10].view.buf;
+    const int64_t *d_rows = b[11].view.buf, *d_starts = b[12].view.buf;
+    const int64_t *g_rows = b[13].view.buf, *g_starts = b[14].view.buf;
+    const int64_t *offsets = b[15].view.buf;
+    double *out = b[16].view.buf;
+    Py_ssize_t groups = n_ds - 1;
+    for (Py_ssize_t k = 0; k < groups; k++) {
+        int64_t nd = d_starts[k + 1] - d_starts[k], ng = g_starts[k + 1] - g_starts[k];
+        if (d_starts[k] < 0 || nd < 0 || d_starts[k + 1] > n_dr || g_starts[k] < 0 || ng < 0 ||
+            g_starts[k + 1] > n_gr || offsets[k] < 0 || offsets[k + 1] - offsets[k] != nd * ng ||
+            offsets[k + 1] > n_out) {
+            PyErr_SetString(PyExc_ValueError, "ious: group bounds outside the arrays");
+            goto fail;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < groups && status == 0; k++) {
+        int64_t nd = d_starts[k + 1] - d_starts[k], ng = g_starts[k + 1] - g_starts[k];
+        if (nd == 0 || ng == 0) continue;
+        const int64_t *dr = d_rows + d_starts[k], *gr = g_rows + g_starts[k];
+        status = decode_rows(&dt, dr, nd, &dd);
+        if (status == 0) status = decode_rows(&gt, gr, ng, &gd);
+        if (status == 0) group_matrix(&dd, nd, &gd, ng, crowd, gr, out + offsets[k]);
+    }
+    Py_END_ALLOW_THREADS
+    free_decoded(&dd);
+    free_decoded(&gd);
+    if (status == -1) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (status == -2) {
+        PyErr_SetString(PyExc_IndexError, "ious: a row or string outside its arrays");
+        goto fail;
+    }
+    release(b, 17);
+    Py_RETURN_NONE;
+fail:
+    release(b, 17);
+    return NULL;
+}
+
+/*
+ * pair_ious(dt..., gt..., crowd, d_rows, d_starts, g_rows, g_starts, p_starts, p_d, p_g, out):
+ * block k decodes dt rows d_rows[d_starts[k]:d_starts[k + 1]] and gt rows
+ * g_rows[g_starts[k]:...] once, then computes its pairs p_starts[k] <= p <
+ * p_starts[k + 1]: out[p] = overlap of its p_d[p]-th dt row and p_g[p]-th gt row.
+ */
+static PyObject *py_pair_ious(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[19];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
+                          &o[15], &o[16], &o[17], &o[18]))
+        return NULL;
+    Buf b[19];
+    memset(b, 0, sizeof b);
+    Side dt, gt;
+    Py_ssize_t n_crowd, n_dr, n_ds, n_gr, n_gs, n_ps, n_pd, n_pg, n_out;
+    Decoded dd, gd;
+    memset(&dd, 0, sizeof dd);
+    memset(&gd, 0, sizeof gd);
+    int status = 0;
+    if (side_of(o, b, &dt, "dt") < 0 || side_of(o + 5, b + 5, &gt, "gt") < 0 ||
+        acquire(o[10], &b[10], 1, 0, "crowd", &n_crowd) < 0 ||
+        acquire(o[11], &b[11], 8, 0, "d_rows", &n_dr) < 0 ||
+        acquire(o[12], &b[12], 8, 0, "d_starts", &n_ds) < 0 ||
+        acquire(o[13], &b[13], 8, 0, "g_rows", &n_gr) < 0 ||
+        acquire(o[14], &b[14], 8, 0, "g_starts", &n_gs) < 0 ||
+        acquire(o[15], &b[15], 8, 0, "p_starts", &n_ps) < 0 ||
+        acquire(o[16], &b[16], 8, 0, "p_d", &n_pd) < 0 ||
+        acquire(o[17], &b[17], 8, 0, "p_g", &n_pg) < 0 ||
+        acquire(o[18], &b[18], 8, 1, "out", &n_out) < 0)
+        goto fail;
+    if (n_crowd != gt.n || n_ds != n_gs || n_ps != n_ds || n_ds < 1 || n_pd != n_pg ||
+        n_out != n_pd) {
+        PyErr_SetString(PyExc_ValueError, "pair_ious: array lengths disagree");
+        goto fail;
+    }
+    const uint8_t *crowd = b[10].view.buf;
+    const int64_t *d_rows = b[11].view.buf, *d_starts = b[12].view.buf;
+    const int64_t *g_rows = b[13].view.buf, *g_starts = b[14].view.buf;
+    const int64_t *p_starts = b[15].view.buf, *p_d = b[16].view.buf, *p_g = b[17].view.buf;
+    double *out = b[18].view.buf;
+    Py_ssize_t groups = n_ds - 1;
+    for (Py_ssize_t k = 0; k < groups; k++) {
+        int64_t nd = d_starts[k + 1] - d_starts[k], ng = g_starts[k + 1] - g_starts[k];
+        if (d_starts[k] < 0 || nd < 0 || d_starts[k + 1] > n_dr || g_starts[k] < 0 || ng < 0 ||
+            g_starts[k + 1] > n_gr || p_starts[k] < 0 || p_starts[k + 1] < p_starts[k] ||
+            p_starts[k + 1] > n_out) {
+            PyErr_SetString(PyExc_ValueError, "pair_ious: block bounds outside the arrays");
+            goto fail;
+        }
+        for (int64_t p = p_starts[k]; p < p_starts[k + 1]; p++)
+            if (p_d[p] < 0 || p_d[p] >= nd || p_g[p] < 0 || p_g[p] >= ng) {
+                PyErr_SetString(PyExc_IndexError, "pair_ious: a pair outside its block");
+                goto fail;
+            }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < groups && status == 0; k++) {
+        if (p_starts[k + 1] == p_starts[k]) continue;
+        int64_t nd = d_starts[k + 1] - d_starts[k], ng = g_starts[k + 1] - g_starts[k];
+        const int64_t *gr = g_rows + g_starts[k];
+        status = decode_rows(&dt, d_rows + d_starts[k], nd, &dd);
+        if (status == 0) status = decode_rows(&gt, gr, ng, &gd);
+        if (status != 0) break;
+        for (int64_t p = p_starts[k]; p < p_starts[k + 1]; p++)
+            out[p] = overlap(&dd, p_d[p], &gd, p_g[p], crowd[gr[p_g[p]]] != 0);
+    }
+    Py_END_ALLOW_THREADS
+    free_decoded(&dd);
+    free_decoded(&gd);
+    if (status == -1) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (status == -2) {
+        PyErr_SetString(PyExc_IndexError, "pair_ious: a row or string outside its arrays");
+        goto fail;
+    }
+    release(b, 19);
+    Py_RETURN_NONE;
+fail:
+    release(b, 19);
+    return NULL;
+}
+
+static PyObject *py_bboxes(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[6];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return NULL;
+    Buf b[6];
+    memset(b, 0, sizeof b);
+    Side s;
+    Py_ssize_t n_out;
+    Decoded d;
+    memset(&d, 0, sizeof d);
+    int status = 0;
+    if (side_of(o, b, &s, "masks") < 0 || acquire(o[5], &b[5], 8, 1, "out", &n_out) < 0)
+        goto fail;
+    if (n_out != 4 * s.n) {
+        PyErr_SetString(PyExc_ValueError, "bboxes: out is not [N, 4]");
+        goto fail;
+    }
+    double *out = b[5].view.buf;
+    Py_BEGIN_ALLOW_THREADS
+    /* A row at a time: one row's counts in memory. */
+    for (int64_t r = 0; r < s.n && status == 0; r++) {
+        status = decode_rows(&s, &r, 1, &d);
+        if (status == 0)
+            for (int j = 0; j < 4; j++) out[4 * r + j] = d.bb[j];
+    }
+    Py_END_ALLOW_THREADS
+    free_decoded(&d);
+    if (status == -1) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (status == -2) {
+        PyErr_SetString(PyExc_IndexError, "bboxes: a string outside the buffer");
+        goto fail;
+    }
+    release(b, 6);
+    Py_RETURN_NONE;
+fail:
+    release(b, 6);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"pair_ious", py_pair_ious, METH_VARARGS,
+     "pair_ious(dt_buf, dt_start, dt_len, dt_h, dt_w, gt_buf, gt_start, gt_len, gt_h, gt_w,\n"
+     "          crowd, d_rows, d_starts, g_rows, g_starts, p_starts, p_d, p_g, out)\n\n"
+     "out[p] = pycocotools.mask.iou of pair p's masks; block k's masks decoded once."},
+    {"bboxes", py_bboxes, METH_VARARGS,
+     "bboxes(buf, start, len, h, w, out): out[N, 4] = pycocotools.mask.toBbox of each mask."},
+    {"check", py_check, METH_VARARGS,
+     "check(buf, str_off, height, width, area, box) -> first bad row or -1.\n\n"
+     "Reads strings buf[str_off[i]:str_off[i + 1]] as masks of height[i] x width[i];\n"
+     "fills area[i] and box[4i:4i + 4] (x0, y0, x1, y1 inclusive; x1 < x0: no pixel)."},
+    {"ious", py_ious, METH_VARARGS,
+     "ious(dt_buf, dt_start, dt_len, dt_h, dt_w, gt_buf, gt_start, gt_len, gt_h, gt_w,\n"
+     "     crowd, d_rows, d_starts, g_rows, g_starts, offsets, out)\n\n"
+     "Writes group k's [D, G] overlap matrix (pycocotools.mask.iou) row-major at\n"
+     "out[offsets[k]:offsets[k + 1]]."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_rlekernel",
+    "Compressed RLE masks checked and compared in C (see iou_eval.rle, iou_eval.masks).", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__rlekernel(void) { return PyModule_Create(&module); }

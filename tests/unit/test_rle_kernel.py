@@ -1,0 +1,233 @@
+"""The compiled mask kernel gives exactly what numpy and pycocotools give.
+
+- it is built wherever a C compiler is at hand (so that the suite's own
+  install proves the build), and ``IOU_EVAL_NO_KERNEL=1`` turns it off;
+- ``check``: areas, boxes and refusals equal the numpy reader's, on seeded
+  random masks and on every kind of malformed string;
+- ``ious``: whole overlap matrices equal ``pycocotools.mask.iou``'s, bit for
+  bit, on seeded groups with crowd regions, empty and full masks, identical
+  masks, masks of another size and strings with empty runs;
+- ``bboxes``: equal ``pycocotools.mask.toBbox``, degenerate masks included.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from pycocotools import _mask
+from pycocotools import mask as mask_utils
+
+from iou_eval import kernel
+from iou_eval.masks import MaskColumn, mask_boxes, mask_overlaps_batched, mask_pair_overlaps
+from iou_eval.rle import BadRle, check_joined
+
+from .test_mask_bounds import _encode_counts, _random_masks, _rle
+
+KERNEL = kernel.compiled()
+needs_kernel = pytest.mark.skipif(KERNEL is None, reason="the compiled kernel is not built here")
+
+
+def test_kernel_is_built_where_a_compiler_is(monkeypatch):
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler on this machine")
+    assert KERNEL is not None, "a C compiler is here but iou_eval._rlekernel was not built"
+    assert kernel.describe() == "mask kernel: compiled"
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    assert kernel.compiled() is None
+    assert "no compiled kernel" in kernel.describe()
+
+
+def _scene(seed: int, n: int = 300):
+    """``(strings, h, w)``: seeded random masks of random sizes, with degenerate counts."""
+    rng = np.random.default_rng(seed)
+    strings, hs, ws = [], [], []
+    for i in range(n):
+        h, w = (int(v) for v in rng.integers(1, 40, 2))
+        if i % 10 == 0:
+            # Counts pycocotools never writes but reads: empty runs anywhere.
+            total, counts = h * w, []
+            while total > 0:
+                c = int(min(total, rng.integers(0, 6)))
+                counts.append(c)
+                total -= c
+            s = _encode_counts(counts)
+        else:
+            s = _rle(_random_masks(rng, 1, h, w)[0])
+        strings.append(s)
+        hs.append(h)
+        ws.append(w)
+    return strings, np.array(hs, dtype=np.int64), np.array(ws, dtype=np.int64)
+
+
+def _check(strings, h, w):
+    buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
+    lengths = np.array([len(s) for s in strings], dtype=np.int64)
+    box = np.zeros((len(strings), 4), dtype=np.int64)
+    area = check_joined(buf, lengths, h, w, box, tight=True)
+    return area, box
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_check_equals_the_numpy_reader(seed, monkeypatch):
+    strings, h, w = _scene(seed)
+    area, box = _check(strings, h, w)
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    area_np, box_np = _check(strings, h, w)
+    np.testing.assert_array_equal(area, area_np)
+    np.testing.assert_array_equal(box, box_np)
+    expected = np.array(
+        [
+            mask_utils.area({"size": [a, b], "counts": s})
+            for s, a, b in zip(strings, h.tolist(), w.tolist(), strict=True)
+        ]
+    )
+    np.testing.assert_array_equal(area, expected)
+
+
+BAD = [
+    (b"0p", "outside"),  # a character past 'o'
+    (b"3", "add up"),  # 3 pixels of 12
+    (b"\x2f", "outside"),  # below '0'
+    (b"h", "ends in the middle"),  # continuation bit on the last character
+    (b"hhhhhhh0", "longer than"),  # seven characters
+    (b"", "add up"),  # no counts at all
+    (_encode_counts([5, -2, 9]), "negative"),
+    (_encode_counts([5, 4, 9]), "add up"),  # 18 of 12
+]
+
+
+@needs_kernel
+@pytest.mark.parametrize("bad,words", BAD)
+def test_check_refuses_what_the_numpy_reader_refuses(bad, words, monkeypatch):
+    good = _encode_counts([4, 4, 4])
+    strings = [good, good, bad, good]
+    h, w = np.full(4, 4, dtype=np.int64), np.full(4, 3, dtype=np.int64)
+    with pytest.raises(BadRle) as kernel_error:
+        _check(strings, h, w)
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    with pytest.raises(BadRle) as numpy_error:
+        _check(strings, h, w)
+    assert kernel_error.value.row == numpy_error.value.row == 2
+    assert kernel_error.value.reason == numpy_error.value.reason
+    assert words in kernel_error.value.reason
+
+
+@needs_kernel
+def test_check_reports_the_first_bad_row_in_file_order():
+    good = _encode_counts([4, 4, 4])
+    strings = [good, _encode_counts([4, 4, 5]), good, b"0p"]
+    h, w = np.full(4, 4, dtype=np.int64), np.full(4, 3, dtype=np.int64)
+    with pytest.raises(BadRle) as info:
+        _check(strings, h, w)
+    assert info.value.row == 1 and "add up to 13" in info.value.reason
+
+
+def _column(strings, h, w):
+    area = np.array([0.0] * len(strings))
+    return MaskColumn.of(strings, h, w, area)
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_ious_equal_pycocotools_bit_for_bit(seed, monkeypatch):
+    rng = np.random.default_rng(100 + seed)
+    dts, gts, dh, dw, gh, gw = [], [], [], [], [], []
+    groups = []
+    for _ in range(25):
+        h, w = (int(v) for v in rng.integers(1, 30, 2))
+        nd, ng = (int(v) for v in rng.integers(0, 7, 2))
+        masks = _random_masks(rng, nd + ng, h, w)
+        if nd and ng and rng.random() < 0.5:
+            masks[0] = masks[nd].copy()  # an identical pair
+        if nd and ng and rng.random() < 0.3:
+            masks[nd - 1][:] = 0  # an empty prediction
+            masks[-1][:] = 1  # a full ground truth
+        d_rows = list(range(len(dts), len(dts) + nd))
+        g_rows = list(range(len(gts), len(gts) + ng))
+        for m in masks[:nd]:
+            dts.append(_rle(m))
+            # Now and then a prediction of another size: -1 where boxes meet.
+            other = rng.random() < 0.1
+            dh.append(h + 1 if other else h)
+            dw.append(w)
+        for m in masks[nd:]:
+            gts.append(_rle(m))
+            gh.append(h)
+            gw.append(w)
+        groups.append((d_rows, g_rows))
+    # A few strings with empty runs in the middle.
+    gts.append(_encode_counts([3, 0, 2, 0, 5, 2]))
+    gh.append(4)
+    gw.append(3)
+    dts.append(_encode_counts([1, 4, 0, 3, 4]))
+    dh.append(4)
+    dw.append(3)
+    groups.append(([len(dts) - 1], [len(gts) - 1]))
+    crowd = rng.random(len(gts)) < 0.3
+    dcol = _column(dts, np.array(dh), np.array(dw))
+    gcol = _column(gts, np.array(gh), np.array(gw))
+    d_rows = np.array([r for d, _ in groups for r in d], dtype=np.int64)
+    g_rows = np.array([r for _, g in groups for r in g], dtype=np.int64)
+    d_starts = np.cumsum([0] + [len(d) for d, _ in groups])
+    g_starts = np.cumsum([0] + [len(g) for _, g in groups])
+    values, offsets = mask_overlaps_batched(dcol, gcol, crowd, d_rows, d_starts, g_rows, g_starts)
+    for k, (d, g) in enumerate(groups):
+        expected = np.zeros((len(d), len(g)))
+        if d and g:
+            expected = _mask.iou(
+                [{"size": [dh[r], dw[r]], "counts": dts[r]} for r in d],
+                [{"size": [gh[r], gw[r]], "counts": gts[r]} for r in g],
+                crowd[g].astype(np.uint8),
+            )
+        got = values[offsets[k] : offsets[k + 1]].reshape(len(d), len(g))
+        assert got.tobytes() == np.asarray(expected, dtype=np.float64).tobytes(), k
+    assert (values == -1).any() and (values == 1).any() and (values == 0).any()
+    # The same pairs listed one by one, in shuffled order, blocks by group.
+    pair_d = np.concatenate([np.repeat(d, len(g)) for d, g in groups if d and g])
+    pair_g = np.concatenate([np.tile(g, len(d)) for d, g in groups if d and g])
+    pair_k = np.concatenate(
+        [np.full(len(d) * len(g), k) for k, (d, g) in enumerate(groups) if d and g]
+    )
+    shuffle = rng.permutation(len(pair_d))
+    pairs = (pair_d[shuffle], pair_g[shuffle])
+    listed = mask_pair_overlaps(dcol, gcol, crowd, *pairs, pair_k[shuffle])
+    one_by_one = mask_pair_overlaps(dcol, gcol, crowd, *pairs)
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    values_np, _ = mask_overlaps_batched(dcol, gcol, crowd, d_rows, d_starts, g_rows, g_starts)
+    assert values.tobytes() == values_np.tobytes()
+    listed_np = mask_pair_overlaps(dcol, gcol, crowd, *pairs, pair_k[shuffle])
+    assert listed.tobytes() == listed_np.tobytes() == one_by_one.tobytes()
+    assert (listed == -1).any() and (listed > 0).any()
+
+
+@needs_kernel
+def test_ious_refuse_rows_outside_the_column():
+    col = _column([_encode_counts([4, 4, 4])], np.array([4]), np.array([3]))
+    with pytest.raises(IndexError):
+        mask_overlaps_batched(
+            col, col, np.zeros(1, bool), np.array([1]), [0, 1], np.array([0]), [0, 1]
+        )
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bboxes_equal_pycocotools(seed, monkeypatch):
+    strings, h, w = _scene(seed)
+    extra = [[3, 0, 9], [3, 0, 2, 0, 7], [12], [0, 12], [12, 0]]
+    strings += [_encode_counts(c) for c in extra]
+    h = np.concatenate([h, np.full(len(extra), 4)])
+    w = np.concatenate([w, np.full(len(extra), 3)])
+    col = _column(strings, h, w)
+    got = mask_boxes(col)
+    expected = _mask.toBbox(
+        [
+            {"size": [a, b], "counts": s}
+            for s, a, b in zip(strings, h.tolist(), w.tolist(), strict=True)
+        ]
+    )
+    assert got.tobytes() == np.asarray(expected, dtype=np.float64).tobytes()
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    assert mask_boxes(col).tobytes() == got.tobytes()
