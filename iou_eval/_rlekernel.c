@@ -3,7 +3,9 @@
  *
  * Optional: built when a C compiler is at hand; iou_eval.rle and
  * iou_eval.masks fall back to numpy and pycocotools when it is not.  Both
- * paths give the same numbers (tests/unit/test_rle_kernel.py).
+ * paths give the same bytes and numbers (tests/unit/test_rle_kernel.py).
+ * Written from pycocotools' documented behaviour (maskApi), which the tests
+ * pin, quirks included.
  *
  * A mask of an h x w image is numbered column by column and stored as run
  * lengths, background first.  pycocotools writes the counts as a string:
@@ -14,9 +16,12 @@
  *
  * check():  reads every string once, refuses those that are not a mask of
  *           their size, and gives each one's area and a box holding its pixels.
- * ious():   the overlap matrices of groups of masks, the numbers
- *           pycocotools.mask.iou gives: its 32-bit unsigned counts, its box
- *           test before the pixel count, -1 for masks of different sizes.
+ * ious(), pair_ious():  the overlaps of groups of masks (whole matrices, or
+ *           listed pairs), the numbers pycocotools.mask.iou gives: its 32-bit
+ *           unsigned counts, its box test before the pixel count, -1 for
+ *           masks of different sizes.
+ * bboxes(): pycocotools.mask.toBbox.
+ * polygons(): polygons rasterised by pycocotools' frPoly rule, its strings.
  *
  * The buffers are numpy arrays the Python side made contiguous and of the
  * right type; their lengths are checked here, and every index into them.
@@ -731,7 +736,228 @@ fail:
     return NULL;
 }
 
+/* --------------------------------------------------------------- polygons */
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x > y ? 1 : (x < y ? -1 : 0);
+}
+
+/* Growable byte output. */
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Out;
+
+static int out_reserve(Out *o, size_t more) {
+    if (o->len + more <= o->cap) return 0;
+    size_t cap = o->cap ? o->cap : 1 << 16;
+    while (cap < o->len + more) cap *= 2;
+    char *d = realloc(o->data, cap);
+    if (!d) return -1;
+    o->data = d;
+    o->cap = cap;
+    return 0;
+}
+
+/* pycocotools' compressed string of counts c[0:m] (rleToString's format), appended. */
+static int put_string(Out *o, const uint32_t *c, int64_t m) {
+    if (out_reserve(o, (size_t)m * 7 + 1) < 0) return -1;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t x = (int64_t)c[i];
+        if (i > 2) x -= (int64_t)c[i - 2];
+        int more = 1;
+        while (more) {
+            int ch = (int)(x & 0x1f);
+            x >>= 5; /* arithmetic shift: the sign stays */
+            more = (ch & 0x10) ? x != -1 : x != 0;
+            if (more) ch |= 0x20;
+            o->data[o->len++] = (char)(ch + 48);
+        }
+    }
+    return 0;
+}
+
+/*
+ * The run lengths of polygon xy[0:2k] at h x w, by pycocotools' rule
+ * (rleFrPoly): the outline is walked at 5x the resolution, one point per
+ * step of the longer axis; where it moves to another column, the crossing
+ * at a pixel centre's x gives a row, clipped to 0..h; the sorted crossings
+ * are the run boundaries.  Written into *cnts (grown as needed); how many.
+ */
+static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, uint32_t **cnts,
+                           int64_t *cap, int **scratch, int64_t *scap) {
+    const double scale = 5;
+    int64_t m = 0;
+    /* Integer vertices, the first repeated at the end. */
+    int64_t need = 2 * (k + 1);
+    if (need > *scap) {
+        int *g = realloc(*scratch, sizeof(int) * (size_t)need);
+        if (!g) return -1;
+        *scratch = g;
+        *scap = need;
+    }
+    int *x = *scratch, *y = *scratch + (k + 1);
+    for (int64_t j = 0; j < k; j++) x[j] = (int)(scale * xy[2 * j] + .5);
+    for (int64_t j = 0; j < k; j++) y[j] = (int)(scale * xy[2 * j + 1] + .5);
+    x[k] = x[0];
+    y[k] = y[0];
+    for (int64_t j = 0; j < k; j++) {
+        int64_t dx = labs((long)x[j] - x[j + 1]), dy = labs((long)y[j] - y[j + 1]);
+        m += (dx > dy ? dx : dy) + 1;
+    }
+    /* Crossings are at most one per point, plus the image's end. */
+    if (m + 1 > *cap) {
+        uint32_t *c = realloc(*cnts, sizeof(uint32_t) * (size_t)(m + 1));
+        if (!c) return -1;
+        *cnts = c;
+        *cap = m + 1;
+    }
+    uint32_t *a = *cnts;
+    int64_t n = 0;
+    /* The points are not stored: each is compared with the one before as
+       it is made, and where the column changes at a pixel centre's x, the
+       crossing's row is kept (back at pixel resolution). */
+    int have_prev = 0, pu = 0, pv = 0;
+#define POINT(U, V)                                                                   \
+    do {                                                                              \
+        int cu = (U), cv = (V);                                                       \
+        if (have_prev && cu != pu) {                                                  \
+            double xd = (double)(cu < pu ? cu : cu - 1);                              \
+            xd = (xd + .5) / scale - .5;                                              \
+            if (!(floor(xd) != xd || xd < 0 || xd > (double)(w - 1))) {               \
+                double yd = (double)(cv < pv ? cv : pv);                              \
+                yd = (yd + .5) / scale - .5;                                          \
+                if (yd < 0)                                                           \
+                    yd = 0;                                                           \
+                else if (yd > (double)h)                                              \
+                    yd = (double)h;                                                   \
+                yd = ceil(yd);                                                        \
+                a[n++] = (uint32_t)((int64_t)(int)xd * (int64_t)(int)h + (int)yd);    \
+            }                                                                         \
+        }                                                                             \
+        pu = cu;                                                                      \
+        pv = cv;                                                                      \
+        have_prev = 1;                                                                \
+    } while (0)
+    for (int64_t j = 0; j < k; j++) {
+        int xs = x[j], xe = x[j + 1], ys = y[j], ye = y[j + 1];
+        int dx = abs(xe - xs), dy = abs(ys - ye);
+        int flip = (dx >= dy && xs > xe) || (dx < dy && ys > ye);
+        if (flip) {
+            int t = xs;
+            xs = xe;
+            xe = t;
+            t = ys;
+            ys = ye;
+            ye = t;
+        }
+        if (dx == 0 && dy == 0) {
+            /* A repeated vertex: pycocotools divides 0 by 0 and its C int of
+               NaN is INT_MIN on this processor family.  The point's column
+               equals its neighbours', so the row is never read. */
+            POINT(xs, INT32_MIN);
+            continue;
+        }
+        double sl = dx >= dy ? (double)(ye - ys) / dx : (double)(xe - xs) / dy;
+        if (dx >= dy)
+            for (int d = 0; d <= dx; d++) {
+                int t = flip ? dx - d : d;
+                POINT(t + xs, (int)(ys + sl * t + .5));
+            }
+        else
+            for (int d = 0; d <= dy; d++) {
+                int t = flip ? dy - d : d;
+                POINT((int)(xs + sl * t + .5), t + ys);
+            }
+    }
+#undef POINT
+    a[n++] = (uint32_t)(h * w);
+    qsort(a, (size_t)n, sizeof(uint32_t), cmp_u32);
+    /* Boundaries to run lengths; a zero-length run joins the two around it. */
+    uint32_t prev = 0;
+    for (int64_t j = 0; j < n; j++) {
+        uint32_t t = a[j];
+        a[j] -= prev;
+        prev = t;
+    }
+    int64_t out = 0, j = 0;
+    a[out++] = a[j++];
+    while (j < n) {
+        if (a[j] > 0)
+            a[out++] = a[j++];
+        else {
+            j++;
+            if (j < n) a[out - 1] += a[j++];
+        }
+    }
+    return out;
+}
+
+/*
+ * polygons(xy, part_off, h, w, lengths) -> bytes: part i is the polygon
+ * xy[part_off[i]:part_off[i + 1]] (x, y pairs) at h[i] x w[i]; its
+ * compressed string (pycocotools.mask.frPyObjects of the part) is the next
+ * lengths[i] bytes of the result.
+ */
+static PyObject *py_polygons(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[5];
+    if (!PyArg_ParseTuple(args, "OOOOO", &o[0], &o[1], &o[2], &o[3], &o[4])) return NULL;
+    Buf b[5];
+    memset(b, 0, sizeof b);
+    Py_ssize_t nxy, noff, nh, nw, nl;
+    Out out = {NULL, 0, 0};
+    uint32_t *cnts = NULL;
+    int *scratch = NULL;
+    int64_t cap = 0, scap = 0;
+    int status = 0;
+    PyObject *result = NULL;
+    if (acquire(o[0], &b[0], 8, 0, "xy", &nxy) < 0 ||
+        acquire(o[1], &b[1], 8, 0, "part_off", &noff) < 0 ||
+        acquire(o[2], &b[2], 8, 0, "h", &nh) < 0 || acquire(o[3], &b[3], 8, 0, "w", &nw) < 0 ||
+        acquire(o[4], &b[4], 8, 1, "lengths", &nl) < 0)
+        goto done;
+    Py_ssize_t n = noff - 1;
+    if (n < 0 || nh != n || nw != n || nl != n) {
+        PyErr_SetString(PyExc_ValueError, "polygons: array lengths disagree");
+        goto done;
+    }
+    const double *xy = b[0].view.buf;
+    const int64_t *off = b[1].view.buf, *hh = b[2].view.buf, *ww = b[3].view.buf;
+    int64_t *lengths = b[4].view.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (off[i] < 0 || off[i + 1] < off[i] || off[i + 1] > nxy || (off[i + 1] - off[i]) % 2 ||
+            hh[i] <= 0 || ww[i] <= 0 || hh[i] > INT32_MAX || ww[i] > INT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "polygons: a part outside the array or a bad size");
+            goto done;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        int64_t k = (off[i + 1] - off[i]) / 2;
+        int64_t m = poly_counts(xy + off[i], k, hh[i], ww[i], &cnts, &cap, &scratch, &scap);
+        size_t before = out.len;
+        if (m < 0 || put_string(&out, cnts, m) < 0)
+            status = -1;
+        else
+            lengths[i] = (int64_t)(out.len - before);
+    }
+    Py_END_ALLOW_THREADS
+    if (status < 0)
+        PyErr_NoMemory();
+    else
+        result = PyBytes_FromStringAndSize(out.data ? out.data : "", (Py_ssize_t)out.len);
+done:
+    free(out.data);
+    free(cnts);
+    free(scratch);
+    release(b, 5);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"polygons", py_polygons, METH_VARARGS,
+     "polygons(xy, part_off, h, w, lengths) -> bytes: pycocotools' frPoly strings, back to back."},
     {"pair_ious", py_pair_ious, METH_VARARGS,
      "pair_ious(dt_buf, dt_start, dt_len, dt_h, dt_w, gt_buf, gt_start, gt_len, gt_h, gt_w,\n"
      "          crowd, d_rows, d_starts, g_rows, g_starts, p_starts, p_d, p_g, out)\n\n"

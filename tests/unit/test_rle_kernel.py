@@ -7,7 +7,8 @@
 - ``ious``: whole overlap matrices equal ``pycocotools.mask.iou``'s, bit for
   bit, on seeded groups with crowd regions, empty and full masks, identical
   masks, masks of another size and strings with empty runs;
-- ``bboxes``: equal ``pycocotools.mask.toBbox``, degenerate masks included.
+- ``bboxes``: equal ``pycocotools.mask.toBbox``, degenerate masks included;
+- ``polygons``: the strings of pycocotools' ``frPoly``, byte for byte.
 """
 
 from __future__ import annotations
@@ -231,3 +232,35 @@ def test_bboxes_equal_pycocotools(seed, monkeypatch):
     assert got.tobytes() == np.asarray(expected, dtype=np.float64).tobytes()
     monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     assert mask_boxes(col).tobytes() == got.tobytes()
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", [0, 1])
+def test_polygons_equal_pycocotools_frpoly_byte_for_byte(seed, monkeypatch):
+    """Outlines inside, across and outside the image, on the half pixel, with
+    repeated vertices, 1- and 2-point contours: the strings of ``frPoly``."""
+    from iou_eval.masks import _rasterise
+
+    rng = np.random.default_rng(seed)
+    parts, hs, ws = [], [], []
+    for i in range(3000):
+        h, w = (int(v) for v in rng.integers(1, 60, 2))
+        n = int(rng.integers(1, 10))
+        side = max(h, w)
+        p = [
+            rng.uniform(-10, side + 10, 2 * n),
+            np.round(rng.uniform(0, side, 2 * n)),
+            np.round(rng.uniform(0, side, 2 * n) * 2) / 2,
+            rng.uniform(0, side, 2 * n),
+        ][i % 4]
+        if i % 7 == 0 and n > 1:
+            p[2:4] = p[0:2]  # a repeated vertex
+        parts.append(p.astype(np.float64))
+        hs.append(h)
+        ws.append(w)
+    h, w = np.array(hs, dtype=np.int64), np.array(ws, dtype=np.int64)
+    got = _rasterise(parts, h, w)
+    expected = [_mask.frPoly([p], a, b)[0]["counts"] for p, a, b in zip(parts, hs, ws, strict=True)]
+    assert got == expected
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    assert _rasterise(parts, h, w) == expected
