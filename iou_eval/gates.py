@@ -231,78 +231,107 @@ def compare_baseline(
     Refuses (InputError) a baseline whose protocol or parameters differ.
     """
     blocks = _blocks(baseline)
-    amount, relative = max_drop
     checks: list[Check] = []
     for r in result.results:
-        name = r.protocol.label
-        params = r.params(result.settings)
-        if name not in blocks:
-            raise InputError(
-                baseline_path,
-                f"the baseline has no {quoted(name)} results (it has: {', '.join(blocks)})",
-                hint="compare results of the same protocol",
-            )
-        base = blocks[name]
-        # A baseline written before masks were scored had boxes only.
-        base_params = {"iou_type": "bbox", **base["params"]}
-        diffs = [
-            f"{k}: baseline {quoted(base_params.get(k), 300)}, now {quoted(v, 300)}"
-            for k, v in params.items()
-            if base_params.get(k) != v
-        ]
-        if diffs:
-            raise InputError(
-                baseline_path,
-                f"the baseline was computed with other {name} parameters: " + "; ".join(diffs),
-                hint="re-run the baseline with the same options, or drop --baseline",
-            )
-        prefix = f"{name}:" if len(result.results) > 1 else ""
-        pairs: list[tuple[str, Any, Any, np.ndarray | None]] = []
-        boot = r.bootstrap
-        base_boot: dict[str, Any] = base.get("bootstrap") or {}
-        paired = (
-            boot is not None
-            and base_boot.get("n") == boot.n
-            and base_boot.get("seed") == boot.seed
-            and base_boot.get("images_digest") == boot.images_digest
-        )
-        for k, v in r.summary.items():
-            deltas = None
-            if boot is not None and k in boot.replicates:
-                base_reps = base_boot.get("replicates", {})
-                if paired and k in base_reps:
-                    old_reps = np.array([np.nan if x is None else x for x in base_reps[k]])
-                    deltas = boot.replicates[k] - old_reps
-                elif base["summary"].get(k) is not None:
-                    deltas = boot.replicates[k] - float(base["summary"][k])
-            pairs.append((prefix + k, base["summary"].get(k), v, deltas))
-        base_classes = {str(c["class"]): c for c in base.get("per_class", [])}
-        for row in r.classes.records():
-            b = base_classes.get(str(row["class"]))
-            if b is not None:
-                pairs.append((f"{prefix}AP[{row['class']}]", b.get("AP"), row.get("AP"), None))
-        for label, old, new, deltas in pairs:
+        base = _baseline_block(blocks, r, result.settings, baseline_path)
+        prefix = f"{r.protocol.label}:" if len(result.results) > 1 else ""
+        level = r.bootstrap.level if r.bootstrap else 0.95
+        for label, old, new, deltas in _metric_pairs(r, base, prefix):
             if old is None or new is None:
                 continue
-            tol = amount * abs(old) if relative else amount
-            delta = float(new) - float(old)
-            interval = None
-            if deltas is not None:
-                interval = _interval(deltas, boot.level if boot else 0.95)
-            passed = -delta <= tol + 1e-12
-            reason = "" if passed else f"dropped {-delta:.4f} (> {tol:.4f})"
-            if not passed and significant_only and zero_width(interval):
-                passed = True
-                reason = f"dropped {-delta:.4f} but not significantly: {ZERO_WIDTH}"
-            elif not passed and significant_only and interval is not None and interval[1] >= 0:
-                passed = True
-                reason = f"dropped {-delta:.4f} but not significantly (interval reaches {interval[1]:+.4f})"
-            checks.append(
-                Check(
-                    label, "baseline", float(old), float(new), delta, tol, interval, passed, reason
-                )
-            )
+            checks.append(_drop_check(label, old, new, deltas, level, max_drop, significant_only))
     return checks
+
+
+def _baseline_block(
+    blocks: dict[str, Any], r: Any, settings: Any, baseline_path: str
+) -> dict[str, Any]:
+    """The baseline's block for protocol result ``r``, refused when absent or
+    computed with other parameters."""
+    name = r.protocol.label
+    if name not in blocks:
+        raise InputError(
+            baseline_path,
+            f"the baseline has no {quoted(name)} results (it has: {', '.join(blocks)})",
+            hint="compare results of the same protocol",
+        )
+    base = blocks[name]
+    # A baseline written before masks were scored had boxes only.
+    base_params = {"iou_type": "bbox", **base["params"]}
+    diffs = [
+        f"{k}: baseline {quoted(base_params.get(k), 300)}, now {quoted(v, 300)}"
+        for k, v in r.params(settings).items()
+        if base_params.get(k) != v
+    ]
+    if diffs:
+        raise InputError(
+            baseline_path,
+            f"the baseline was computed with other {name} parameters: " + "; ".join(diffs),
+            hint="re-run the baseline with the same options, or drop --baseline",
+        )
+    return base
+
+
+def _metric_pairs(
+    r: Any, base: dict[str, Any], prefix: str
+) -> list[tuple[str, Any, Any, np.ndarray | None]]:
+    """``(label, old, new, deltas)`` of every summary metric and class AP.
+
+    ``deltas`` are the bootstrap replicates' differences: paired with the
+    baseline's replicates when both drew the same images, else against its
+    value; None without a bootstrap.
+    """
+    pairs: list[tuple[str, Any, Any, np.ndarray | None]] = []
+    boot = r.bootstrap
+    base_boot: dict[str, Any] = base.get("bootstrap") or {}
+    paired = (
+        boot is not None
+        and base_boot.get("n") == boot.n
+        and base_boot.get("seed") == boot.seed
+        and base_boot.get("images_digest") == boot.images_digest
+    )
+    for k, v in r.summary.items():
+        deltas = None
+        if boot is not None and k in boot.replicates:
+            base_reps = base_boot.get("replicates", {})
+            if paired and k in base_reps:
+                old_reps = np.array([np.nan if x is None else x for x in base_reps[k]])
+                deltas = boot.replicates[k] - old_reps
+            elif base["summary"].get(k) is not None:
+                deltas = boot.replicates[k] - float(base["summary"][k])
+        pairs.append((prefix + k, base["summary"].get(k), v, deltas))
+    base_classes = {str(c["class"]): c for c in base.get("per_class", [])}
+    for row in r.classes.records():
+        b = base_classes.get(str(row["class"]))
+        if b is not None:
+            pairs.append((f"{prefix}AP[{row['class']}]", b.get("AP"), row.get("AP"), None))
+    return pairs
+
+
+def _drop_check(
+    label: str,
+    old: Any,
+    new: Any,
+    deltas: np.ndarray | None,
+    level: float,
+    max_drop: tuple[float, bool],
+    significant_only: bool,
+) -> Check:
+    """The check of one value against the baseline's: a drop beyond the tolerance
+    fails, unless ``significant_only`` and the bootstrap interval reaches 0."""
+    amount, relative = max_drop
+    tol = amount * abs(old) if relative else amount
+    delta = float(new) - float(old)
+    interval = None if deltas is None else _interval(deltas, level)
+    passed = -delta <= tol + 1e-12
+    reason = "" if passed else f"dropped {-delta:.4f} (> {tol:.4f})"
+    if not passed and significant_only and zero_width(interval):
+        passed = True
+        reason = f"dropped {-delta:.4f} but not significantly: {ZERO_WIDTH}"
+    elif not passed and significant_only and interval is not None and interval[1] >= 0:
+        passed = True
+        reason = f"dropped {-delta:.4f} but not significantly (interval reaches {interval[1]:+.4f})"
+    return Check(label, "baseline", float(old), float(new), delta, tol, interval, passed, reason)
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float, float] | None:
