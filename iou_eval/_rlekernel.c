@@ -16,10 +16,10 @@
  *
  * check():  reads every string once, refuses those that are not a mask of
  *           their size, and gives each one's area and a box holding its pixels.
- * ious(), pair_ious():  the overlaps of groups of masks (whole matrices, or
- *           listed pairs), the numbers pycocotools.mask.iou gives: its 32-bit
- *           unsigned counts, its box test before the pixel count, -1 for
- *           masks of different sizes.
+ * pair_ious(): the overlaps of listed pairs of masks, group by group, the
+ *           numbers pycocotools.mask.iou gives: its 32-bit unsigned counts,
+ *           its box test before the pixel count, -1 for masks of different
+ *           sizes.
  * bboxes(): pycocotools.mask.toBbox.
  * polygons(): polygons rasterised by pycocotools' frPoly rule, its strings.
  *
@@ -506,13 +506,17 @@ static double overlap(const Decoded *dt, int64_t d, const Decoded *gt, int64_t g
                     dt->area[d]);
 }
 
-/* One group's [D, G] matrix, row-major, as pycocotools.mask.iou(dt, gt, crowd). */
-static void group_matrix(const Decoded *dt, int64_t nd, const Decoded *gt, int64_t ng,
-                         const uint8_t *crowd, const int64_t *g_rows, double *out) {
-    for (int64_t g = 0; g < ng; g++) {
-        int is_crowd = crowd[g_rows[g]] != 0;
-        for (int64_t d = 0; d < nd; d++) out[d * ng + g] = overlap(dt, d, gt, g, is_crowd);
+/* The Python error for a decoding status: -1 out of memory, -2 a row outside its arrays. */
+static int status_error(int status, const char *what) {
+    if (status == -1) {
+        PyErr_NoMemory();
+        return -1;
     }
+    if (status == -2) {
+        PyErr_Format(PyExc_IndexError, "%s: a row or string outside its arrays", what);
+        return -1;
+    }
+    return 0;
 }
 
 static int side_of(PyObject *const *objs, Buf *b, Side *s, const char *name) {
@@ -524,7 +528,7 @@ static int side_of(PyObject *const *objs, Buf *b, Side *s, const char *name) {
         acquire(objs[4], &b[4], 8, 0, name, &n_w) < 0)
         return -1;
     if (n_len != n_start || n_h != n_start || n_w != n_start) {
-        PyErr_Format(PyExc_ValueError, "ious: %s arrays of different lengths", name);
+        PyErr_Format(PyExc_ValueError, "%s: arrays of different lengths", name);
         return -1;
     }
     s->buf = b[0].view.buf;
@@ -534,78 +538,6 @@ static int side_of(PyObject *const *objs, Buf *b, Side *s, const char *name) {
     s->w = b[4].view.buf;
     s->n = n_start;
     return 0;
-}
-
-static PyObject *py_ious(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *o[17];
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
-                          &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
-                          &o[15], &o[16]))
-        return NULL;
-    /* dt: buf, start, len, h, w;  gt: buf, start, len, h, w;  crowd;
-       d_rows, d_starts, g_rows, g_starts, offsets, out */
-    Buf b[17];
-    memset(b, 0, sizeof b);
-    Side dt, gt;
-    Py_ssize_t n_crowd, n_dr, n_ds, n_gr, n_gs, n_off, n_out;
-    Decoded dd, gd;
-    memset(&dd, 0, sizeof dd);
-    memset(&gd, 0, sizeof gd);
-    int status = 0;
-    if (side_of(o, b, &dt, "dt") < 0 || side_of(o + 5, b + 5, &gt, "gt") < 0 ||
-        acquire(o[10], &b[10], 1, 0, "crowd", &n_crowd) < 0 ||
-        acquire(o[11], &b[11], 8, 0, "d_rows", &n_dr) < 0 ||
-        acquire(o[12], &b[12], 8, 0, "d_starts", &n_ds) < 0 ||
-        acquire(o[13], &b[13], 8, 0, "g_rows", &n_gr) < 0 ||
-        acquire(o[14], &b[14], 8, 0, "g_starts", &n_gs) < 0 ||
-        acquire(o[15], &b[15], 8, 0, "offsets", &n_off) < 0 ||
-        acquire(o[16], &b[16], 8, 1, "out", &n_out) < 0)
-        goto fail;
-    if (n_crowd != gt.n || n_ds != n_gs || n_off != n_ds || n_ds < 1) {
-        PyErr_SetString(PyExc_ValueError, "ious: array lengths disagree");
-        goto fail;
-    }
-    const uint8_t *crowd = b[10].view.buf;
-    const int64_t *d_rows = b[11].view.buf, *d_starts = b[12].view.buf;
-    const int64_t *g_rows = b[13].view.buf, *g_starts = b[14].view.buf;
-    const int64_t *offsets = b[15].view.buf;
-    double *out = b[16].view.buf;
-    Py_ssize_t groups = n_ds - 1;
-    for (Py_ssize_t k = 0; k < groups; k++) {
-        int64_t nd = d_starts[k + 1] - d_starts[k], ng = g_starts[k + 1] - g_starts[k];
-        if (d_starts[k] < 0 || nd < 0 || d_starts[k + 1] > n_dr || g_starts[k] < 0 || ng < 0 ||
-            g_starts[k + 1] > n_gr || offsets[k] < 0 || offsets[k + 1] - offsets[k] != nd * ng ||
-            offsets[k + 1] > n_out) {
-            PyErr_SetString(PyExc_ValueError, "ious: group bounds outside the arrays");
-            goto fail;
-        }
-    }
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t k = 0; k < groups && status == 0; k++) {
-        int64_t nd = d_starts[k + 1] - d_starts[k], ng = g_starts[k + 1] - g_starts[k];
-        if (nd == 0 || ng == 0) continue;
-        const int64_t *dr = d_rows + d_starts[k], *gr = g_rows + g_starts[k];
-        status = decode_rows(&dt, dr, nd, &dd);
-        if (status == 0) status = decode_rows(&gt, gr, ng, &gd);
-        if (status == 0) group_matrix(&dd, nd, &gd, ng, crowd, gr, out + offsets[k]);
-    }
-    Py_END_ALLOW_THREADS
-    free_decoded(&dd);
-    free_decoded(&gd);
-    if (status == -1) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    if (status == -2) {
-        PyErr_SetString(PyExc_IndexError, "ious: a row or string outside its arrays");
-        goto fail;
-    }
-    release(b, 17);
-    Py_RETURN_NONE;
-fail:
-    release(b, 17);
-    return NULL;
 }
 
 /*
@@ -679,14 +611,7 @@ static PyObject *py_pair_ious(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     free_decoded(&dd);
     free_decoded(&gd);
-    if (status == -1) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    if (status == -2) {
-        PyErr_SetString(PyExc_IndexError, "pair_ious: a row or string outside its arrays");
-        goto fail;
-    }
+    if (status_error(status, "pair_ious") < 0) goto fail;
     release(b, 19);
     Py_RETURN_NONE;
 fail:
@@ -721,14 +646,7 @@ static PyObject *py_bboxes(PyObject *self, PyObject *args) {
     }
     Py_END_ALLOW_THREADS
     free_decoded(&d);
-    if (status == -1) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    if (status == -2) {
-        PyErr_SetString(PyExc_IndexError, "bboxes: a string outside the buffer");
-        goto fail;
-    }
+    if (status_error(status, "bboxes") < 0) goto fail;
     release(b, 6);
     Py_RETURN_NONE;
 fail:
@@ -968,11 +886,6 @@ static PyMethodDef methods[] = {
      "check(buf, str_off, height, width, area, box) -> first bad row or -1.\n\n"
      "Reads strings buf[str_off[i]:str_off[i + 1]] as masks of height[i] x width[i];\n"
      "fills area[i] and box[4i:4i + 4] (x0, y0, x1, y1 inclusive; x1 < x0: no pixel)."},
-    {"ious", py_ious, METH_VARARGS,
-     "ious(dt_buf, dt_start, dt_len, dt_h, dt_w, gt_buf, gt_start, gt_len, gt_h, gt_w,\n"
-     "     crowd, d_rows, d_starts, g_rows, g_starts, offsets, out)\n\n"
-     "Writes group k's [D, G] overlap matrix (pycocotools.mask.iou) row-major at\n"
-     "out[offsets[k]:offsets[k + 1]]."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -946,10 +946,15 @@ def mask_overlaps_batched(
     g_arr = np.ascontiguousarray(gt_rows, dtype=np.int64)
     kernel = compiled()
     if kernel is not None:
-        # The same matrices from the compiled kernel, all groups in one call.
-        kernel.ious(
-            *_kernel_side(pred), *_kernel_side(gt),
-            np.ascontiguousarray(gt_crowd, dtype=np.uint8), d_arr, ps, g_arr, gs, offsets, values,
+        # The same matrices from the compiled kernel: every pair of each
+        # group listed, row-major, all groups in one call.
+        group = np.repeat(np.arange(len(ps) - 1), np.diff(offsets))
+        local = np.arange(len(values)) - offsets[group]
+        width = np.diff(gs)[group]
+        kernel.pair_ious(
+            *_kernel_side(pred), *_kernel_side(gt), np.ascontiguousarray(gt_crowd, dtype=np.uint8),
+            d_arr, ps, g_arr, gs, offsets, local // np.maximum(width, 1), local % np.maximum(width, 1),
+            values,
         )  # fmt: skip
         return values, offsets
     crowd = np.asarray(gt_crowd, dtype=np.uint8)[g_arr]
