@@ -696,71 +696,112 @@ static int put_string(Out *o, const uint32_t *c, int64_t m) {
     return 0;
 }
 
+/* Scratch of the polygon walk, grown as needed and kept between polygons. */
+typedef struct {
+    int *vert;        /* integer vertices: x[0:k+1], y[0:k+1] */
+    uint32_t *pos;    /* the crossings' positions col * h + row */
+    int64_t *col;     /* their columns */
+    uint32_t *sorted; /* the positions in order */
+    int64_t *first;   /* per column: where its crossings start in `sorted` */
+    int64_t nvert, npos, ncol, nsorted, nfirst;
+} PolyScratch;
+
+static int grow(void **p, int64_t *cap, int64_t need, size_t item) {
+    if (need <= *cap) return 0;
+    void *q = realloc(*p, item * (size_t)need);
+    if (!q) return -1;
+    *p = q;
+    *cap = need;
+    return 0;
+}
+
+static void free_poly_scratch(PolyScratch *s) {
+    free(s->vert);
+    free(s->pos);
+    free(s->col);
+    free(s->sorted);
+    free(s->first);
+}
+
+/* The walk is at 5x the image's resolution. */
+#define SCALE 5
+
+/* The row of a crossing whose upper point is v (upsampled): clipped to 0..h. */
+static inline int crossing_row(int v, int64_t h) {
+    double yd = ((double)v + .5) / SCALE - .5;
+    if (yd < 0)
+        yd = 0;
+    else if (yd > (double)h)
+        yd = (double)h;
+    return (int)ceil(yd);
+}
+
+/*
+ * The step from point (pu, pv) to (cu, cv) of the walk, as pycocotools
+ * reads it: when the column changes and the step passes a pixel centre's x
+ * inside the image, a crossing at that column.
+ */
+#define STEP(PU, PV, CU, CV)                                                          \
+    do {                                                                              \
+        int pu_ = (PU), pv_ = (PV), cu_ = (CU), cv_ = (CV);                           \
+        if (cu_ != pu_) {                                                             \
+            /* (c + .5) / 5 - .5 is a whole number exactly when c = 5x + 2;   \
+               c - 1 wraps in a C int as in pycocotools. */                   \
+            int64_t c_ = cu_ < pu_ ? cu_ : (int)((unsigned)cu_ - 1u);                 \
+            if (c_ >= 2 && (c_ - 2) % 5 == 0 && (c_ - 2) / 5 <= w - 1) {              \
+                c_ = (c_ - 2) / 5;                                                    \
+                col[n] = c_;                                                          \
+                pos[n++] = (uint32_t)(c_ * h + crossing_row(cv_ < pv_ ? cv_ : pv_, h)); \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
+
 /*
  * The run lengths of polygon xy[0:2k] at h x w, by pycocotools' rule
- * (rleFrPoly): the outline is walked at 5x the resolution, one point per
- * step of the longer axis; where it moves to another column, the crossing
- * at a pixel centre's x gives a row, clipped to 0..h; the sorted crossings
- * are the run boundaries.  Written into *cnts (grown as needed); how many.
+ * (rleFrPoly), written into s->pos; how many, or -1 when out of memory.
+ *
+ * pycocotools walks the outline at 5x the resolution, one point per step
+ * of each edge's longer axis (the first and last points of an edge are its
+ * ends), and reads each pair of consecutive points: where the column
+ * changes at a pixel centre's x (upsampled column 5c + 2), the crossing's
+ * row is the upper point's, back at pixel resolution, clipped to 0..h.
+ * The sorted crossings are the run boundaries.
+ *
+ * Here the points are not stored.  Along an edge that steps in x every
+ * step changes the column, and only every fifth one is at a pixel centre:
+ * those steps are visited directly (the row of a point is the same
+ * expression pycocotools evaluates).  Edges that step in y visit every
+ * point, as the column changes at few of them.  The crossings are sorted
+ * by column, then by row within a column (the same order as their
+ * positions col * h + row, as a row is at most h).
  */
-static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, uint32_t **cnts,
-                           int64_t *cap, int **scratch, int64_t *scap) {
-    const double scale = 5;
-    int64_t m = 0;
+static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, PolyScratch *s) {
     /* Integer vertices, the first repeated at the end. */
-    int64_t need = 2 * (k + 1);
-    if (need > *scap) {
-        int *g = realloc(*scratch, sizeof(int) * (size_t)need);
-        if (!g) return -1;
-        *scratch = g;
-        *scap = need;
-    }
-    int *x = *scratch, *y = *scratch + (k + 1);
-    for (int64_t j = 0; j < k; j++) x[j] = (int)(scale * xy[2 * j] + .5);
-    for (int64_t j = 0; j < k; j++) y[j] = (int)(scale * xy[2 * j + 1] + .5);
+    if (grow((void **)&s->vert, &s->nvert, 2 * (k + 1), sizeof(int)) < 0) return -1;
+    int *x = s->vert, *y = s->vert + (k + 1);
+    for (int64_t j = 0; j < k; j++) x[j] = (int)(SCALE * xy[2 * j] + .5);
+    for (int64_t j = 0; j < k; j++) y[j] = (int)(SCALE * xy[2 * j + 1] + .5);
     x[k] = x[0];
     y[k] = y[0];
+    int64_t m = 0;
     for (int64_t j = 0; j < k; j++) {
         int64_t dx = labs((long)x[j] - x[j + 1]), dy = labs((long)y[j] - y[j + 1]);
         m += (dx > dy ? dx : dy) + 1;
     }
-    /* Crossings are at most one per point, plus the image's end. */
-    if (m + 1 > *cap) {
-        uint32_t *c = realloc(*cnts, sizeof(uint32_t) * (size_t)(m + 1));
-        if (!c) return -1;
-        *cnts = c;
-        *cap = m + 1;
-    }
-    uint32_t *a = *cnts;
+    /* At most one crossing per point, and the image's end. */
+    if (grow((void **)&s->pos, &s->npos, m + 1, sizeof(uint32_t)) < 0 ||
+        grow((void **)&s->col, &s->ncol, m + 1, sizeof(int64_t)) < 0)
+        return -1;
+    uint32_t *pos = s->pos;
+    int64_t *col = s->col;
     int64_t n = 0;
-    /* The points are not stored: each is compared with the one before as
-       it is made, and where the column changes at a pixel centre's x, the
-       crossing's row is kept (back at pixel resolution). */
+    /* The last point of the walk so far (none before the first edge). */
     int have_prev = 0, pu = 0, pv = 0;
-#define POINT(U, V)                                                                   \
-    do {                                                                              \
-        int cu = (U), cv = (V);                                                       \
-        if (have_prev && cu != pu) {                                                  \
-            double xd = (double)(cu < pu ? cu : cu - 1);                              \
-            xd = (xd + .5) / scale - .5;                                              \
-            if (!(floor(xd) != xd || xd < 0 || xd > (double)(w - 1))) {               \
-                double yd = (double)(cv < pv ? cv : pv);                              \
-                yd = (yd + .5) / scale - .5;                                          \
-                if (yd < 0)                                                           \
-                    yd = 0;                                                           \
-                else if (yd > (double)h)                                              \
-                    yd = (double)h;                                                   \
-                yd = ceil(yd);                                                        \
-                a[n++] = (uint32_t)((int64_t)(int)xd * (int64_t)(int)h + (int)yd);    \
-            }                                                                         \
-        }                                                                             \
-        pu = cu;                                                                      \
-        pv = cv;                                                                      \
-        have_prev = 1;                                                                \
-    } while (0)
     for (int64_t j = 0; j < k; j++) {
         int xs = x[j], xe = x[j + 1], ys = y[j], ye = y[j + 1];
         int dx = abs(xe - xs), dy = abs(ys - ye);
+        /* pycocotools walks an edge from its lower end on the longer axis,
+           and in the outline's order: backwards when it had to swap them. */
         int flip = (dx >= dy && xs > xe) || (dx < dy && ys > ye);
         if (flip) {
             int t = xs;
@@ -774,24 +815,107 @@ static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, ui
             /* A repeated vertex: pycocotools divides 0 by 0 and its C int of
                NaN is INT_MIN on this processor family.  The point's column
                equals its neighbours', so the row is never read. */
-            POINT(xs, INT32_MIN);
+            if (have_prev) STEP(pu, pv, xs, INT32_MIN);
+            pu = xs;
+            pv = INT32_MIN;
+            have_prev = 1;
             continue;
         }
-        double sl = dx >= dy ? (double)(ye - ys) / dx : (double)(xe - xs) / dy;
-        if (dx >= dy)
-            for (int d = 0; d <= dx; d++) {
-                int t = flip ? dx - d : d;
-                POINT(t + xs, (int)(ys + sl * t + .5));
+        if (dx >= dy) {
+            /* Point t (0..dx) is (xs + t, v(t)). */
+            double sl = (double)(ye - ys) / dx;
+#define V(T) ((int)(ys + sl * (T) + .5))
+            int t0 = flip ? dx : 0, t1 = flip ? 0 : dx;
+            if (have_prev) STEP(pu, pv, xs + t0, V(t0));
+            /* The step between points t and t + 1 is at upsampled column
+               xs + t (either way round): a crossing when that is 5c + 2
+               with c in 0..w-1. */
+            int64_t lo = 2 - (int64_t)xs, hi = 5 * w - 3 - (int64_t)xs;
+            if (lo < 0) lo += ((-lo + 4) / 5) * 5;
+            if (hi > dx - 1) hi = dx - 1;
+            for (int64_t t = lo; t <= hi; t += 5) {
+                int va = V(t), vb = V(t + 1);
+                int64_t c = (xs + t - 2) / 5;
+                col[n] = c;
+                pos[n++] = (uint32_t)(c * h + crossing_row(va < vb ? va : vb, h));
             }
-        else
-            for (int d = 0; d <= dy; d++) {
-                int t = flip ? dy - d : d;
-                POINT((int)(xs + sl * t + .5), t + ys);
+            pu = xs + t1;
+            pv = V(t1);
+#undef V
+        } else {
+            /* Point t (0..dy) is (u(t), ys + t). */
+            double sl = (double)(xe - xs) / dy;
+#define U(T) ((int)(xs + sl * (T) + .5))
+            if (flip) {
+                int qu = U(dy), qv = ys + dy;
+                if (have_prev) STEP(pu, pv, qu, qv);
+                for (int t = dy - 1; t >= 0; t--) {
+                    int cu = U(t);
+                    STEP(qu, qv, cu, ys + t);
+                    qu = cu;
+                    qv = ys + t;
+                }
+                pu = qu;
+                pv = qv;
+            } else {
+                int qu = U(0), qv = ys;
+                if (have_prev) STEP(pu, pv, qu, qv);
+                for (int t = 1; t <= dy; t++) {
+                    int cu = U(t);
+                    STEP(qu, qv, cu, ys + t);
+                    qu = cu;
+                    qv = ys + t;
+                }
+                pu = qu;
+                pv = qv;
             }
+#undef U
+        }
+        have_prev = 1;
     }
-#undef POINT
-    a[n++] = (uint32_t)(h * w);
-    qsort(a, (size_t)n, sizeof(uint32_t), cmp_u32);
+    uint32_t *a = pos;
+    if ((uint64_t)h * (uint64_t)w > UINT32_MAX) {
+        /* Positions past 2**32 wrap in pycocotools' unsigned ints, and it
+           sorts them as they wrapped. */
+        a[n++] = (uint32_t)(h * w);
+        qsort(a, (size_t)n, sizeof(uint32_t), cmp_u32);
+    } else if (n > 0) {
+        /* By column (counting), then by row within each (insertion). */
+        int64_t cmin = col[0], cmax = col[0];
+        for (int64_t i = 1; i < n; i++) {
+            if (col[i] < cmin) cmin = col[i];
+            if (col[i] > cmax) cmax = col[i];
+        }
+        int64_t ncols = cmax - cmin + 1;
+        if (grow((void **)&s->first, &s->nfirst, ncols + 1, sizeof(int64_t)) < 0 ||
+            grow((void **)&s->sorted, &s->nsorted, m + 1, sizeof(uint32_t)) < 0)
+            return -1;
+        int64_t *first = s->first;
+        uint32_t *out = s->sorted;
+        memset(first, 0, sizeof(int64_t) * (size_t)(ncols + 1));
+        for (int64_t i = 0; i < n; i++) first[col[i] - cmin + 1]++;
+        for (int64_t c = 0; c < ncols; c++) first[c + 1] += first[c];
+        for (int64_t i = 0; i < n; i++) out[first[col[i] - cmin]++] = pos[i];
+        /* first[c] is now where column c + 1 starts: each column in turn. */
+        int64_t start = 0;
+        for (int64_t c = 0; c < ncols; c++) {
+            int64_t end = first[c];
+            for (int64_t i = start + 1; i < end; i++) {
+                uint32_t v = out[i];
+                int64_t j = i - 1;
+                while (j >= start && out[j] > v) {
+                    out[j + 1] = out[j];
+                    j--;
+                }
+                out[j + 1] = v;
+            }
+            start = end;
+        }
+        memcpy(a, out, sizeof(uint32_t) * (size_t)n);
+        a[n++] = (uint32_t)(h * w);
+    } else {
+        a[n++] = (uint32_t)(h * w);
+    }
     /* Boundaries to run lengths; a zero-length run joins the two around it. */
     uint32_t prev = 0;
     for (int64_t j = 0; j < n; j++) {
@@ -811,6 +935,7 @@ static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, ui
     }
     return out;
 }
+#undef STEP
 
 /*
  * polygons(xy, part_off, h, w, lengths) -> bytes: part i is the polygon
@@ -826,9 +951,8 @@ static PyObject *py_polygons(PyObject *self, PyObject *args) {
     memset(b, 0, sizeof b);
     Py_ssize_t nxy, noff, nh, nw, nl;
     Out out = {NULL, 0, 0};
-    uint32_t *cnts = NULL;
-    int *scratch = NULL;
-    int64_t cap = 0, scap = 0;
+    PolyScratch scratch;
+    memset(&scratch, 0, sizeof scratch);
     int status = 0;
     PyObject *result = NULL;
     if (acquire(o[0], &b[0], 8, 0, "xy", &nxy) < 0 ||
@@ -853,9 +977,9 @@ static PyObject *py_polygons(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n && status == 0; i++) {
         int64_t k = (off[i + 1] - off[i]) / 2;
-        int64_t m = poly_counts(xy + off[i], k, hh[i], ww[i], &cnts, &cap, &scratch, &scap);
+        int64_t m = poly_counts(xy + off[i], k, hh[i], ww[i], &scratch);
         size_t before = out.len;
-        if (m < 0 || put_string(&out, cnts, m) < 0)
+        if (m < 0 || put_string(&out, scratch.pos, m) < 0)
             status = -1;
         else
             lengths[i] = (int64_t)(out.len - before);
@@ -867,8 +991,7 @@ static PyObject *py_polygons(PyObject *self, PyObject *args) {
         result = PyBytes_FromStringAndSize(out.data ? out.data : "", (Py_ssize_t)out.len);
 done:
     free(out.data);
-    free(cnts);
-    free(scratch);
+    free_poly_scratch(&scratch);
     release(b, 5);
     return result;
 }

@@ -264,3 +264,45 @@ def test_polygons_equal_pycocotools_frpoly_byte_for_byte(seed, monkeypatch):
     assert got == expected
     monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     assert _rasterise(parts, h, w) == expected
+
+
+@needs_kernel
+def test_polygons_equal_frpoly_on_large_thin_and_huge_images(monkeypatch):
+    """Outlines of many vertices at photo sizes, round ones, slivers one pixel
+    wide or tall (edges that step in x and in y), far outside the image, and
+    images of more than 2**32 pixels (where pycocotools' positions wrap)."""
+    from iou_eval.masks import _rasterise
+
+    rng = np.random.default_rng(7)
+    parts, hs, ws = [], [], []
+    for i in range(1500):
+        kind = i % 6
+        low, high = (60_000, 90_000) if kind == 5 else (1, 700)
+        h, w = (int(v) for v in rng.integers(low, high, 2))
+        n = int(rng.integers(3, 60))
+        side = max(h, w)
+        if kind == 0:
+            p = rng.uniform(-50, side + 50, 2 * n)
+        elif kind == 1:
+            cx, cy, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(1, side / 2)
+            a = np.sort(rng.uniform(0, 2 * np.pi, n))
+            p = np.empty(2 * n)
+            p[0::2], p[1::2] = cx + r * np.cos(a), cy + r * np.sin(a)
+        elif kind == 2:
+            p = np.round(rng.uniform(-2000, 2000, 2 * n), 1)
+        elif kind == 3:
+            p = rng.uniform(0, side, 2 * n)
+            p[0::2] = p[0] + rng.uniform(-1, 1, n)
+        elif kind == 4:
+            p = rng.uniform(0, side, 2 * n)
+            p[1::2] = p[1] + rng.uniform(-1, 1, n)
+        else:
+            p = rng.uniform(0, 2000, 2 * n) + rng.uniform(0, 60_000)
+        parts.append(p.astype(np.float64))
+        hs.append(h)
+        ws.append(w)
+    h, w = np.array(hs, dtype=np.int64), np.array(ws, dtype=np.int64)
+    expected = [_mask.frPoly([p], a, b)[0]["counts"] for p, a, b in zip(parts, hs, ws, strict=True)]
+    assert _rasterise(parts, h, w) == expected
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    assert _rasterise(parts, h, w) == expected
