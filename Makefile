@@ -14,13 +14,14 @@ help: ## list the targets
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The install compiles the optional mask kernel (iou_eval/_rlekernel.c): a
-# change to it installs again.
-$(VENV)/.runtime: pyproject.toml iou_eval/_rlekernel.c | $(BIN)/python
+# The install compiles the optional mask kernel (iou_eval/_rlekernel.c,
+# iou_eval/_rleresults.c): a change to it installs again.
+KERNEL_SOURCES := iou_eval/_rlekernel.c iou_eval/_rleresults.c
+$(VENV)/.runtime: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
 	@touch $@
 
-$(VENV)/.dev: pyproject.toml iou_eval/_rlekernel.c | $(BIN)/python
+$(VENV)/.dev: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[dev]'
 	@touch $@ $(VENV)/.runtime
 

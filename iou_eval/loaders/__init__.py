@@ -48,4 +48,7 @@ def load(
     spec = get(fmt)
     if role not in spec.roles:
         raise UsageError(f"format {fmt!r} holds {' and '.join(spec.roles)} only, not {role}")
-    return spec.load()(path, role, options or LoadOptions())
+    from ..memory import gc_paused
+
+    with gc_paused():
+        return spec.load()(path, role, options or LoadOptions())

@@ -178,20 +178,11 @@ class _NotChecked(Exception):
 def _rle_columns(anns: list) -> dict:
     """Compressed RLE columns of results decoded with :data:`_RLE_DECODER`.
 
-    ``rle_data[B]`` uint8 the strings back to back and ``rle_length[N]``
-    each one's length (0: no segmentation),
-    ``rle_size[N, 2]`` its own ``[h, w]`` (``[0, 0]``: none) and
-    ``rle_area[N]`` its pixels, ``rle_box[N, 4]`` a box that holds them
-    (:func:`iou_eval.rle.column_boxes`); ``segmentation[N]`` all None.
-    Each string is checked here (in the worker that decoded it) as
-    :func:`iou_eval.rle.check_compressed` checks it.
+    See :func:`_checked_rle_columns`.
 
     Raises:
-        _NotChecked: a string that is not ASCII, a size that is not positive,
-            or a string that is not a mask of its size.
+        _NotChecked: a string that is not ASCII, or as :func:`_checked_rle_columns`.
     """
-    from ..rle import BadRle, check_joined
-
     n = len(anns)
     segs = [a.segmentation for a in anns]
     has = np.fromiter((s is not None for s in segs), dtype=bool, count=n)
@@ -200,18 +191,49 @@ def _rle_columns(anns: list) -> dict:
     size[has] = np.array([s.size for s in rles], dtype=np.int64).reshape(-1, 2)
     lengths = np.zeros(n, dtype=np.int64)
     lengths[has] = np.fromiter(map(len, (s.counts for s in rles)), dtype=np.int64, count=len(rles))
-    if (size[has] <= 0).any():
-        raise _NotChecked
     try:
         data = "".join([s.counts for s in rles]).encode("ascii")
-        area = np.zeros(n, dtype=np.float64)
-        box = np.zeros((n, 4), dtype=np.int64)
-        box_has = np.zeros((int(has.sum()), 4), dtype=np.int64)
-        buf = np.frombuffer(data, dtype=np.uint8)
-        area[has] = check_joined(buf, lengths[has], size[has, 0], size[has, 1], box_has)
-        box[has] = box_has
-    except (UnicodeEncodeError, BadRle):
+    except UnicodeEncodeError:
         raise _NotChecked from None
+    return _checked_rle_columns(has, size, lengths, data)
+
+
+def _checked_rle_columns(
+    has: np.ndarray, size: np.ndarray, lengths: np.ndarray, data: bytes | bytearray
+) -> dict:
+    """The RLE columns of ``N`` results, their strings checked.
+
+    Args:
+        has: ``[N]`` bool, the result has a segmentation.
+        size: ``[N, 2]`` int64 its ``[h, w]`` (zeros where none).
+        lengths: ``[N]`` int64 its string's length (0 where none).
+        data: the strings back to back.
+
+    Returns:
+        ``rle_data[B]`` uint8 the strings, ``rle_length[N]``, ``rle_size[N, 2]``,
+        ``rle_area[N]`` float64 its pixels, ``rle_box[N, 4]`` int64 a box that
+        holds them (:func:`iou_eval.rle.column_boxes`), and ``segmentation[N]``
+        all None.  Each string is checked here (in the worker that decoded
+        it) as :func:`iou_eval.rle.check_compressed` checks it.
+
+    Raises:
+        _NotChecked: a size that is not positive, or a string that is not a
+            mask of its size.
+    """
+    from ..rle import BadRle, check_joined
+
+    n = len(has)
+    if (size[has] <= 0).any():
+        raise _NotChecked
+    buf = np.frombuffer(data, dtype=np.uint8)
+    area = np.zeros(n, dtype=np.float64)
+    box = np.zeros((n, 4), dtype=np.int64)
+    box_has = np.zeros((int(has.sum()), 4), dtype=np.int64)
+    try:
+        area[has] = check_joined(buf, lengths[has], size[has, 0], size[has, 1], box_has)
+    except BadRle:
+        raise _NotChecked from None
+    box[has] = box_has
     # The checked buffer itself: no Python object per mask.
     return {
         "segmentation": np.empty(n, dtype=object),
@@ -220,6 +242,36 @@ def _rle_columns(anns: list) -> dict:
         "rle_size": size,
         "rle_area": area,
         "rle_box": box,
+    }
+
+
+def _read_rle_results(chunk: bytearray) -> dict | None:
+    """The columns of a chunk of RLE results read by the compiled reader, or None.
+
+    The columns :func:`annotation_columns` gives for the same results decoded
+    with :data:`_RLE_DECODER` (role ``pred``, masks).  None where the reader
+    is not built or gives up on the chunk (see ``iou_eval/_rleresults.c``).
+
+    Raises:
+        _NotChecked: as :func:`_checked_rle_columns`.
+    """
+    from ..kernel import results_reader
+
+    reader = results_reader()
+    read = reader.read(chunk) if reader is not None else None
+    if read is None:
+        return None
+    n, image_id, category_id, bbox, has_bbox, score, seg_length, size, counts = read
+    lengths = np.frombuffer(seg_length, dtype=np.int64)
+    has = lengths >= 0
+    sizes = np.frombuffer(size, dtype=np.int64).reshape(n, 2)
+    return {
+        **_checked_rle_columns(has, sizes, np.where(has, lengths, 0), counts),
+        "has_bbox": np.frombuffer(has_bbox, dtype=bool),
+        "boxes": np.frombuffer(bbox, dtype=np.float64).reshape(n, 4),
+        "score": np.frombuffer(score, dtype=np.float64),
+        "image_id": np.frombuffer(image_id, dtype=np.int64),
+        "category_id": np.frombuffer(category_id, dtype=np.int64),
     }
 
 
@@ -407,6 +459,12 @@ def _chunk_columns(chunk: bytearray, path: str, masks: bool = False) -> dict | N
     decoded into RLE columns (:func:`_rle_columns`), others as they come.
     """
     if masks:
+        try:
+            cols = _read_rle_results(chunk)
+        except _NotChecked:
+            cols = None
+        if cols is not None:
+            return cols
         try:
             anns = quiet_decode(_RLE_DECODER, chunk)
             cols = annotation_columns(anns, path, "[{}]", "pred", masks=True)

@@ -57,17 +57,24 @@ def _scene(seed: int, **kw) -> tuple[dict, list]:
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("with_bbox", [True, False], ids=["bbox-branch", "segm-branch"])
+@pytest.mark.parametrize("reader", ["compiled", "msgspec"])
 def test_chunked_rle_results_give_pycocotools_arrays_with_one_and_two_workers(
-    seed, with_bbox, small_thresholds, monkeypatch, tmp_path
+    seed, with_bbox, reader, small_thresholds, monkeypatch, tmp_path
 ):
+    """Read by the compiled results reader, and by msgspec records (without it)."""
+    import iou_eval.kernel
     import iou_eval.loaders.coco as coco_loader
 
+    if reader == "msgspec":
+        monkeypatch.setattr(iou_eval.kernel, "results_reader", lambda: None)
+    elif iou_eval.kernel.results_reader() is None:
+        pytest.skip("the compiled results reader is not built here")
     gt, results = _scene(seed, with_bbox=with_bbox)
     theirs = pycocotools_segm(_reference_gt(gt), results)
     g, p = _write(tmp_path, "g.json", gt), _write(tmp_path, "p.json", results)
     calls = []
-    real = coco_loader._rle_columns
-    monkeypatch.setattr(coco_loader, "_rle_columns", lambda anns: calls.append(1) or real(anns))
+    real = coco_loader._checked_rle_columns
+    monkeypatch.setattr(coco_loader, "_checked_rle_columns", lambda *a: calls.append(1) or real(*a))
     one = evaluate(g, p, iou_type="segm", workers=1)
     assert len(calls) > 2  # the results were read as RLE columns, chunk by chunk
     two = evaluate(g, p, iou_type="segm", workers=2)

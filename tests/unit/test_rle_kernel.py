@@ -34,9 +34,11 @@ def test_kernel_is_built_where_a_compiler_is(monkeypatch):
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler on this machine")
     assert KERNEL is not None, "a C compiler is here but iou_eval._rlekernel was not built"
-    assert kernel.describe() == "mask kernel: compiled"
+    assert kernel.results_reader() is not None, "iou_eval._rleresults was not built"
+    assert kernel.describe() == "mask kernel: compiled (masks and the RLE results reader)"
     monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     assert kernel.compiled() is None
+    assert kernel.results_reader() is None
     assert "no compiled kernel" in kernel.describe()
 
 
