@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
@@ -169,6 +170,7 @@ def _load_pair(
     if not concurrent or pred_fmt is None:
         gt_ds = load_gt()
         return gt_ds, load(preds, "pred", read.pred_format, read=read, workers=workers, masks=masks)
+    _import_readers((read.gt_format, pred_fmt), gt, masks)
     job = start(load_gt)
     try:
         try:
@@ -179,6 +181,32 @@ def _load_pair(
         return job.result(), pred_ds
     finally:
         job.cancel()
+
+
+def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:
+    """Import the readers of both files before the ground truth's child is forked.
+
+    Each process would otherwise import them for itself, parsing the same
+    modules twice (masks: the loader, the mask modules, pycocotools' and the
+    compiled kernels).  An unreadable ground truth is left to its reader,
+    which says what is wrong in its turn.
+    """
+    from .kernel import compiled, results_reader
+    from .loaders import get
+
+    names = set(fmts)
+    if None in names:
+        names.discard(None)
+        with contextlib.suppress(IouEvalError):
+            names.add(detect_format(gt))
+    for name in names:
+        if name is not None:
+            get(name).load()
+    if masks:
+        from . import masks as _masks  # noqa: F401 - imported for its side effect
+
+        compiled()
+        results_reader()
 
 
 def _load_beside_cluster(

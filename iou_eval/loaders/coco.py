@@ -284,8 +284,10 @@ def checked_rles(cols: dict, rows) -> Any:
     if not (size[:, 0] > 0).any():
         return None
     length = cols["rle_length"]
-    start = np.zeros(len(length), dtype=np.int64)
-    np.cumsum(length[:-1], out=start[1:])
+    start = cols.get("rle_start")
+    if start is None:  # the strings back to back
+        start = np.zeros(len(length), dtype=np.int64)
+        np.cumsum(length[:-1], out=start[1:])
     strings = Strings(cols["rle_data"], start, length)
     return CheckedRles(strings, size, cols["rle_area"], cols["rle_box"]).take(rows)
 
@@ -452,12 +454,30 @@ def indexed_by_id(
 _CHUNK_BYTES = 4 << 20
 
 
-def _chunk_columns(chunk: bytearray, path: str, masks: bool = False) -> dict | None:
+def _chunk_columns(
+    chunk: bytearray, at: int, sink: Any, path: str, masks: bool = False
+) -> dict | None:
     """The columns of one chunk of a results list (``[`` elements ``]``), or None if unsure.
 
     In masks mode, results whose segmentations are all compressed RLEs are
     decoded into RLE columns (:func:`_rle_columns`), others as they come.
+    With a ``sink`` (see :func:`~.json_decode.chunked_results`) the chunk's
+    strings go there, from ``at`` on, and ``rle_start[N]`` says where each
+    one starts in it (instead of ``rle_data``).
     """
+    cols = _chunk_columns_here(chunk, path, masks)
+    if cols is not None and sink is not None and "rle_data" in cols:
+        data = cols.pop("rle_data")
+        sink[at : at + len(data)] = data
+        length = cols["rle_length"]
+        start = np.full(len(length), at, dtype=np.int64)
+        np.cumsum(length[:-1], out=start[1:])
+        start[1:] += at
+        cols["rle_start"] = start
+    return cols
+
+
+def _chunk_columns_here(chunk: bytearray, path: str, masks: bool) -> dict | None:
     if masks:
         try:
             cols = _read_rle_results(chunk)
@@ -489,7 +509,8 @@ def chunked_columns(
     """Columns of a large results list decoded in chunks (in ``workers`` processes
     or by ``executor``'s workers), or None."""
     columns = partial(_chunk_columns, path=path, masks=masks)
-    return chunked_results(path, columns, workers, _CHUNK_BYTES, executor)
+    sink_key = "rle_data" if masks else None
+    return chunked_results(path, columns, workers, _CHUNK_BYTES, executor, sink_key)
 
 
 @dataclass

@@ -26,7 +26,9 @@ from ..errors import InputError
 from ..parallel import run_parts
 from .common import JSON_ERRORS
 
-ChunkColumns = Callable[[bytearray], "dict | None"]
+# columns(chunk, at, sink): the columns of one chunk (``[`` elements ``]``) of
+# the file's bytes [at, at + n), or None when unsure; see chunked_results.
+ChunkColumns = Callable[[bytearray, int, "mmap.mmap | None"], "dict | None"]
 
 
 def quiet_decode(decoder: msgspec.json.Decoder, data):
@@ -97,7 +99,11 @@ def arenas_kept(nbytes: int):
 
 
 def _decode_spans(
-    data, spans: list[tuple[int, int]], columns: ChunkColumns, chunk_bytes: int
+    data,
+    spans: list[tuple[int, int]],
+    columns: ChunkColumns,
+    chunk_bytes: int,
+    sink: mmap.mmap | None = None,
 ) -> list[dict] | None:
     """The columns of the elements in each of ``spans`` (wrapped as a list), or None.
 
@@ -108,10 +114,12 @@ def _decode_spans(
     from ..memory import gc_paused
 
     with arenas_kept(4 * chunk_bytes), gc_paused():  # a chunk's records take about 3.5x its bytes
-        return _decode_each(data, spans, columns)
+        return _decode_each(data, spans, columns, sink)
 
 
-def _decode_each(data, spans: list[tuple[int, int]], columns: ChunkColumns) -> list[dict] | None:
+def _decode_each(
+    data, spans: list[tuple[int, int]], columns: ChunkColumns, sink: mmap.mmap | None
+) -> list[dict] | None:
     parts: list[dict] = []
     for a, b in spans:
         chunk = bytearray(b - a + 2)
@@ -120,7 +128,7 @@ def _decode_each(data, spans: list[tuple[int, int]], columns: ChunkColumns) -> l
             chunk[1:-1] = view[a:b]
         _release(data, a, b)
         try:
-            cols = columns(chunk)
+            cols = columns(chunk, a, sink)
         except (*JSON_ERRORS, InputError):
             return None
         if cols is None:
@@ -154,11 +162,18 @@ def chunked_results(
     workers: int = 1,
     chunk_bytes: int = 4 << 20,
     executor: Any = None,
+    sink_key: str | None = None,
 ) -> dict | None:
     """Columns of a large results list, decoded a chunk at a time, or None.
 
-    ``columns(chunk)`` turns one chunk (``[`` elements ``]``) into a dict of
-    ``[n]`` arrays, or None when unsure.
+    ``columns(chunk, at, sink)`` turns one chunk (``[`` elements ``]``: the
+    file's bytes from ``at`` on) into a dict of ``[n]`` arrays, or None when
+    unsure.  With ``sink_key``, and no executor, ``sink`` is a buffer the
+    size of the file shared with the worker processes, where a chunk may put
+    up to its own length of bytes at its own offset (the strings it read):
+    they reach this process without being sent back and joined, and the
+    result holds the whole buffer as ``uint8[file size]`` under ``sink_key``.
+    Otherwise ``sink`` is None.
 
     Decoding 400k predictions at once holds 400k small records and the whole
     file in memory; a few megabytes at a time holds little of either.  With
@@ -175,6 +190,7 @@ def chunked_results(
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
+    sink = None
     try:
         spans = plan_chunks(data, chunk_bytes)
         if spans is None:
@@ -184,14 +200,19 @@ def chunked_results(
             groups = _contiguous(spans, min(executor.slots, len(spans)))
             parts = executor.run(decode_file_spans, source, groups)
         else:
+            # Anonymous shared memory: pages no chunk writes take no room.
+            sink = mmap.mmap(-1, len(data)) if sink_key is not None else None
             groups = _contiguous(spans, min(max(1, workers), len(spans)))
-            parts = run_parts(lambda g: _decode_spans(data, g, columns, chunk_bytes), groups)
+            parts = run_parts(lambda g: _decode_spans(data, g, columns, chunk_bytes, sink), groups)
     finally:
         data.close()
     if any(p is None for p in parts):
         return None
     # One copy of each column, from every chunk's piece in file order.
-    return _join([cols for p in parts for cols in p])
+    out = _join([cols for p in parts for cols in p])
+    if sink is not None and sink_key is not None:
+        out[sink_key] = np.frombuffer(sink, dtype=np.uint8)
+    return out
 
 
 def _contiguous(spans: list[tuple[int, int]], n: int) -> list[list[tuple[int, int]]]:

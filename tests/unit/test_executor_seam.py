@@ -112,7 +112,12 @@ def test_a_file_changed_under_the_same_path_is_not_decoded(tmp_path):
     path.write_bytes(b"[" + b",".join([b'{"a": 1}'] * 4000) + b"]")
     data = path.read_bytes()
     spans = plan_chunks(data, 2000)
-    source = (str(path), fingerprint(data), lambda chunk: {"n": np.array([len(chunk)])}, 2000)
+    source = (
+        str(path),
+        fingerprint(data),
+        lambda chunk, at, sink: {"n": np.array([len(chunk)])},
+        2000,
+    )
     assert decode_file_spans(source, spans[:2]) is not None
     path.write_bytes(data.replace(b'"a"', b'"b"'))
     assert len(path.read_bytes()) == len(data)

@@ -120,3 +120,31 @@ def test_an_error_in_a_workers_chunk_is_located_as_in_a_whole_file(small_chunks,
     with pytest.raises(coco.InputError) as err:
         coco.load_coco(str(path), "pred", LoadOptions(workers=2))
     assert "[57]" in str(err.value) and "score" in str(err.value)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_chunked_rle_strings_reach_the_parent_in_one_shared_buffer(
+    small_chunks, write_json, workers
+):
+    """Each chunk puts its RLE strings at its own offset of one buffer the size of
+    the file (in the worker that read it): the strings read back are the file's."""
+    from pycocotools import mask as mask_utils
+
+    rng = np.random.default_rng(3)
+    results = []
+    for i in range(60):
+        m = np.asfortranarray((rng.random((20, 30)) < 0.3).astype(np.uint8))
+        rle = mask_utils.encode(m)
+        seg = None if i % 9 == 0 else {"size": [20, 30], "counts": rle["counts"].decode()}
+        results.append({"image_id": i % 7, "category_id": 1, "score": 0.5, "segmentation": seg})
+    path = write_json("p.json", results)
+    cols = coco.chunked_columns(path, workers=workers, masks=True)
+    assert cols is not None
+    with open(path, "rb") as fh:
+        assert len(cols["rle_data"]) == len(fh.read())
+    strings = coco.checked_rles(cols, np.arange(len(results)))
+    got = strings.strings.values()
+    expected = [
+        b"" if r["segmentation"] is None else r["segmentation"]["counts"].encode() for r in results
+    ]
+    assert got == expected

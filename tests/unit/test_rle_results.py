@@ -213,7 +213,7 @@ def test_a_chunk_the_reader_gives_up_on_is_read_by_msgspec():
     text = b"[" + (_BASE % ', "note": "\\u0041"').encode() + b"," + (_BASE % "").encode() + b"]"
     assert READER.read(bytearray(text)) is None
     _assert_same_columns(
-        coco._chunk_columns(bytearray(text), "p.json", masks=True), _msgspec_columns(text)
+        coco._chunk_columns(bytearray(text), 0, None, "p.json", masks=True), _msgspec_columns(text)
     )
 
 
@@ -223,5 +223,5 @@ def test_a_bad_string_leaves_the_chunk_to_the_generic_decoder():
     text = ("[" + _BASE.replace('"04"', '"05"') % "" + "]").encode()
     with pytest.raises(coco._NotChecked):
         coco._read_rle_results(bytearray(text))
-    cols = coco._chunk_columns(bytearray(text), "p.json", masks=True)
+    cols = coco._chunk_columns(bytearray(text), 0, None, "p.json", masks=True)
     assert cols is not None and cols["segmentation"][0] is not None
