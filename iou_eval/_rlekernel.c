@@ -22,6 +22,7 @@
  *           sizes.
  * bboxes(): pycocotools.mask.toBbox.
  * polygons(): polygons rasterised by pycocotools' frPoly rule, its strings.
+ * flatten(): the numbers of JSON-decoded polygons into one array.
  *
  * The buffers are numpy arrays the Python side made contiguous and of the
  * right type; their lengths are checked here, and every index into them.
@@ -726,14 +727,16 @@ static void free_poly_scratch(PolyScratch *s) {
 /* The walk is at 5x the image's resolution. */
 #define SCALE 5
 
-/* The row of a crossing whose upper point is v (upsampled): clipped to 0..h. */
+/*
+ * The row of a crossing whose upper point is v (upsampled): pycocotools'
+ * ceil of (v + .5) / 5 - .5 clipped to 0..h.  That is (v - 2) / 5 exactly
+ * (a whole number when 5 divides v - 2, else at least 0.2 from one, far
+ * beyond the rounding of a double), so its ceiling is taken in integers.
+ */
 static inline int crossing_row(int v, int64_t h) {
-    double yd = ((double)v + .5) / SCALE - .5;
-    if (yd < 0)
-        yd = 0;
-    else if (yd > (double)h)
-        yd = (double)h;
-    return (int)ceil(yd);
+    int64_t a = (int64_t)v - 2;
+    int64_t k = a >= 0 ? (a + SCALE - 1) / SCALE : -(-a / SCALE);
+    return (int)(k < 0 ? 0 : (k > h ? h : k));
 }
 
 /*
@@ -996,7 +999,67 @@ done:
     return result;
 }
 
+/*
+ * flatten(parts, out) -> -1, or the index of the first part left to the
+ * caller: the numbers of `parts` (a list of lists or tuples of Python
+ * floats and ints, as JSON decodes polygons) into `out` (float64, exactly
+ * as many as they hold), each as float() reads it.  A part of another
+ * type, a number of another type (a bool, a numpy scalar, a string) or an
+ * int beyond a double: that part's index, and the caller reads them.
+ */
+static PyObject *py_flatten(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *parts, *o_out;
+    if (!PyArg_ParseTuple(args, "O!O", &PyList_Type, &parts, &o_out)) return NULL;
+    Buf b;
+    memset(&b, 0, sizeof b);
+    Py_ssize_t n_out;
+    if (acquire(o_out, &b, 8, 1, "out", &n_out) < 0) return NULL;
+    double *out = b.view.buf;
+    Py_ssize_t k = 0, left = -1, n = PyList_GET_SIZE(parts);
+    for (Py_ssize_t i = 0; i < n && left < 0; i++) {
+        PyObject *p = PyList_GET_ITEM(parts, i);
+        if (!PyList_CheckExact(p) && !PyTuple_CheckExact(p)) {
+            left = i;
+            break;
+        }
+        Py_ssize_t m = PySequence_Fast_GET_SIZE(p);
+        PyObject **items = PySequence_Fast_ITEMS(p);
+        if (m > n_out - k) {
+            release(&b, 1);
+            PyErr_SetString(PyExc_ValueError, "flatten: more numbers than out holds");
+            return NULL;
+        }
+        for (Py_ssize_t j = 0; j < m; j++) {
+            PyObject *v = items[j];
+            if (PyFloat_CheckExact(v)) {
+                out[k + j] = PyFloat_AS_DOUBLE(v);
+            } else if (PyLong_CheckExact(v)) {
+                double d = PyLong_AsDouble(v);
+                if (d == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    left = i;
+                    break;
+                }
+                out[k + j] = d;
+            } else {
+                left = i;
+                break;
+            }
+        }
+        k += m;
+    }
+    release(&b, 1);
+    if (left < 0 && k != n_out) {
+        PyErr_SetString(PyExc_ValueError, "flatten: fewer numbers than out holds");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(left);
+}
+
 static PyMethodDef methods[] = {
+    {"flatten", py_flatten, METH_VARARGS,
+     "flatten(parts, out) -> -1, or the first part left to the caller: polygon numbers into out."},
     {"polygons", py_polygons, METH_VARARGS,
      "polygons(xy, part_off, h, w, lengths) -> bytes: pycocotools' frPoly strings, back to back."},
     {"pair_ious", py_pair_ious, METH_VARARGS,

@@ -299,24 +299,26 @@ def _empty_rle(h: int, w: int) -> bytes:
 # ------------------------------------------------------------------- polygons
 
 
-def _rasterise(parts: list[np.ndarray], h: np.ndarray, w: np.ndarray) -> list[bytes]:
-    """Compressed RLEs of polygon ``parts[P]`` at sizes ``h[P]``, ``w[P]``.
+def _rasterise(flat: np.ndarray, off: np.ndarray, h: np.ndarray, w: np.ndarray) -> list[bytes]:
+    """Compressed RLEs of the ``P`` polygon parts ``flat[off[i]:off[i + 1]]`` at sizes ``h[P]``, ``w[P]``.
+
+    Args:
+        flat: float64 the parts' numbers ``x1, y1, x2, y2, ...`` back to back.
+        off: ``[P + 1]`` int64 where each part starts (and the end).
 
     The compiled kernel rasterises every part in one call, by ``frPoly``'s
     rule, byte for byte; without it, one ``frPoly`` call per image size.
     """
-    out: list[bytes] = [b""] * len(parts)
-    if not parts:
+    n = len(off) - 1
+    out: list[bytes] = [b""] * n
+    if n == 0:
         return out
     kernel = compiled()
     if kernel is not None:
         # The same strings from the compiled kernel, every part in one call.
-        lens = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-        off = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum(lens, out=off[1:])
-        lengths = np.zeros(len(parts), dtype=np.int64)
+        lengths = np.zeros(n, dtype=np.int64)
         data = kernel.polygons(
-            np.concatenate(parts).astype(np.float64, copy=False), off,
+            np.ascontiguousarray(flat, dtype=np.float64), np.ascontiguousarray(off, dtype=np.int64),
             np.ascontiguousarray(h, dtype=np.int64), np.ascontiguousarray(w, dtype=np.int64),
             lengths,
         )  # fmt: skip
@@ -327,10 +329,25 @@ def _rasterise(parts: list[np.ndarray], h: np.ndarray, w: np.ndarray) -> list[by
     _, first, count = np.unique(key[order], return_index=True, return_counts=True)
     for a, c in zip(first.tolist(), count.tolist(), strict=True):
         idx = order[a : a + c].tolist()
-        rles = _mask.frPoly([parts[i] for i in idx], int(h[idx[0]]), int(w[idx[0]]))
+        parts = [flat[off[i] : off[i + 1]] for i in idx]
+        rles = _mask.frPoly(parts, int(h[idx[0]]), int(w[idx[0]]))
         for i, r in zip(idx, rles, strict=True):
             out[i] = r["counts"]
     return out
+
+
+def _select_parts(
+    flat: np.ndarray, off: np.ndarray, keep: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(flat', off')`` of the parts ``keep[K]`` alone (see :func:`_rasterise`)."""
+    if len(keep) == len(off) - 1:
+        return flat, off
+    lens = off[keep + 1] - off[keep]
+    new_off = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(lens, out=new_off[1:])
+    # Each kept number's position in flat: its part's start, plus its place in the part.
+    at = np.repeat(off[keep] - new_off[:-1], lens) + np.arange(int(new_off[-1]))
+    return flat[at], new_off
 
 
 def _first_bad_part(
@@ -341,12 +358,13 @@ def _first_bad_part(
     Parts of fewer than 3 points are errors unless ``short_ok``, except
     4-number parts (the caller gives those no pixels).
     """
-    nonfinite = ~np.isfinite(flat)
-    far = np.abs(np.where(nonfinite, 0.0, flat)) > COORD_LIMIT
-    n_bad = np.add.reduceat(np.concatenate([nonfinite | far, [False]]), part_off[:-1])
-    n_bad = np.where(lens > 0, n_bad, 0)
+    # NaN compares false: not within the limit, as an infinity is not.
+    bad_value = ~(np.abs(flat) <= COORD_LIMIT)
     short = (lens < 6) & (lens != 4) & (not short_ok)
-    bad = (lens % 2 == 1) | short | (n_bad > 0)
+    bad = (lens % 2 == 1) | short
+    if bad_value.any():
+        n_bad = np.add.reduceat(np.concatenate([bad_value, [False]]), part_off[:-1])
+        bad |= np.where(lens > 0, n_bad, 0) > 0
     if not bad.any():
         return -1, ""
     p = int(np.flatnonzero(bad)[0])
@@ -364,6 +382,13 @@ def _first_bad_part(
 
 def _flat_numbers(parts: list, lens: np.ndarray) -> np.ndarray | int:
     """All numbers of ``parts`` as one float64 array, or the index of the first unreadable part."""
+    kernel = compiled()
+    if kernel is not None and isinstance(parts, list):
+        # Lists of floats and ints (what JSON gives) read in C; anything
+        # else is left to the loop below.
+        flat = np.empty(int(lens.sum()), dtype=np.float64)
+        if kernel.flatten(parts, flat) < 0:
+            return flat
     try:
         return np.fromiter(
             itertools.chain.from_iterable(parts), dtype=np.float64, count=int(lens.sum())
@@ -452,9 +477,7 @@ def _encode_polygons(
         )
     keep = np.flatnonzero(~box_like)
     kept_row = part_row[keep]
-    rles = _rasterise(
-        [flat[part_off[i] : part_off[i + 1]] for i in keep.tolist()], h[kept_row], w[kept_row]
-    )
+    rles = _rasterise(*_select_parts(flat, part_off, keep), h[kept_row], w[kept_row])
     return _merge_parts(rows, kept_row, rles, h, w), warnings
 
 
@@ -847,7 +870,7 @@ def polygon_rles(
         )
     rle = np.empty(n, dtype=object)
     keep = np.flatnonzero(~short)
-    rle[keep] = _rasterise([parts[i] for i in keep.tolist()], h[keep], w[keep])
+    rle[keep] = _rasterise(*_select_parts(flat, off, keep), h[keep], w[keep])
     _fill_empty(rle, np.flatnonzero(short), h, w, places)
     # Areas (pycocotools' rleArea) and boxes, read from the strings at once.
     box = np.zeros((n, 4), dtype=np.int64)

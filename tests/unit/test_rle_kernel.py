@@ -236,6 +236,13 @@ def test_bboxes_equal_pycocotools(seed, monkeypatch):
     assert mask_boxes(col).tobytes() == got.tobytes()
 
 
+def _flat(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Polygon parts as ``_rasterise`` takes them: numbers back to back, offsets."""
+    off = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=off[1:])
+    return np.concatenate(parts), off
+
+
 @needs_kernel
 @pytest.mark.parametrize("seed", [0, 1])
 def test_polygons_equal_pycocotools_frpoly_byte_for_byte(seed, monkeypatch):
@@ -261,11 +268,11 @@ def test_polygons_equal_pycocotools_frpoly_byte_for_byte(seed, monkeypatch):
         hs.append(h)
         ws.append(w)
     h, w = np.array(hs, dtype=np.int64), np.array(ws, dtype=np.int64)
-    got = _rasterise(parts, h, w)
+    got = _rasterise(*_flat(parts), h, w)
     expected = [_mask.frPoly([p], a, b)[0]["counts"] for p, a, b in zip(parts, hs, ws, strict=True)]
     assert got == expected
     monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
-    assert _rasterise(parts, h, w) == expected
+    assert _rasterise(*_flat(parts), h, w) == expected
 
 
 @needs_kernel
@@ -305,6 +312,46 @@ def test_polygons_equal_frpoly_on_large_thin_and_huge_images(monkeypatch):
         ws.append(w)
     h, w = np.array(hs, dtype=np.int64), np.array(ws, dtype=np.int64)
     expected = [_mask.frPoly([p], a, b)[0]["counts"] for p, a, b in zip(parts, hs, ws, strict=True)]
-    assert _rasterise(parts, h, w) == expected
+    assert _rasterise(*_flat(parts), h, w) == expected
     monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
-    assert _rasterise(parts, h, w) == expected
+    assert _rasterise(*_flat(parts), h, w) == expected
+
+
+@needs_kernel
+def test_flatten_reads_json_numbers_as_float_does_and_leaves_the_rest():
+    """Floats and ints (big ones rounded as float() rounds them) in lists and tuples;
+    a bool, a numpy scalar, a string, an int beyond a double or a part that is not a
+    list or tuple is left to the caller, at the first part holding one."""
+    rng = np.random.default_rng(4)
+    parts = [
+        [float(v) for v in rng.uniform(-1e6, 1e6, 8)],
+        [int(v) for v in rng.integers(-(2**62), 2**62, 6)],
+        (1, 2.5, -0.0, 3),
+        [2**53 + 1, 2**60 + 123, -(2**70) - 1, 10**300],
+        [],
+    ]
+    lens = np.array([len(p) for p in parts])
+    out = np.empty(int(lens.sum()))
+    assert KERNEL.flatten(parts, out) == -1
+    expected = np.array([float(v) for p in parts for v in p])
+    assert out.tobytes() == expected.tobytes()
+    for odd in (True, np.float64(1.5), "1.5", 10**400, None):
+        mixed = [[1.0, 2.0], [3.0, odd], [5.0, 6.0]]
+        assert KERNEL.flatten(mixed, np.empty(6)) == 1, odd
+    assert KERNEL.flatten([[1.0, 2.0], np.array([3.0, 4.0])], np.empty(4)) == 1
+    with pytest.raises(ValueError):
+        KERNEL.flatten([[1.0, 2.0, 3.0]], np.empty(2))
+    with pytest.raises(ValueError):
+        KERNEL.flatten([[1.0, 2.0]], np.empty(3))
+
+
+def test_select_parts_keeps_the_numbers_of_the_chosen_parts():
+    from iou_eval.masks import _select_parts
+
+    parts = [np.arange(n, dtype=np.float64) + 100 * i for i, n in enumerate([6, 4, 0, 8, 2])]
+    flat, off = _flat(parts)
+    for keep in ([0, 1, 2, 3, 4], [0, 3], [1, 4], [2], []):
+        got_flat, got_off = _select_parts(flat, off, np.array(keep, dtype=np.int64))
+        want = [parts[i] for i in keep]
+        assert got_off.tolist() == np.concatenate([[0], np.cumsum([len(p) for p in want])]).tolist()
+        assert got_flat.tolist() == (np.concatenate(want).tolist() if want else [])
