@@ -447,11 +447,10 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     fmt = OutputFormat(o["out_format"])
 
     def batch(p: str) -> bool:
-        # A folder of LabelMe files (or of a named non-COCO format) is one input, not a batch.
-        from .loaders.labelme import looks_like_labelme
-
+        # A folder of LabelMe files (is_batch_folder says so) or of a named
+        # non-COCO format is one input, not a batch.
         fmt = options.read.pred_format
-        return is_batch_folder(p) and fmt in (None, "coco") and not looks_like_labelme(p)
+        return is_batch_folder(p) and fmt in (None, "coco")
 
     files = [f for p in preds for f in (prediction_files([p]) if batch(p) else [p])]
     is_batch = len(files) != 1 or any(batch(p) for p in preds)

@@ -135,12 +135,14 @@ def _open_images_scaled(gt: Dataset, pred: Dataset) -> Dataset:
     alignment scales by each image's size.  Images the ground truth lacks
     keep the unit size (their predictions are set aside anyway).
     """
-    from .loaders.image_folder import UNIT_IMAGE_FORMATS, as_fractions
-    from .reconcile import image_map
+    from .loaders.registry import UNIT_IMAGE_FORMATS
 
     unit = gt.format in UNIT_IMAGE_FORMATS and not gt.fractions
     if pred.format not in UNIT_IMAGE_FORMATS or pred.fractions or unit:
         return pred
+    from .loaders.image_folder import as_fractions
+    from .reconcile import image_map
+
     out = as_fractions(pred)
     absent = image_map(gt.images, pred.images)[0] < 0
     if absent.any():

@@ -35,10 +35,8 @@ from ..dataset import Dataset, ImageTable
 from ..doubts import Doubt
 from ..errors import InputError
 from .image_header import image_size
+from .registry import UNIT_IMAGE_FORMATS
 from .yolo import IMG_FORMATS
-
-# Formats whose boxes are fractions of a unit image (no size in the file).
-UNIT_IMAGE_FORMATS = frozenset({"openimages"})
 
 
 def folder_images(folder: str) -> list[str]:

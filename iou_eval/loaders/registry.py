@@ -57,6 +57,9 @@ class Format:
 
 _FORMATS: dict[str, Format] = {}
 
+# Formats whose boxes are fractions of a unit image (no size in the file).
+UNIT_IMAGE_FORMATS = frozenset({"openimages"})
+
 
 def register(fmt: Format) -> Format:
     """Add a format (a later one with the same name replaces it)."""
