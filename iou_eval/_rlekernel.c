@@ -66,50 +66,57 @@ static void release(Buf *bufs, int count) {
 /* ------------------------------------------------------------------ check */
 
 /*
- * The stored numbers of string s[0:len] into x[] (at most len of them), one
- * per character without a continuation bit: the characters are read with
- * no branch on a number's length (1 or 2 characters, at random, would
- * defeat the processor's prediction).  Returns how many, or -1 for a
- * character outside '0'..'o', a number of more than six characters, or a
- * string that ends inside a number.
+ * A string's stored numbers are read one character at a time: 5 bits of
+ * value each, least significant first; a character without the 0x20 bit
+ * ends a number, and its 0x10 bit is the number's sign (every bit above
+ * it set).  NUMBER_STEP adds character `ch_` (already less 48) to the
+ * number being read (val, shift); where it ends the number, `number` is
+ * set to its value and val, shift start again.  A character outside
+ * '0'..'o' or a number of more than six characters: `bad`.
  */
-static int64_t read_numbers(const uint8_t *s, int64_t len, int64_t *x) {
-    int64_t m = 0, val = 0;
-    int shift = 0;
-    for (int64_t p = 0; p < len; p++) {
-        unsigned c = (unsigned)s[p] - 48u;
-        if (c > 63u || shift > 5 * (MAX_CHARS - 1)) return -1;
-        val |= (int64_t)(c & 0x1f) << shift;
-        int64_t last = !(c & 0x20);
-        int64_t negative = last & (int64_t)((c >> 4) & 1);
-        /* The last character's 0x10 bit is the sign: every bit above it set. */
-        x[m] = val | (-negative * ((int64_t)1 << (shift + 5)));
-        m += last;
-        val &= last - 1;
-        shift = (shift + 5) & (int)(last - 1);
-    }
-    return shift == 0 ? m : -1;
-}
-
+#define NUMBER_STEP(ch_, val, shift, ends, number, bad)                               \
+    do {                                                                              \
+        if ((ch_) > 63u || (shift) > 5 * (MAX_CHARS - 1)) {                           \
+            bad;                                                                      \
+        }                                                                             \
+        (val) |= (int64_t)((ch_) & 0x1f) << (shift);                                  \
+        (ends) = !((ch_) & 0x20);                                                     \
+        if (ends) {                                                                   \
+            /* the sign bit (shift + 4) copied upwards */                             \
+            (number) = (int64_t)((uint64_t)(val) << (59 - (shift))) >> (59 - (shift)); \
+            (val) = 0;                                                                \
+            (shift) = 0;                                                              \
+        } else {                                                                      \
+            (shift) += 5;                                                             \
+        }                                                                             \
+    } while (0)
 
 /*
  * Whether string s[0:len] is a mask of h*w pixels; its area and inclusive
  * box x0, y0, x1, y1 of foreground pixels (x1 < x0 when it has none).
- * Counts are read exactly (64-bit), before any 32-bit truncation.
+ * Counts are read exactly (64-bit), before any 32-bit truncation, in the
+ * same pass as the characters.
  */
 static int check_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_t *area,
-                     int64_t *box, int64_t *x) {
-    int64_t m = read_numbers(s, len, x);
-    if (m < 0) return 0;
+                     int64_t *box) {
     int64_t pos = 0, fg = 0, hw = h * w;
     /* pos as column and row: runs move it forward, mostly within a column or
        into the next, so a division is rarely needed. */
     int64_t col = 0, row = 0;
     int64_t x0 = 0, y0 = 0, x1 = -1, y1 = -1;
     int any = 0;
-    for (int64_t j = 0; j < m; j++) {
-        if (j > 2) x[j] += x[j - 2];
-        int64_t c = x[j];
+    int64_t val = 0, j = 0, back2 = 0, back1 = 0; /* the counts two and one before */
+    int shift = 0;
+    for (int64_t p = 0; p < len; p++) {
+        unsigned ch = (unsigned)s[p] - 48u;
+        int64_t x = 0;
+        int ends;
+        NUMBER_STEP(ch, val, shift, ends, x, return 0);
+        if (!ends) continue;
+        /* From the fourth count on, a number is the difference to the count two before. */
+        int64_t c = j > 2 ? x + back2 : x;
+        back2 = back1;
+        back1 = c;
         if (c < 0 || c > hw - pos) return 0; /* negative, or past the image */
         int64_t ncol = col, nrow = row + c;
         if (nrow >= h) {
@@ -144,8 +151,9 @@ static int check_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_
         pos += c;
         col = ncol;
         row = nrow;
+        j++;
     }
-    if (pos != hw) return 0;
+    if (shift != 0 || pos != hw) return 0; /* ends inside a number, or short of the image */
     *area = fg;
     box[0] = x0;
     box[1] = y0;
@@ -178,32 +186,24 @@ static PyObject *py_check(PyObject *self, PyObject *args) {
     const uint8_t *buf = b[0].view.buf;
     const int64_t *off = b[1].view.buf, *hh = b[2].view.buf, *ww = b[3].view.buf;
     int64_t *area = b[4].view.buf, *box = b[5].view.buf;
-    int64_t longest = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t a = off[i], e = off[i + 1];
         if (a < 0 || e < a || e > nb) {
             PyErr_SetString(PyExc_ValueError, "check: string offsets outside the buffer");
             goto fail;
         }
-        if (e - a > longest) longest = e - a;
-    }
-    int64_t *x = malloc(sizeof(int64_t) * (size_t)(longest + 1));
-    if (!x) {
-        PyErr_NoMemory();
-        goto fail;
     }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t a = off[i], e = off[i + 1], h = hh[i], w = ww[i];
         /* Sizes are positive and below 2**31 (checked by the caller): h * w fits. */
         if (h <= 0 || w <= 0 || h > INT32_MAX || w > INT32_MAX ||
-            !check_one(buf + a, e - a, h, w, &area[i], &box[4 * i], x)) {
+            !check_one(buf + a, e - a, h, w, &area[i], &box[4 * i])) {
             bad = (long long)i;
             break;
         }
     }
     Py_END_ALLOW_THREADS
-    free(x);
     release(b, 6);
     return PyLong_FromLongLong(bad);
 fail:
@@ -215,16 +215,24 @@ fail:
 
 /*
  * Counts of a checked string as pycocotools keeps them (32-bit unsigned);
- * how many.  `x` is scratch of `len` numbers.  (rleFrString adds a stored
+ * how many, read in one pass over the characters.  (rleFrString adds a stored
  * number to the count two places back in a C long, then keeps 32 bits: the
  * same as adding in 32 bits.)
  */
-static int64_t decode_u32(const uint8_t *s, int64_t len, uint32_t *cnts, int64_t *x) {
-    int64_t m = read_numbers(s, len, x);
-    if (m < 0) m = 0; /* never for a checked string */
-    for (int64_t j = 0; j < m; j++) cnts[j] = (uint32_t)x[j];
-    for (int64_t j = 3; j < m; j++) cnts[j] += cnts[j - 2];
-    return m;
+static int64_t decode_u32(const uint8_t *s, int64_t len, uint32_t *cnts) {
+    int64_t m = 0, val = 0;
+    int shift = 0;
+    for (int64_t p = 0; p < len; p++) {
+        unsigned ch = (unsigned)s[p] - 48u;
+        int64_t x = 0;
+        int ends;
+        NUMBER_STEP(ch, val, shift, ends, x, return 0); /* never for a checked string */
+        if (!ends) continue;
+        uint32_t c = (uint32_t)x;
+        cnts[m] = m > 2 ? c + cnts[m - 2] : c;
+        m++;
+    }
+    return shift == 0 ? m : 0;
 }
 
 /* pycocotools' rleToBbox (2.0.8 on): x, y, w, h from 32-bit unsigned arithmetic. */
@@ -327,7 +335,6 @@ typedef struct {
     int64_t *h, *w;
     uint8_t *plain;
     int64_t kcap;
-    int64_t *x; /* [cap] scratch: a string's stored numbers */
 } Decoded;
 
 #define GROW(ptr, type, count, ok)                                   \
@@ -354,7 +361,6 @@ static int reserve(Decoded *d, int64_t k, int64_t chars) {
     if (chars > d->cap) {
         int64_t cc = chars > 2 * d->cap ? chars : 2 * d->cap;
         GROW(d->cnts, uint32_t, cc, ok);
-        GROW(d->x, int64_t, cc, ok);
         if (!ok) return -1;
         d->cap = cc;
     }
@@ -378,7 +384,6 @@ static void free_decoded(Decoded *d) {
     free(d->h);
     free(d->w);
     free(d->plain);
-    free(d->x);
 }
 
 /*
@@ -434,7 +439,7 @@ static int decode_rows(const Side *s, const int64_t *rows, int64_t k, Decoded *d
     for (int64_t j = 0; j < k; j++) {
         int64_t r = rows[j];
         uint32_t *c = d->cnts + at;
-        int64_t m = decode_u32(s->buf + s->start[r], s->len[r], c, d->x);
+        int64_t m = decode_u32(s->buf + s->start[r], s->len[r], c);
         if (m == 0) c[m++] = 0; /* pycocotools would read one count */
         int64_t h = s->h[r], w = s->w[r];
         d->off[j] = at;
