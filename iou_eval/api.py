@@ -171,10 +171,13 @@ def _load_pair(
         gt_ds = load_gt()
         return gt_ds, load(preds, "pred", read.pred_format, read=read, workers=workers, masks=masks)
     _import_readers((read.gt_format, pred_fmt), gt, masks)
+    # With masks the ground truth's child rasterises polygons for about as
+    # long as the results take to read: it keeps one of the workers busy.
+    pred_workers = max(1, workers - 1) if masks else workers
     job = start(load_gt)
     try:
         try:
-            pred_ds = load(preds, "pred", pred_fmt, read=read, workers=workers, masks=masks)
+            pred_ds = load(preds, "pred", pred_fmt, read=read, workers=pred_workers, masks=masks)
         except IouEvalError:
             job.result()  # the ground truth's own error comes first
             raise
