@@ -225,3 +225,58 @@ def test_a_bad_string_leaves_the_chunk_to_the_generic_decoder():
         coco._read_rle_results(bytearray(text))
     cols = coco._chunk_columns(bytearray(text), 0, None, "p.json", masks=True)
     assert cols is not None and cols["segmentation"][0] is not None
+
+
+def _mutations(seed: int, n: int):
+    """Chunks of valid results with a few bytes inserted, removed or replaced."""
+    rng = np.random.default_rng(seed)
+    base = bytearray(_chunk([_record(rng, m) for m in _masks(rng, 12)], rng))
+    alphabet = list(b'{}[],:"\\/.-+eE0123456789 \ntrufalsn') + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF]
+    for _ in range(n):
+        text = bytearray(base)
+        for _ in range(int(rng.integers(1, 4))):
+            at = int(rng.integers(0, len(text)))
+            kind = int(rng.integers(3))
+            if kind == 0:
+                text.insert(at, int(rng.choice(alphabet)))
+            elif kind == 1 and len(text) > 2:
+                del text[at]
+            else:
+                text[at] = int(rng.choice(alphabet))
+        yield bytes(text)
+
+
+def _outcome(read) -> tuple[str, dict | None]:
+    try:
+        cols = read()
+    except coco._NotChecked:
+        return "not a mask", None
+    except Exception as exc:  # noqa: BLE001 - msgspec's refusals, whatever their type
+        return type(exc).__name__, None
+    return "columns", cols
+
+
+def _check_mutations(seed: int, n: int) -> int:
+    """Where the reader gives columns, msgspec gives the same; returns how many it read."""
+    read = 0
+    for text in _mutations(seed, n):
+        got, cols = _outcome(lambda t=text: coco._read_rle_results(bytearray(t)))
+        if got != "columns" or cols is None:
+            continue
+        read += 1
+        want, expected = _outcome(lambda t=text: _msgspec_columns(t))
+        assert want == "columns" and expected is not None, (text, want)
+        _assert_same_columns(cols, expected)
+    return read
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mutated_chunks_read_as_msgspec_reads_them_or_not_at_all(seed):
+    """A few bytes changed anywhere: the reader never gives columns msgspec would
+    refuse or read otherwise (it gives up, or it agrees)."""
+    assert _check_mutations(seed, 300) > 0
+
+
+@pytest.mark.slow
+def test_mutated_chunks_soak():
+    assert sum(_check_mutations(seed, 3000) for seed in range(10, 20)) > 0
