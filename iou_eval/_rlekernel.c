@@ -63,6 +63,15 @@ static void release(Buf *bufs, int count) {
         if (bufs[i].held) PyBuffer_Release(&bufs[i].view);
 }
 
+/* ptr grown (realloc) to `count` items of `type`; ok = 0 where it cannot be
+   (ptr is then as it was). */
+#define GROW(ptr, type, count, ok)                                   \
+    do {                                                             \
+        type *grown_ = realloc((ptr), sizeof(type) * (size_t)(count)); \
+        if (grown_) (ptr) = grown_;                                  \
+        else (ok) = 0;                                               \
+    } while (0)
+
 /* ------------------------------------------------------------------ check */
 
 /*
@@ -336,13 +345,6 @@ typedef struct {
     uint8_t *plain;
     int64_t kcap;
 } Decoded;
-
-#define GROW(ptr, type, count, ok)                                   \
-    do {                                                             \
-        type *grown_ = realloc((ptr), sizeof(type) * (size_t)(count)); \
-        if (grown_) (ptr) = grown_;                                  \
-        else (ok) = 0;                                               \
-    } while (0)
 
 static int reserve(Decoded *d, int64_t k, int64_t chars) {
     int ok = 1;
@@ -709,17 +711,8 @@ typedef struct {
     int64_t *col;     /* their columns */
     uint32_t *sorted; /* the positions in order */
     int64_t *first;   /* per column: where its crossings start in `sorted` */
-    int64_t nvert, npos, ncol, nsorted, nfirst;
+    int64_t nvert, npoints, nfirst; /* room in vert; in pos, col and sorted; in first */
 } PolyScratch;
-
-static int grow(void **p, int64_t *cap, int64_t need, size_t item) {
-    if (need <= *cap) return 0;
-    void *q = realloc(*p, item * (size_t)need);
-    if (!q) return -1;
-    *p = q;
-    *cap = need;
-    return 0;
-}
 
 static void free_poly_scratch(PolyScratch *s) {
     free(s->vert);
@@ -785,7 +778,12 @@ static inline int crossing_row(int v, int64_t h) {
  */
 static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, PolyScratch *s) {
     /* Integer vertices, the first repeated at the end. */
-    if (grow((void **)&s->vert, &s->nvert, 2 * (k + 1), sizeof(int)) < 0) return -1;
+    int ok = 1;
+    if (2 * (k + 1) > s->nvert) {
+        GROW(s->vert, int, 2 * (k + 1), ok);
+        if (!ok) return -1;
+        s->nvert = 2 * (k + 1);
+    }
     int *x = s->vert, *y = s->vert + (k + 1);
     for (int64_t j = 0; j < k; j++) x[j] = (int)(SCALE * xy[2 * j] + .5);
     for (int64_t j = 0; j < k; j++) y[j] = (int)(SCALE * xy[2 * j + 1] + .5);
@@ -797,9 +795,13 @@ static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, Po
         m += (dx > dy ? dx : dy) + 1;
     }
     /* At most one crossing per point, and the image's end. */
-    if (grow((void **)&s->pos, &s->npos, m + 1, sizeof(uint32_t)) < 0 ||
-        grow((void **)&s->col, &s->ncol, m + 1, sizeof(int64_t)) < 0)
-        return -1;
+    if (m + 1 > s->npoints) {
+        GROW(s->pos, uint32_t, m + 1, ok);
+        GROW(s->col, int64_t, m + 1, ok);
+        GROW(s->sorted, uint32_t, m + 1, ok);
+        if (!ok) return -1;
+        s->npoints = m + 1;
+    }
     uint32_t *pos = s->pos;
     int64_t *col = s->col;
     int64_t n = 0;
@@ -895,9 +897,11 @@ static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, Po
             if (col[i] > cmax) cmax = col[i];
         }
         int64_t ncols = cmax - cmin + 1;
-        if (grow((void **)&s->first, &s->nfirst, ncols + 1, sizeof(int64_t)) < 0 ||
-            grow((void **)&s->sorted, &s->nsorted, m + 1, sizeof(uint32_t)) < 0)
-            return -1;
+        if (ncols + 1 > s->nfirst) {
+            GROW(s->first, int64_t, ncols + 1, ok);
+            if (!ok) return -1;
+            s->nfirst = ncols + 1;
+        }
         int64_t *first = s->first;
         uint32_t *out = s->sorted;
         memset(first, 0, sizeof(int64_t) * (size_t)(ncols + 1));

@@ -144,17 +144,30 @@ static int number_span(Cur *c, const uint8_t **s, Py_ssize_t *len, int *whole, i
     return 0;
 }
 
+/* The value of the whole number s[0:len] of at most 18 digits (it fits). */
+static int64_t whole_value(const uint8_t *s, Py_ssize_t len) {
+    int neg = *s == '-';
+    int64_t v = 0;
+    for (const uint8_t *p = s + neg; p < s + len; p++) v = v * 10 + (*p - '0');
+    return neg ? -v : v;
+}
+
 /* An integer of at most 18 digits (larger ones: give up). 0, or -1. */
 static int read_int(Cur *c, int64_t *out) {
     const uint8_t *s;
     Py_ssize_t len;
     int whole, digits;
     if (number_span(c, &s, &len, &whole, &digits) < 0 || !whole || digits > 18) return -1;
-    int neg = *s == '-';
-    int64_t v = 0;
-    for (const uint8_t *p = s + neg; p < s + len; p++) v = v * 10 + (*p - '0');
-    *out = neg ? -v : v;
+    *out = whole_value(s, len);
     return 0;
+}
+
+/* Whether a whole number (of any length) comes next, skipped if so. */
+static int skip_whole(Cur *c) {
+    const uint8_t *s;
+    Py_ssize_t len;
+    int whole, digits;
+    return number_span(c, &s, &len, &whole, &digits) == 0 && whole;
 }
 
 /*
@@ -170,10 +183,7 @@ static int read_double(Cur *c, double *out) {
     if (number_span(c, &s, &len, &whole, &digits) < 0) return -1;
     if (whole) {
         if (digits > 18) return -1;
-        int neg = *s == '-';
-        int64_t v = 0;
-        for (const uint8_t *p = s + neg; p < s + len; p++) v = v * 10 + (*p - '0');
-        *out = (double)(neg ? -v : v);
+        *out = (double)whole_value(s, len);
         return 0;
     }
     /* The exact case first (Clinger's): a significand below 2**53 and a
@@ -398,14 +408,10 @@ static int read_record(Cur *c, Vec *cols) {
         } else if (key_is(k, klen, "id")) {
             /* int, str or null */
             bit = K_ID;
-            const uint8_t *s;
-            Py_ssize_t len;
-            int whole, digits;
             skip_ws(c);
             if (c->p < c->end && *c->p == '"') {
                 if (skip_string(c) < 0) return -1;
-            } else if (!take_word(c, "null") &&
-                       (number_span(c, &s, &len, &whole, &digits) < 0 || !whole)) {
+            } else if (!take_word(c, "null") && !skip_whole(c)) {
                 return -1;
             }
         } else if (key_is(k, klen, "area")) {
@@ -416,12 +422,8 @@ static int read_record(Cur *c, Vec *cols) {
         } else if (key_is(k, klen, "iscrowd") || key_is(k, klen, "ignore")) {
             /* int or bool; ignore may also be null */
             bit = key_is(k, klen, "iscrowd") ? K_ISCROWD : K_IGNORE;
-            const uint8_t *s;
-            Py_ssize_t len;
-            int whole, digits;
             if (!take_word(c, "true") && !take_word(c, "false") &&
-                !(bit == K_IGNORE && take_word(c, "null")) &&
-                (number_span(c, &s, &len, &whole, &digits) < 0 || !whole))
+                !(bit == K_IGNORE && take_word(c, "null")) && !skip_whole(c))
                 return -1;
         } else if (skip_value(c, 1) < 0) {
             return -1;

@@ -194,20 +194,19 @@ def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:
     compiled kernels).  An unreadable ground truth is left to its reader,
     which says what is wrong in its turn.
     """
+    from importlib import import_module
+
     from .kernel import compiled, results_reader
     from .loaders import get
 
-    names = set(fmts)
-    if None in names:
-        names.discard(None)
+    names = {f for f in fmts if f is not None}
+    if None in fmts:
         with contextlib.suppress(IouEvalError):
             names.add(detect_format(gt))
     for name in names:
-        if name is not None:
-            get(name).load()
+        get(name).load()
     if masks:
-        from . import masks as _masks  # noqa: F401 - imported for its side effect
-
+        import_module(".masks", __package__)
         compiled()
         results_reader()
 

@@ -50,6 +50,7 @@ from pycocotools import _mask
 from .errors import InputError
 from .escape import quoted
 from .kernel import compiled
+from .ordering import offsets_of
 from .rle import BadRle, check_compressed, check_joined, odd_sums
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
@@ -79,10 +80,8 @@ class Strings:
     def of(values: Sequence[bytes]) -> Strings:
         """The strings ``values`` joined into one buffer."""
         length = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-        start = np.zeros(len(values), dtype=np.int64)
-        np.cumsum(length[:-1], out=start[1:])
         data = np.frombuffer(b"".join(values), dtype=np.uint8)
-        return Strings(data, start, length)
+        return Strings(data, offsets_of(length)[:-1], length)
 
     def __len__(self) -> int:
         return len(self.start)
@@ -343,8 +342,7 @@ def _select_parts(
     if len(keep) == len(off) - 1:
         return flat, off
     lens = off[keep + 1] - off[keep]
-    new_off = np.zeros(len(keep) + 1, dtype=np.int64)
-    np.cumsum(lens, out=new_off[1:])
+    new_off = offsets_of(lens)
     # Each kept number's position in flat: its part's start, plus its place in the part.
     at = np.repeat(off[keep] - new_off[:-1], lens) + np.arange(int(new_off[-1]))
     return flat[at], new_off
@@ -439,8 +437,7 @@ def _polygon_parts(segs: Sequence[Any], rows: np.ndarray, places: _Places):
             hint="one polygon is written [[x1, y1, x2, y2, ...]]" if flat_list else None,
         )
     lens = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-    part_off = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum(lens, out=part_off[1:])
+    part_off = offsets_of(lens)
     flat = _flat_numbers(parts, lens)
     if isinstance(flat, int):
         raise places.error(
@@ -587,8 +584,7 @@ def _encode_uncompressed(
         raise places.error(
             int(rows[flat]), "uncompressed RLE counts must be integers", ".segmentation.counts"
         )
-    off = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lens, out=off[1:])
+    off = offsets_of(lens)
     bad = ~np.isfinite(flat) | (flat < 0) | (flat != np.floor(flat)) | (flat >= 2**32)
     if bad.any():
         p = int(np.flatnonzero(bad)[0])
@@ -852,8 +848,7 @@ def polygon_rles(
     places = _places(path, origins, origin_label, n)
     parts = [np.asarray(p, dtype=np.float64).reshape(-1) for p in polygons]
     lens = np.fromiter(map(len, parts), dtype=np.int64, count=n)
-    off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=off[1:])
+    off = offsets_of(lens)
     flat = np.concatenate(parts) if n else np.zeros(0)
     p, why = _first_bad_part(lens, flat, off, short_ok=True)
     if p >= 0:

@@ -27,6 +27,13 @@ def radix_argsort(key: np.ndarray) -> np.ndarray:
             return order
 
 
+def offsets_of(lengths: np.ndarray) -> np.ndarray:
+    """``[N + 1]`` int64 where each of ``N`` pieces of ``lengths[N]`` starts, back to back, and the end."""
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
 def run_bounds(values: np.ndarray) -> list[int]:
     """Where the runs of equal values of ``values[N]`` start, and ``N`` last (``[0, N]`` if empty)."""
     return np.flatnonzero(np.r_[True, values[1:] != values[:-1], True]).tolist()

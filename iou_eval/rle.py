@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kernel import compiled
+from .ordering import offsets_of
 
 # pycocotools reads a count with ``x |= (c & 0x1f) << 5*k`` on a C int: a 7th
 # character would shift past 31 bits.  Six characters hold |count| < 2**29.
@@ -152,8 +153,7 @@ def _decode(rle: np.ndarray, height: np.ndarray, width: np.ndarray):
     """Counts of compressed strings, checked: ``(cnts[C], offsets[N + 1], area[N])``."""
     n = len(rle)
     lens = np.fromiter(map(len, rle), dtype=np.int64, count=n)
-    str_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=str_off[1:])
+    str_off = offsets_of(lens)
     buf = np.frombuffer(b"".join(rle), dtype=np.uint8)
     return _decode_joined(buf, str_off, height, width)
 
@@ -352,8 +352,7 @@ def check_joined(
         BadRle: as :func:`decode_counts` says, for the first bad row.
     """
     n = len(lengths)
-    str_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=str_off[1:])
+    str_off = offsets_of(lengths)
     kernel = compiled()
     if kernel is not None:
         return _check_compiled(kernel, buf, str_off, height, width, boxes)

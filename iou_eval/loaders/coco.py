@@ -286,8 +286,7 @@ def checked_rles(cols: dict, rows) -> Any:
     length = cols["rle_length"]
     start = cols.get("rle_start")
     if start is None:  # the strings back to back
-        start = np.zeros(len(length), dtype=np.int64)
-        np.cumsum(length[:-1], out=start[1:])
+        start = np.cumsum(length) - length
     strings = Strings(cols["rle_data"], start, length)
     return CheckedRles(strings, size, cols["rle_area"], cols["rle_box"]).take(rows)
 
@@ -470,10 +469,7 @@ def _chunk_columns(
         data = cols.pop("rle_data")
         sink[at : at + len(data)] = data
         length = cols["rle_length"]
-        start = np.full(len(length), at, dtype=np.int64)
-        np.cumsum(length[:-1], out=start[1:])
-        start[1:] += at
-        cols["rle_start"] = start
+        cols["rle_start"] = at + np.cumsum(length) - length
     return cols
 
 

@@ -9,7 +9,6 @@ whole file, which also locates errors.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import mmap
 import os
@@ -23,6 +22,7 @@ import msgspec
 import numpy as np
 
 from ..errors import InputError
+from ..memory import gc_paused
 from ..parallel import run_parts
 from .common import JSON_ERRORS
 
@@ -34,13 +34,8 @@ ChunkColumns = Callable[[bytearray, int, "mmap.mmap | None"], "dict | None"]
 def quiet_decode(decoder: msgspec.json.Decoder, data):
     # Millions of small records: the cyclic GC would rescan them again and
     # again while they are built (none of them can form a cycle).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return decoder.decode(data)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # Where one results-list element ends and the next begins: "}" "," "{".
@@ -111,8 +106,6 @@ def _decode_spans(
     their memory is reused.  None on anything unexpected: the caller then
     decodes the whole file, which also locates errors.
     """
-    from ..memory import gc_paused
-
     with arenas_kept(4 * chunk_bytes), gc_paused():  # a chunk's records take about 3.5x its bytes
         return _decode_each(data, spans, columns, sink)
 
