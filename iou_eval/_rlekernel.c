@@ -856,29 +856,19 @@ static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, Po
             /* Point t (0..dy) is (u(t), ys + t). */
             double sl = (double)(xe - xs) / dy;
 #define U(T) ((int)(xs + sl * (T) + .5))
-            if (flip) {
-                int qu = U(dy), qv = ys + dy;
-                if (have_prev) STEP(pu, pv, qu, qv);
-                for (int t = dy - 1; t >= 0; t--) {
-                    int cu = U(t);
-                    STEP(qu, qv, cu, ys + t);
-                    qu = cu;
-                    qv = ys + t;
-                }
-                pu = qu;
-                pv = qv;
-            } else {
-                int qu = U(0), qv = ys;
-                if (have_prev) STEP(pu, pv, qu, qv);
-                for (int t = 1; t <= dy; t++) {
-                    int cu = U(t);
-                    STEP(qu, qv, cu, ys + t);
-                    qu = cu;
-                    qv = ys + t;
-                }
-                pu = qu;
-                pv = qv;
+            /* In the outline's order: from t = dy down when flipped. */
+            int t = flip ? dy : 0, dt = flip ? -1 : 1;
+            int qu = U(t), qv = ys + t;
+            if (have_prev) STEP(pu, pv, qu, qv);
+            for (int i = 0; i < dy; i++) {
+                t += dt;
+                int cu = U(t);
+                STEP(qu, qv, cu, ys + t);
+                qu = cu;
+                qv = ys + t;
             }
+            pu = qu;
+            pv = qv;
 #undef U
         }
         have_prev = 1;
