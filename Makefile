@@ -14,9 +14,9 @@ help: ## list the targets
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The install compiles the optional mask kernel (iou_eval/_rlekernel.c,
-# iou_eval/_rleresults.c): a change to it installs again.
-KERNEL_SOURCES := iou_eval/_rlekernel.c iou_eval/_rleresults.c
+# The install compiles the optional mask kernel (iou_eval/geometry/_rlekernel.c,
+# iou_eval/io/_rleresults.c): a change to it installs again.
+KERNEL_SOURCES := iou_eval/geometry/_rlekernel.c iou_eval/io/_rleresults.c
 $(VENV)/.runtime: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
 	@touch $@
@@ -46,10 +46,11 @@ test: $(VENV)/.dev ## run the whole test suite (parity, acceptance, CLI)
 soak: $(VENV)/.dev ## long randomized parity runs against pycocotools
 	$(BIN)/python -m pytest -q -m slow
 
-check: $(VENV)/.dev ## ruff lint + format check, mypy on the package
+check: $(VENV)/.dev ## ruff lint + format check, mypy on the package, the import contract
 	$(BIN)/ruff check iou_eval tests
 	$(BIN)/ruff format --check iou_eval tests
 	$(BIN)/mypy iou_eval
+	$(BIN)/lint-imports
 
 format: $(VENV)/.dev ## apply ruff's formatting and safe fixes
 	$(BIN)/ruff check --fix iou_eval tests
@@ -95,8 +96,17 @@ BENCH_LARGE ?= 80000
 bench-dask: $(VENV)/.dev compile ## one process vs --dask local:2 on an Objects365-val-sized set (quick: BENCH_LARGE=5000)
 	$(BIN)/python tests/bench/bench_dask.py --images $(BENCH_LARGE) --seed $(BENCH_SEED)
 
-clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) $(BENCH_VENV) report .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+# The manual as a site (mkdocs.yml, docs/): --strict fails on a broken link or anchor.
+$(VENV)/.docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[docs]'
+	@touch $@ $(VENV)/.runtime
+
+.PHONY: docs
+docs: $(VENV)/.docs ## build the manual (docs/) into site/ with mkdocs --strict
+	$(BIN)/mkdocs build --strict --site-dir site
+
+clean: ## remove the virtual environment, caches and the built site
+	rm -rf $(VENV) $(BENCH_VENV) report site .pytest_cache .mypy_cache .ruff_cache build *.egg-info
 
 .PHONY: hostile
 hostile: $(VENV)/.dev ## run the hostile-input catalogue (tests/hostile; inputs, options, -o, escaping)

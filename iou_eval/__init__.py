@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from iou_eval.version import __version__
 
 __all__ = [
     "__version__",
@@ -27,33 +27,33 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .api import evaluate, load
-    from .errors import InputError, IouEvalError
-    from .options import EvalOptions
-    from .protocols import Protocol
+    from iou_eval.api import evaluate, load
+    from iou_eval.errors import InputError, IouEvalError
+    from iou_eval.options import EvalOptions
+    from iou_eval.protocols.params import Protocol
+    from iou_eval.toolkit import iou
 
 
 def __getattr__(name: str) -> Any:
     # Lazy: `iou-eval --help` and `import iou_eval` must not pay for pandas.
     if name in ("evaluate", "load"):
-        from . import api
+        from iou_eval import api
 
         return getattr(api, name)
     if name in ("IouEvalError", "InputError"):
-        from . import errors
+        from iou_eval import errors
 
         return getattr(errors, name)
     if name == "iou":
-        # import_module, not `from . import iou`: that would ask this hook again.
-        import importlib
+        from iou_eval.toolkit import iou
 
-        return importlib.import_module(".iou", __name__)
+        return iou
     if name == "EvalOptions":
-        from .options import EvalOptions
+        from iou_eval.options import EvalOptions
 
         return EvalOptions
     if name == "Protocol":
-        from .protocols import Protocol
+        from iou_eval.protocols.params import Protocol
 
         return Protocol
     raise AttributeError(f"module 'iou_eval' has no attribute {name!r}")

@@ -15,22 +15,23 @@ from typing import Any
 
 import numpy as np
 
-from .analysis.records import Analysis
-from .analysis.run import run_analyses
-from .bootstrap import PARALLEL_MIN_WORK, run_bootstrap
-from .coco import run_coco
-from .dataset import Dataset
-from .errors import IouEvalError
-from .inputs import is_path, load_input, pair_doubts, prepare_pair, strict_error
-from .loaders import detect_format
-from .memory import release_free_memory
-from .options import EvalOptions, ReadOptions
-from .parallel import resolve_workers, start
-from .protocols import Protocol
-from .reconcile import Alignment, align
-from .results import EvaluationResult, ProtocolResult, coco_result, voc_result
-from .subsets import select
-from .voc import run_voc
+from iou_eval.analysis.bootstrap import PARALLEL_MIN_WORK, run_bootstrap
+from iou_eval.analysis.records import Analysis
+from iou_eval.analysis.run import run_analyses
+from iou_eval.data.dataset import Dataset
+from iou_eval.data.reconcile import Alignment, align
+from iou_eval.data.subsets import select
+from iou_eval.engine.memory import release_free_memory
+from iou_eval.engine.parallel import resolve_workers, start
+from iou_eval.errors import IouEvalError
+from iou_eval.io.inputs import is_path, load_input, pair_doubts, prepare_pair, strict_error
+from iou_eval.io.loaders import detect_format
+from iou_eval.io.option_files import resolve, resolve_read
+from iou_eval.options import EvalOptions, ReadOptions
+from iou_eval.protocols.coco_run import run_coco
+from iou_eval.protocols.params import Protocol, build_protocols
+from iou_eval.protocols.voc import run_voc
+from iou_eval.results import EvaluationResult, ProtocolResult, coco_result, voc_result
 
 # Reading the ground truth in a child pays off only beside a large predictions file.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -51,18 +52,18 @@ def load(
 
     ``path``: a path (``-``: standard input), or in memory a COCO dict, a
     list of records, a pandas DataFrame or per-image numpy arrays (see
-    :mod:`iou_eval.loaders.memory`).  ``read`` (or its fields as keywords:
+    :mod:`iou_eval.io.loaders.memory`).  ``read`` (or its fields as keywords:
     ``box_format``, ``normalized``, ``names``, ``split``, ``images``...)
     says how; layout and scale apply to the formats that leave them open
     (CSV, per-image text, devkit results, DataFrames, arrays): COCO JSON and
     VOC XML always hold absolute pixels in their own layout.  Normalized
     boxes whose file gives no image sizes come back as fractions
-    (``Dataset.fractions``); :func:`~iou_eval.reconcile.align` scales them.
+    (``Dataset.fractions``); :func:`~iou_eval.data.reconcile.align` scales them.
     ``workers`` processes may share the decoding of a large COCO results
     file (0: one per core), or ``executor``'s (a Dask cluster's) workers.
     ``masks``: read instance masks too (for ``segm``).
     """
-    r = (
+    r = resolve_read(
         dataclasses.replace(read or ReadOptions(), **keywords)
         if keywords
         else read or ReadOptions()
@@ -194,10 +195,9 @@ def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:
     compiled kernels).  An unreadable ground truth is left to its reader,
     which says what is wrong in its turn.
     """
-    from importlib import import_module
-
-    from .kernel import compiled, results_reader
-    from .loaders import get
+    from iou_eval.geometry.kernel import compiled
+    from iou_eval.io.compiled import results_reader
+    from iou_eval.io.loaders import get
 
     names = {f for f in fmts if f is not None}
     if None in fmts:
@@ -206,7 +206,8 @@ def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:
     for name in names:
         get(name).load()
     if masks:
-        import_module(".masks", __package__)
+        import iou_eval.geometry.masks  # noqa: F401  (imported before the fork)
+
         compiled()
         results_reader()
 
@@ -288,7 +289,7 @@ def evaluate(
             ``pred_format`` say; ``-`` is standard input), already loaded
             :class:`Dataset` objects, or in-memory inputs: a COCO dict, a list
             of records, a pandas DataFrame, per-image numpy arrays
-            (:mod:`iou_eval.loaders.memory`; ``box_format=`` names the
+            (:mod:`iou_eval.io.loaders.memory`; ``box_format=`` names the
             layout of DataFrame and array boxes).  Inputs are never modified.
         options: an :class:`~iou_eval.options.EvalOptions`, or its fields as
             keywords (``protocol="coco,voc12"``, ``iou_thr=0.75``,
@@ -304,15 +305,15 @@ def evaluate(
 
     Returns:
         :class:`~iou_eval.results.EvaluationResult`; its ``warnings`` hold
-        notes and doubts (:mod:`iou_eval.doubts`).
+        notes and doubts (:mod:`iou_eval.data.doubts`).
 
     Raises:
         InputError: with ``strict=True``, when any warning doubts the numbers.
     """
-    opts = EvalOptions.of(options, **keywords)
+    opts = resolve(EvalOptions.of(options, **keywords))
     if client is None and opts.runtime.dask is None:
         return _evaluate(gt, preds, opts, progress, on_stage, None)
-    from .cluster import executor_for
+    from iou_eval.engine.cluster import executor_for
 
     with executor_for(opts.runtime.dask, client) as executor:
         return _evaluate(gt, preds, opts, progress, on_stage, executor)
@@ -327,7 +328,7 @@ def _evaluate(
     executor: Any,
 ) -> EvaluationResult:
     """:func:`evaluate` with its options built; ``executor``: a cluster's, or None."""
-    protocols = opts.protocol.build()
+    protocols = build_protocols(opts.protocol)
     stage = on_stage or (lambda _name: None)
     # Beside a cluster this process forks no workers of its own.
     n_workers = resolve_workers(opts.runtime.workers) if executor is None else 1
@@ -344,7 +345,7 @@ def _evaluate(
     del gt_ds, pred_ds
     release_free_memory()  # what loading freed, before the evaluation's large arrays
     if masks:
-        from .segm import with_masks
+        from iou_eval.geometry.segm import with_masks
 
         alignment = with_masks(alignment)
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted)
@@ -356,7 +357,7 @@ def _evaluate(
         warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
         scored = alignment
         if masks and p.iou_type == "bbox":
-            from .segm import boxes_view
+            from iou_eval.geometry.segm import boxes_view
 
             scored = boxes_view(plain, alignment)
         results.append(score(scored, p, opts, n_workers, progress, executor))
@@ -396,7 +397,7 @@ def selection_inputs(alignment: Alignment, opts: EvalOptions) -> dict[str, objec
 
 def selection_settings(opts: EvalOptions) -> dict[str, str]:
     """The selection as parameters (so a baseline of other images is refused); nothing by default."""
-    from .bootstrap import images_digest
+    from iou_eval.analysis.bootstrap import images_digest
 
     a = opts.analysis
     out = {}

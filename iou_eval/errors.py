@@ -81,3 +81,10 @@ class UsageError(IouEvalError):
     """Options that contradict each other or the input (exit code 2)."""
 
     exit_code = EXIT_USAGE
+
+
+class ArgumentError(InputError, ValueError):
+    """An array given to the IoU toolkit (``iou_eval.iou``) is malformed (names the argument and index)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(None, message, hint=hint)

@@ -37,13 +37,9 @@ import math
 import numbers as _abc  # the standard library's number classes
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from .errors import InputError, UsageError
-from .escape import excerpt, for_terminal
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .protocols import AreaRange
+from iou_eval.errors import InputError, UsageError
+from iou_eval.escape import excerpt, for_terminal
 
 MAX_THRESHOLDS = 1000
 MAX_DETS_HIGH = 10**9
@@ -230,11 +226,9 @@ def parse_max_dets(text: str, what: str = "--max-dets") -> list[int]:
     return values
 
 
-def parse_area_ranges(text: str, what: str = "--area-ranges") -> list[AreaRange]:
-    """``small=0:1024,medium=1024:9216,large=9216:inf`` -> ranges; ``inf``/``max`` is 1e5**2."""
-    from .protocols import AreaRange
-
-    out: list[AreaRange] = []
+def parse_area_bounds(text: str, what: str = "--area-ranges") -> list[tuple[str, float, float]]:
+    """``small=0:1024,medium=1024:9216,large=9216:inf`` -> ``(label, lo, hi)``; ``inf``/``max`` is 1e5**2."""
+    out: list[tuple[str, float, float]] = []
     for part in _items(text, what, "small=0:1024"):
         label, sep, bounds = part.partition("=")
         lo_s, sep2, hi_s = bounds.partition(":")
@@ -255,8 +249,8 @@ def parse_area_ranges(text: str, what: str = "--area-ranges") -> list[AreaRange]
             raise UsageError(
                 f"{what}: {name} needs lo < hi, got {_fmt(lo)}:{_fmt(hi)} in {excerpt(part)}"
             )
-        out.append(AreaRange(label, lo, hi))
-    _unique([a.label for a in out], f"{what} label")
+        out.append((label, lo, hi))
+    _unique([a[0] for a in out], f"{what} label")
     return out
 
 

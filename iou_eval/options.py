@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from . import numbers
-from .errors import InputError, UsageError
+from iou_eval import numbers
+from iou_eval.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,9 @@ class Cli:
     invert: bool = False
     envvar: str | None = None
     cli_default: str | None = None
-    choices_from: Callable[[], tuple[str, ...]] | None = None
+    # A set of choices another wing knows ("formats": the loader registry's
+    # names); the command line asks that wing for them.
+    choices_from: str | None = None
 
 
 def option(default: Any, cli: Cli | None = None) -> Any:
@@ -64,9 +66,18 @@ def parse_max_dets(text: str) -> tuple[int, ...]:
     return tuple(numbers.parse_max_dets(text))
 
 
-def parse_area_ranges(text: str) -> tuple[Any, ...]:
+@dataclass(frozen=True)
+class AreaRange:
+    """An object-size bucket on the ground truth's ``area`` (both ends inclusive)."""
+
+    label: str
+    lo: float
+    hi: float
+
+
+def parse_area_ranges(text: str) -> tuple[AreaRange, ...]:
     """``small=0:1024,medium=1024:9216,large=9216:inf`` (``inf`` is pycocotools' 1e5**2)."""
-    return tuple(numbers.parse_area_ranges(text))
+    return tuple(AreaRange(*bounds) for bounds in numbers.parse_area_bounds(text))
 
 
 def parse_image_size(text: str) -> tuple[float, float]:
@@ -85,29 +96,18 @@ def _parse_bootstrap(text: str) -> int:
     return numbers.parse_int(text, "--bootstrap", low=0, high=numbers.MAX_BOOTSTRAP)
 
 
-def read_names(path: str) -> tuple[str, ...]:
-    """Class names, one per line (blank lines skipped)."""
-    from .escape import excerpt
-    from .loaders.common import read_bytes
-    from .source import decode_text
+def normalize_class_map(cmap: Any) -> Any:
+    """``--class-map`` as the records keep it: ``"coco80"``, ``(from, to)`` pairs, or a file's path.
 
-    text = decode_text(read_bytes(path), path)  # not UTF-8: an error at line:column
-    names = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            raise InputError(path, f"class name {excerpt(n)} is listed twice")
-        seen.add(n)
-    return tuple(names)
-
-
-def parse_class_map(text: str) -> str | tuple[tuple[Any, Any], ...]:
-    """``coco80``, or a class map file read into ``(from, to)`` pairs."""
-    if text.strip().lower() == "coco80":
-        return "coco80"
-    from .loaders.class_shift import read_class_map
-
-    return tuple(read_class_map(text).items())
+    A path stays text until :func:`iou_eval.io.option_files.resolve` reads it.
+    """
+    if isinstance(cmap, str):
+        return "coco80" if cmap.strip().lower() == "coco80" else cmap
+    if isinstance(cmap, dict):
+        return tuple(cmap.items())
+    if cmap is not None:
+        return tuple((k, v) for k, v in cmap)
+    return None
 
 
 def _integer(text: str, what: str) -> int:
@@ -134,22 +134,16 @@ def _format_choice(text: str) -> str | None:
     return None if text == "auto" else text
 
 
-def _format_names() -> tuple[str, ...]:
-    from .loaders.registry import format_names
-
-    return ("auto", *format_names())
-
-
 @dataclass(frozen=True)
 class ReadOptions:
     """How the files are read beyond what their content says."""
 
     gt_format: str | None = option(None, Cli(
         "--gt-format", "Format of the ground truth (detected from content by default).",
-        parse=_format_choice, choices_from=_format_names, cli_default="auto"))  # fmt: skip
+        parse=_format_choice, choices_from="formats", cli_default="auto"))  # fmt: skip
     pred_format: str | None = option(None, Cli(
         "--pred-format", "Format of the predictions.", parse=_format_choice,
-        choices_from=_format_names, cli_default="auto"))  # fmt: skip
+        choices_from="formats", cli_default="auto"))  # fmt: skip
     box_format: str | None = option(None, Cli(
         "--box-format", "Layout of box numbers in CSV/text files (default: from the column names).",
         choices=BOX_FORMATS))  # fmt: skip
@@ -157,7 +151,7 @@ class ReadOptions:
         "--normalized", "Box numbers are fractions of the image size.", is_flag=True))  # fmt: skip
     names: tuple[str, ...] | None = option(None, Cli(
         "--names", "Class names, one per line: integer classes in text files index it (0-based).",
-        parse=read_names, metavar="FILE"))  # fmt: skip
+        metavar="FILE"))  # fmt: skip
     image_size: tuple[float, float] | None = option(None, Cli(
         "--image-size", "Image size for normalized boxes when no file gives it, e.g. 640x480.",
         parse=parse_image_size, metavar="WxH"))  # fmt: skip
@@ -169,7 +163,7 @@ class ReadOptions:
         parse=lambda t: _integer(t, "--class-offset"), metavar="N"))  # fmt: skip
     class_map: Any = option(None, Cli(
         "--class-map", "Map the predictions' class ids: coco80 (the 80 indices <-> COCO ids) or "
-        "a FILE of 'from to' lines (or a JSON object).", parse=parse_class_map,
+        "a FILE of 'from to' lines (or a JSON object).",
         metavar="FILE|coco80"))  # fmt: skip
     gt_box_format: str | None = option(None, Cli(
         "--gt-box-format", "Layout of the ground truth's box numbers (wins over --box-format).",
@@ -192,12 +186,8 @@ class ReadOptions:
         "images or classes that do not join).", is_flag=True))  # fmt: skip
 
     def __post_init__(self) -> None:
-        from .loaders.registry import format_names
-
-        known = format_names()
-        for name, value in (("--gt-format", self.gt_format), ("--pred-format", self.pred_format)):
-            if value is not None and value not in known:
-                raise UsageError(f"{name}: unknown format {value!r} (known: {', '.join(known)})")
+        # The format names are checked against the loader registry, and the
+        # files of --names and --class-map read, by iou_eval.io.option_files.
         for flag, layout in (("--box-format", self.box_format),
                              ("--gt-box-format", self.gt_box_format),
                              ("--pred-box-format", self.pred_box_format)):  # fmt: skip
@@ -206,7 +196,7 @@ class ReadOptions:
                     f"{flag}: expected one of {', '.join(BOX_FORMATS)}, got {layout!r}"
                 )
         self._check_classes()
-        if self.names is not None:
+        if self.names is not None and not isinstance(self.names, str):
             object.__setattr__(self, "names", tuple(self.names))
         if self.image_size is not None:
             w, h = (float(v) for v in self.image_size)
@@ -217,16 +207,7 @@ class ReadOptions:
     def _check_classes(self) -> None:
         if isinstance(self.class_offset, bool) or not isinstance(self.class_offset, int):
             raise UsageError(f"--class-offset: expected a whole number, got {self.class_offset!r}")
-        cmap = self.class_map
-        if isinstance(cmap, str) and cmap.strip().lower() != "coco80":
-            cmap = parse_class_map(cmap)  # a file named through the API
-        elif isinstance(cmap, str):
-            cmap = "coco80"
-        elif isinstance(cmap, dict):
-            cmap = tuple(cmap.items())
-        elif cmap is not None:
-            cmap = tuple((k, v) for k, v in cmap)
-        object.__setattr__(self, "class_map", cmap)
+        object.__setattr__(self, "class_map", normalize_class_map(self.class_map))
         if not self.split or not str(self.split).strip():
             raise UsageError("--split: expected a split name such as val")
 
@@ -240,7 +221,7 @@ class ReadOptions:
         return self.normalized or (self.gt_normalized if role == "gt" else self.pred_normalized)
 
     def class_rule(self) -> str | dict[Any, Any] | None:
-        """``--class-map`` as :func:`~iou_eval.loaders.class_shift.apply_class_map` takes it."""
+        """``--class-map`` as :func:`~iou_eval.data.class_shift.apply_class_map` takes it."""
         if self.class_map is None or self.class_map == "coco80":
             return self.class_map
         return dict(self.class_map)
@@ -330,12 +311,6 @@ class ProtocolOptions:
         if len(set(labels)) != len(labels):
             raise UsageError("--area-ranges: each label must be unique")
         object.__setattr__(self, "area_ranges", ranges)
-
-    def build(self) -> list[Any]:
-        """The :class:`~iou_eval.protocols.Protocol` records, in the order named."""
-        from .protocols import make_protocol
-
-        return [make_protocol(name, self, t) for t in self.iou_type for name in self.protocol]
 
     @property
     def masks(self) -> bool:
@@ -429,36 +404,21 @@ def check_dask_address(text: str) -> str:
     )
 
 
-def _ids(flag: str) -> Callable[[str], Any]:
-    def parse(text: str) -> Any:
-        from .subsets import read_id_list
-
-        return read_id_list(text, flag)
-
-    return parse
-
-
-def _slices(text: str) -> Any:
-    from .subsets import read_slices
-
-    return read_slices(text)
-
-
 @dataclass(frozen=True)
 class AnalysisOptions:
     """Which images and classes are scored, and the analyses of why a model misses."""
 
     img_ids: tuple[Any, ...] | None = option(None, Cli(
         "--img-ids", "Score only these images, as pycocotools' params.imgIds: ids "
-        "comma-separated, or @FILE with one per line.", parse=_ids("--img-ids"),
+        "comma-separated, or @FILE with one per line.",
         metavar="LIST"))  # fmt: skip
     cat_ids: tuple[Any, ...] | None = option(None, Cli(
         "--cat-ids", "Score only these categories (ids or names), as pycocotools' "
-        "params.catIds: comma-separated, or @FILE.", parse=_ids("--cat-ids"),
+        "params.catIds: comma-separated, or @FILE.",
         metavar="LIST"))  # fmt: skip
     slices: Any = option(None, Cli(
         "--slices", "A summary per named subset of the images: CSV image_id,slice or JSON "
-        '{"<image_id>": ["slice", ...]}; gates name one as AP@night=0.4.', parse=_slices,
+        '{"<image_id>": ["slice", ...]}; gates name one as AP@night=0.4.',
         metavar="FILE"))  # fmt: skip
     tide: bool = option(False, Cli(
         "--tide", "TIDE: the AP each error type costs (classification, localisation, both, "
@@ -475,11 +435,8 @@ class AnalysisOptions:
         "(COCO matching at --iou-thr).", is_flag=True))  # fmt: skip
 
     def __post_init__(self) -> None:
-        from .subsets import id_tuple, slices_value
-
-        object.__setattr__(self, "img_ids", id_tuple(self.img_ids, "--img-ids"))
-        object.__setattr__(self, "cat_ids", id_tuple(self.cat_ids, "--cat-ids"))
-        object.__setattr__(self, "slices", slices_value(self.slices))
+        # Id lists and slices (text, @FILE, a path or a mapping) are read and
+        # joined to ids by iou_eval.io.option_files.
         thr = self.confusion_score_thr
         if not isinstance(thr, (int, float)) or not math.isfinite(thr):
             raise UsageError(f"--confusion-score-thr: expected a finite number, got {thr!r}")

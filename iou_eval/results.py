@@ -3,7 +3,7 @@
 One :class:`ProtocolResult` per protocol: a summary dict, a per-class and a
 per-image table.  :class:`EvaluationResult` bundles them with what was read,
 and is what the reporters render and the Python API returns.  Tables are
-light :class:`~iou_eval.columns.Columns`; ``per_class`` and ``per_image``
+light :class:`~iou_eval.data.columns.Columns`; ``per_class`` and ``per_image``
 give them as pandas DataFrames (pandas is imported on first use only).
 """
 
@@ -15,21 +15,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .accumulate import CocoArrays
-from .analysis.records import Analysis
-from .bootstrap import Bootstrap
-from .coco import CocoEvaluation, OperatingPoint
-from .columns import Columns, clean
-from .doubts import doubts_of
-from .protocols import Protocol
-from .reconcile import Alignment
-from .tables import PointCounts, ScoreSweep, count_point, sweeps_by_class
-from .voc import VocEvaluation
+from iou_eval.analysis.bootstrap import Bootstrap
+from iou_eval.analysis.records import Analysis
+from iou_eval.data.columns import Columns, clean
+from iou_eval.data.doubts import doubts_of
+from iou_eval.data.reconcile import Alignment
+from iou_eval.protocols.accumulate import CocoArrays
+from iou_eval.protocols.coco import CocoEvaluation, OperatingPoint
+from iou_eval.protocols.params import Protocol
+from iou_eval.protocols.tables import PointCounts, ScoreSweep, count_point, sweeps_by_class
+from iou_eval.protocols.voc import VocEvaluation
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-from .reporters.document import SCHEMA_VERSION  # noqa: F401  (where readers look for it)
+from iou_eval.document import SCHEMA_VERSION  # noqa: F401  (where readers look for it)
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class ProtocolResult:
         """Class name -> precision, recall and F1 at every score cut-off (classes with ground truth).
 
         The sweeps the per-class table's ``best_F1`` and ``best_F1_score`` come
-        from (:func:`~iou_eval.tables.f1_sweep`); class-agnostic, one: ``all classes``.
+        from (:func:`~iou_eval.protocols.tables.f1_sweep`); class-agnostic, one: ``all classes``.
         """
         return class_sweeps(self)[0]
 
@@ -291,7 +291,7 @@ class Verdict:
     """The quality gates' and baseline checks' own record of one result.
 
     Attributes:
-        checks: each :class:`~iou_eval.gates.Check`, in the order asked.
+        checks: each :class:`~iou_eval.ci.gates.Check`, in the order asked.
     """
 
     checks: tuple[Any, ...] = ()
@@ -311,11 +311,11 @@ class EvaluationResult:
         settings: the operating point (``iou_thr``, ``score_thr``), and the
             ``img_ids`` / ``cat_ids`` selection when there is one.
         warnings: things the user should know about the input: notes, and
-            doubts (:class:`~iou_eval.doubts.Doubt`) that the numbers may be wrong.
+            doubts (:class:`~iou_eval.data.doubts.Doubt`) that the numbers may be wrong.
         analysis: TIDE, confusion, calibration and slices, when asked for.
         alignment: the aligned ground truth and predictions the numbers
             come from (boxes, masks, names), for drawings
-            (:func:`iou_eval.detections.image_detections`); None when not kept.
+            (:func:`iou_eval.reporters.detections.image_detections`); None when not kept.
     """
 
     results: list[ProtocolResult]
@@ -378,23 +378,23 @@ class EvaluationResult:
         if r.bootstrap is not None:
             block["bootstrap"] = bootstrap_block(r.bootstrap)
         if r.protocol.label in self.analysis.slices:
-            from .reporters.document import slices_block
+            from iou_eval.document import slices_block
 
             block["slices"] = slices_block(self.analysis.slices[r.protocol.label])
         return block
 
     def to_dict(self, images_order: np.ndarray | None = None) -> dict[str, Any]:
-        """The JSON document (schema in the README).
+        """The JSON document (schema in docs/reports.md).
 
         ``images_order``: positions of the per-image rows to include, in
         order (default: all, in image-id order).
         """
-        from .reporters.document import analysis_blocks, envelope
+        from iou_eval.document import analysis_blocks, envelope
 
         doc = envelope(
             **self._block(self.primary, images_order),
             inputs=self.inputs,
-            # Strings, doubts among them; the doubts again on their own (iou_eval.doubts).
+            # Strings, doubts among them; the doubts again on their own (iou_eval.data.doubts).
             warnings=[str(w) for w in self.warnings],
             doubts=doubts_of(self.warnings),
         )
@@ -433,7 +433,7 @@ class PredictionColumns:
     """The predictions the per-class and per-image tables count, with their outcome.
 
     ``[D]`` rows: first the protocol's scored predictions (after maxDets) in
-    the order of its :class:`~iou_eval.coco.OperatingPoint`, then the
+    the order of its :class:`~iou_eval.protocols.coco.OperatingPoint`, then the
     ``D - n_scored`` predictions of categories only the predictions have
     (never matched: false positives).  No score threshold is applied:
     ``score >= score_thr`` selects what the tables count.  A row that is

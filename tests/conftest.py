@@ -26,6 +26,6 @@ def write_json(tmp_path):
 
 def by_reference(ds, ref, image_size=None):
     """``ds`` with fractional boxes scaled by the sizes of the matching images of ``ref``."""
-    from iou_eval.reconcile import image_map, scale_fractions
+    from iou_eval.data.reconcile import image_map, scale_fractions
 
     return scale_fractions(ds, image_size, ref, image_map(ref, ds.images)[0])

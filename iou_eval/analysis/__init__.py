@@ -12,7 +12,7 @@ Each takes ground truth and predictions as columns in one vocabulary (see
 
 from __future__ import annotations
 
-from .calibration import (
+from iou_eval.analysis.calibration import (
     CalibrationBin,
     CalibrationResult,
     ClassCalibration,
@@ -20,15 +20,15 @@ from .calibration import (
     coco_true_positives,
     coco_true_positives_from_datasets,
 )
-from .common import Overlaps, box_overlaps
-from .confusion import (
+from iou_eval.analysis.common import Overlaps, box_overlaps
+from iou_eval.analysis.confusion import (
     ConfusedPair,
     ConfusionResult,
     confusion_matrix,
     confusion_matrix_from_datasets,
     most_confused,
 )
-from .tide import TideErrors, TideResult, tide, tide_from_datasets
+from iou_eval.analysis.tide import TideErrors, TideResult, tide, tide_from_datasets
 
 __all__ = [
     "CalibrationBin",

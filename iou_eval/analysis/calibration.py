@@ -18,9 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UsageError
-from ..matching import Matches, match_coco
-from .common import Columns, Overlaps, box_area, box_overlaps, check_columns, dataset_columns
+from iou_eval.analysis.common import (
+    Columns,
+    Overlaps,
+    box_area,
+    box_overlaps,
+    checked_columns,
+    dataset_columns,
+)
+from iou_eval.errors import UsageError
+from iou_eval.protocols.matching import Matches, match_coco
 
 COCO_AREA_ALL = (0.0**2, 1e5**2)
 """pycocotools' ``all`` area range, inclusive."""
@@ -203,7 +210,7 @@ def _ece(count: np.ndarray, total: np.ndarray, hits: np.ndarray) -> float | None
 
 
 class _PairGeometry:
-    """:class:`iou_eval.geometry.Geometry` over an :data:`Overlaps` callable (for ``match_coco``).
+    """:class:`iou_eval.geometry.seam.Geometry` over an :data:`Overlaps` callable (for ``match_coco``).
 
     Attributes:
         overlaps: the pairs' overlaps; dt_area: ``[D]`` the predictions' areas.
@@ -289,7 +296,7 @@ def coco_true_positives(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``is_tp[D]`` and ``counted[D]`` from pycocotools' matching at one threshold, area all.
 
-    Calls :func:`iou_eval.matching.match_coco`: per image and class,
+    Calls :func:`iou_eval.protocols.matching.match_coco`: per image and class,
     predictions by descending score (stable), the first ``max_dets``, each
     taking the best unmatched non-ignored ground truth with IoU >= the
     threshold, crowd regions reusable and tried after real ground truths.
@@ -316,13 +323,11 @@ def coco_true_positives(
         matched to a crowd or ignored ground truth and for those not scored
         (beyond ``max_dets`` in their group, or of a left-out category).
     """
-    cols = check_columns(
-        gt_image, gt_category, gt_xyxy, gt_crowd,
-        pred_image, pred_category, pred_xyxy, pred_score,
-        num_images, num_categories,
+    cols, overlaps = checked_columns(
+        (gt_image, gt_category, gt_xyxy, gt_crowd, pred_image, pred_category, pred_xyxy,
+         pred_score, num_images, num_categories),
+        overlaps, pred_area, gt_area,
     )  # fmt: skip
-    if overlaps is None:
-        overlaps = box_overlaps(cols.pred_xyxy, cols.gt_xyxy, cols.gt_crowd, pred_area, gt_area)
     n_gt, n_pred, k = len(cols.gt_image), len(cols.pred_image), cols.num_categories
     p_area = box_area(cols.pred_xyxy) if pred_area is None else np.asarray(pred_area, np.float64)
     g_area = box_area(cols.gt_xyxy) if gt_area is None else np.asarray(gt_area, np.float64)
@@ -356,7 +361,7 @@ def coco_true_positives_from_datasets(
     zero_id_quirk: bool = True,
     max_dets: int = 100,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`coco_true_positives` of two aligned :class:`~iou_eval.dataset.Dataset`.
+    """:func:`coco_true_positives` of two aligned :class:`~iou_eval.data.dataset.Dataset`.
 
     Uses the ground truth's ``area`` field and the boxes' ``bbox_area`` as
     pycocotools does; ``gt_categories``: the alignment's ``n_categories``

@@ -9,7 +9,7 @@ in one vocabulary (dense image and category indices):
   ``pred_score`` float64, in file order (equal scores keep that order).
 
 Overlaps come through one parameter, an :data:`Overlaps` callable with the
-signature of :meth:`iou_eval.geometry.Geometry.pair`, so that mask overlaps
+signature of :meth:`iou_eval.geometry.seam.Geometry.pair`, so that mask overlaps
 can replace the default box overlaps of :func:`box_overlaps`.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..boxes import pair_iou
+from iou_eval.geometry.boxes import pair_iou
 
 Overlaps = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``overlaps(pred_rows[P], gt_rows[P]) -> [P]`` float64: IoU of each pair, or
@@ -66,7 +66,7 @@ def _indices(name: str, arr: np.ndarray, bound: int, bound_name: str) -> None:
         bad = int(np.flatnonzero((arr < 0) | (arr >= bound))[0])
         raise ValueError(
             f"{name}[{bad}] = {int(arr[bad])} is outside [0, {bound_name}={bound}); "
-            "align the ground truth and the predictions first (iou_eval.reconcile.align)"
+            "align the ground truth and the predictions first (iou_eval.data.reconcile.align)"
         )
 
 
@@ -110,8 +110,22 @@ def check_columns(
     return cols
 
 
+def checked_columns(
+    columns: tuple, overlaps: Overlaps | None, pred_area=None, gt_area=None
+) -> tuple[Columns, Overlaps]:
+    """:func:`check_columns` of the ten positional columns, and the overlaps of their pairs.
+
+    ``overlaps``: the caller's, or (None) the boxes' IoU, IoF for crowd
+    regions (:func:`box_overlaps`, with the areas given, else the boxes').
+    """
+    cols = check_columns(*columns)
+    if overlaps is None:
+        overlaps = box_overlaps(cols.pred_xyxy, cols.gt_xyxy, cols.gt_crowd, pred_area, gt_area)
+    return cols, overlaps
+
+
 def dataset_columns(gt, pred) -> tuple:
-    """The positional column arguments of an analysis from two aligned :class:`~iou_eval.dataset.Dataset`.
+    """The positional column arguments of an analysis from two aligned :class:`~iou_eval.data.dataset.Dataset`.
 
     Returns ``(gt_image, gt_category, gt_xyxy, gt_crowd, pred_image,
     pred_category, pred_xyxy, pred_score, num_images, num_categories)``.
@@ -120,7 +134,7 @@ def dataset_columns(gt, pred) -> tuple:
         raise ValueError(
             "the ground truth and the predictions do not share one vocabulary "
             f"({len(gt.images)} vs {len(pred.images)} images, {len(gt.categories)} vs "
-            f"{len(pred.categories)} categories); align them first (iou_eval.reconcile.align)"
+            f"{len(pred.categories)} categories); align them first (iou_eval.data.reconcile.align)"
         )
     return (
         gt.image_idx,
@@ -154,7 +168,7 @@ def box_overlaps(
     Args:
         pred_xyxy: ``[D, 4]``; gt_xyxy: ``[G, 4]``; gt_crowd: ``[G]`` bool.
         pred_area, gt_area: ``[D]``, ``[G]`` the boxes' ``w * h`` as the file
-            gave them (a :class:`~iou_eval.dataset.Dataset`'s ``bbox_area``);
+            gave them (a :class:`~iou_eval.data.dataset.Dataset`'s ``bbox_area``);
             computed from the corners when None.  pycocotools multiplies the
             file's ``w * h``, and ``(x + w) - x`` is not always ``w``: pass
             them for bit-exact overlaps on COCO files.

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .common import (
+from iou_eval.analysis.common import (
     Overlaps,
     box_overlaps,
-    check_columns,
+    checked_columns,
     dataset_columns,
     greedy_first_wins,
     rank_in_group,
@@ -112,13 +112,11 @@ def confusion_matrix(
             for crowd regions; default the boxes'.
         names: ``K`` category names, kept for labels.
     """
-    cols = check_columns(
-        gt_image, gt_category, gt_xyxy, gt_crowd,
-        pred_image, pred_category, pred_xyxy, pred_score,
-        num_images, num_categories,
+    cols, overlaps = checked_columns(
+        (gt_image, gt_category, gt_xyxy, gt_crowd, pred_image, pred_category, pred_xyxy,
+         pred_score, num_images, num_categories),
+        overlaps,
     )  # fmt: skip
-    if overlaps is None:
-        overlaps = box_overlaps(cols.pred_xyxy, cols.gt_xyxy, cols.gt_crowd)
     k = cols.num_categories
     if names is not None and len(names) != k:
         raise ValueError(f"names: expected {k} category names, found {len(names)}")
@@ -168,7 +166,7 @@ def _in_crowd(cols, overlaps: Overlaps, kept: np.ndarray, unmatched: np.ndarray,
 
 
 def confusion_matrix_from_datasets(gt, pred, *, overlaps: Overlaps | None = None, **options):
-    """:func:`confusion_matrix` of two aligned :class:`~iou_eval.dataset.Dataset`, with their names.
+    """:func:`confusion_matrix` of two aligned :class:`~iou_eval.data.dataset.Dataset`, with their names.
 
     The default overlaps use the datasets' ``bbox_area`` (the files' ``w * h``).
     ``options``: ``iou_threshold``, ``score_threshold``.

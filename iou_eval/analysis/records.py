@@ -1,7 +1,7 @@
 """The analyses' own result records, carried by :class:`~iou_eval.results.EvaluationResult`.
 
 Immutable once built; the JSON document reads them through
-:mod:`iou_eval.reporters.document`, the reports through
+:mod:`iou_eval.document`, the reports through
 :mod:`iou_eval.reporters.analysis`.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .calibration import CalibrationResult
-from .confusion import ConfusionResult
-from .tide import ERROR_TYPES, TideResult
+from iou_eval.analysis.calibration import CalibrationResult
+from iou_eval.analysis.confusion import ConfusionResult
+from iou_eval.analysis.tide import ERROR_TYPES, TideResult
 
 
 def bin_label(b, last: bool) -> str:

@@ -13,17 +13,21 @@ from dataclasses import replace
 
 import numpy as np
 
-from .calibration import CalibrationResult, calibration, coco_true_positives_from_datasets
-from .confusion import confusion_matrix_from_datasets
-from .records import Analysis, SliceSummary
-from .tide import tide_from_datasets
+from iou_eval.analysis.calibration import (
+    CalibrationResult,
+    calibration,
+    coco_true_positives_from_datasets,
+)
+from iou_eval.analysis.confusion import confusion_matrix_from_datasets
+from iou_eval.analysis.records import Analysis, SliceSummary
+from iou_eval.analysis.tide import tide_from_datasets
 
 
 def run_analyses(alignment, results: Sequence, options) -> tuple[Analysis, list[str]]:
     """The :class:`Analysis` that ``options.analysis`` asks for, and warnings.
 
     Args:
-        alignment: the (selected) :class:`~iou_eval.reconcile.Alignment` the
+        alignment: the (selected) :class:`~iou_eval.data.reconcile.Alignment` the
             protocols scored.
         results: their :class:`~iou_eval.results.ProtocolResult`, in order.
         options: the run's :class:`~iou_eval.options.EvalOptions`.
@@ -114,7 +118,7 @@ def slice_summaries(
     on its images and 0 elsewhere: pycocotools' numbers with
     ``params.imgIds`` set to them (matches never cross images).
     """
-    from ..subsets import slice_weights
+    from iou_eval.data.subsets import slice_weights
 
     weights, warnings = slice_weights(alignment, slices)
     out: dict[str, tuple[SliceSummary, ...]] = {}

@@ -47,11 +47,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .common import (
+from iou_eval.analysis.common import (
     Columns,
     Overlaps,
     box_overlaps,
-    check_columns,
+    checked_columns,
     dataset_columns,
     greedy_first_wins,
     rank_in_group,
@@ -190,13 +190,11 @@ def tide(
     Returns:
         :class:`TideResult`.
     """
-    cols = check_columns(
-        gt_image, gt_category, gt_xyxy, gt_crowd,
-        pred_image, pred_category, pred_xyxy, pred_score,
-        num_images, num_categories,
+    cols, overlaps = checked_columns(
+        (gt_image, gt_category, gt_xyxy, gt_crowd, pred_image, pred_category, pred_xyxy,
+         pred_score, num_images, num_categories),
+        overlaps,
     )  # fmt: skip
-    if overlaps is None:
-        overlaps = box_overlaps(cols.pred_xyxy, cols.gt_xyxy, cols.gt_crowd)
     if image_order is not None:
         image_order = np.asarray(image_order, dtype=np.int64).reshape(-1)
         if np.sort(image_order).tolist() != list(range(cols.num_images)):
@@ -211,7 +209,7 @@ def tide(
 def tide_from_datasets(
     gt, pred, *, overlaps: Overlaps | None = None, image_order=None, **options
 ) -> TideResult:
-    """:func:`tide` on two aligned :class:`~iou_eval.dataset.Dataset` (ground truth, predictions).
+    """:func:`tide` on two aligned :class:`~iou_eval.data.dataset.Dataset` (ground truth, predictions).
 
     The default overlaps use the datasets' ``bbox_area`` (the files' ``w * h``),
     as tidecv's pycocotools calls do.  ``options``: ``pos_threshold``,

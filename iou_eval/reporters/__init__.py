@@ -10,10 +10,10 @@ from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from .view import View
+from iou_eval.reporters.view import View
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..results import EvaluationResult
+    from iou_eval.results import EvaluationResult
 
 
 class OutputFormat(str, Enum):
@@ -26,18 +26,18 @@ class OutputFormat(str, Enum):
 
 def renderer(fmt: OutputFormat) -> Callable[[EvaluationResult, View], str]:
     if fmt is OutputFormat.HTML:
-        from .report import render_report
+        from iou_eval.reporters.report import render_report
 
         return render_report
     if fmt is OutputFormat.JSON:
-        from .json import render_json
+        from iou_eval.reporters.json import render_json
 
         return render_json
     if fmt is OutputFormat.CSV:
-        from .csv import render_csv
+        from iou_eval.reporters.csv import render_csv
 
         return render_csv
-    from .text import render_markdown, render_table
+    from iou_eval.reporters.text import render_markdown, render_table
 
     return render_markdown if fmt is OutputFormat.MARKDOWN else render_table
 

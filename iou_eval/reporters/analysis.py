@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.confusion import most_confused
-from ..analysis.records import bin_label
+from iou_eval.analysis.confusion import most_confused
+from iou_eval.analysis.records import bin_label
+from iou_eval.reporters.cells import cell
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..results import EvaluationResult, ProtocolResult
+    from iou_eval.results import EvaluationResult, ProtocolResult
 
 Section = tuple[str, tuple]
 
@@ -33,7 +34,6 @@ def _num(value: Any, digits: int = 4) -> str:
 
 def slice_sections(result: EvaluationResult, r: ProtocolResult) -> list[Section]:
     """One row per slice beside the whole set, every summary metric of protocol ``r``."""
-    from .text import cell
 
     slices = result.analysis.slices.get(r.protocol.label)
     if not slices:

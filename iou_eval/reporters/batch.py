@@ -6,17 +6,17 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .. import __version__
-from ..columns import frame_records
-from ..escape import for_terminal, markdown_cell
-from .csv import frame_csv
-from .document import envelope
-from .json import dumps
-from .text import cell, grid, md_table
+from iou_eval.data.columns import frame_records
+from iou_eval.document import envelope
+from iou_eval.escape import for_terminal, markdown_cell
+from iou_eval.reporters.cells import cell, grid, md_table
+from iou_eval.reporters.csv import frame_csv
+from iou_eval.reporters.json import dumps
+from iou_eval.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..batch import BatchResult
-    from . import OutputFormat
+    from iou_eval.ci.batch import BatchResult
+    from iou_eval.reporters import OutputFormat
 
 TEXT = {"file", "class"}
 
@@ -53,10 +53,10 @@ def render_batch(
     batch: BatchResult, fmt: OutputFormat, plot_files: tuple[str, ...] | None = None
 ) -> str:
     """The batch report in ``fmt``; ``plot_files``: plots ``--plots`` wrote (HTML embeds them)."""
-    from . import OutputFormat
+    from iou_eval.reporters import OutputFormat
 
     if fmt is OutputFormat.HTML:
-        from .report import render_batch_report
+        from iou_eval.reporters.report import render_batch_report
 
         return render_batch_report(batch, batch_document(batch), plot_files)
     board = batch.leaderboard()

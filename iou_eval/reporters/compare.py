@@ -6,21 +6,21 @@ import math
 import os
 from typing import TYPE_CHECKING
 
-from .. import __version__
-from ..columns import frame_records
-from ..escape import for_terminal, markdown_cell
-from .csv import frame_csv
-from .document import envelope
-from .json import dumps
-from .text import cell, grid, md_table
+from iou_eval.data.columns import frame_records
+from iou_eval.document import envelope
+from iou_eval.escape import for_terminal, markdown_cell
+from iou_eval.reporters.cells import cell, grid, md_table
+from iou_eval.reporters.csv import frame_csv
+from iou_eval.reporters.json import dumps
+from iou_eval.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..compare import Comparison
-    from . import OutputFormat
+    from iou_eval.ci.compare import Comparison
+    from iou_eval.reporters import OutputFormat
 
 
 def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -> str:
-    from . import OutputFormat
+    from iou_eval.reporters import OutputFormat
 
     t = c.table
     if fmt is OutputFormat.JSON:

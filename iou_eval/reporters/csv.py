@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..escape import csv_text
-from .view import View, order_images
+from iou_eval.escape import csv_text
+from iou_eval.reporters.view import View, order_images
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..results import EvaluationResult
+    from iou_eval.results import EvaluationResult
 
 
 def render_csv(result: EvaluationResult, view: View) -> str:

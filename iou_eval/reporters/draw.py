@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..columns import Columns
-from ..errors import InputError, UsageError
-from .files import write_whole
-from .view import View, image_order
+from iou_eval.data.columns import Columns
+from iou_eval.errors import InputError, UsageError
+from iou_eval.reporters.files import write_whole
+from iou_eval.reporters.view import View, image_order
 
 if TYPE_CHECKING:  # pragma: no cover
     from PIL import ImageDraw, ImageFont

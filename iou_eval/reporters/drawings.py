@@ -1,7 +1,7 @@
 """Drawings of a run's images: find each image file, draw its boxes, write a copy.
 
 The boxes and their outcome come from
-:func:`iou_eval.detections.image_detections` (the matches the numbers come
+:func:`iou_eval.reporters.detections.image_detections` (the matches the numbers come
 from); :func:`~iou_eval.reporters.draw.draw_image` draws them.  Images are
 looked up in one folder by the ground truth's file name, else by file stem
 (or the image id when the ground truth names no file); the folder is only
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InputError, UsageError
-from .draw import draw_image
+from iou_eval.errors import InputError, UsageError
+from iou_eval.reporters.draw import draw_image
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..detections import ImageDetections
-    from ..results import EvaluationResult
+    from iou_eval.reporters.detections import ImageDetections
+    from iou_eval.results import EvaluationResult
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff"}
 # Formats a browser shows; a page's copy of any other image is a PNG.
@@ -111,7 +111,7 @@ def mask_outlines(det: ImageDetections) -> dict[str, Sequence[Any]] | None:
     """``{"gt": [G], "pred": [D]}`` outlines of the image's masks (None without masks)."""
     if det.gt_masks is None and det.pred_masks is None:
         return None
-    from ..outlines import rle_outlines
+    from iou_eval.reporters.outlines import rle_outlines
 
     def of(column: Any, n: int) -> list:
         if column is None:
@@ -156,7 +156,7 @@ def draw_run(result: EvaluationResult, images_dir: str | os.PathLike,
     instead, copies at most this many pixels on a side, named by their
     place in the order, JPEG or PNG (for a page to embed).
     """
-    from ..detections import image_detections
+    from iou_eval.reporters.detections import image_detections
 
     folder = check_folders(images_dir, outdir)
     out = Path(outdir)
@@ -182,7 +182,7 @@ def check_folders(images_dir: str | os.PathLike, outdir: str | os.PathLike) -> I
     images folder (the drawings would replace the images), InputError when
     the images folder is not one.
     """
-    from .draw import require_pillow
+    from iou_eval.reporters.draw import require_pillow
 
     require_pillow()
     folder = ImageFolder(images_dir)

@@ -20,10 +20,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..errors import UsageError
-from .draw import worst_images
-from .files import write_whole
+from iou_eval.errors import UsageError
+from iou_eval.reporters.draw import worst_images
+from iou_eval.reporters.files import write_whole
+from iou_eval.version import __version__
 
 # Rows of the worst-images table.
 WORST_IMAGES = 20
@@ -415,7 +415,7 @@ def render_html(
 
     Args:
         document: the dict of :meth:`~iou_eval.results.EvaluationResult.to_dict`
-            (schema in the README), or a batch document (``"mode": "batch"``).
+            (schema in docs/reports.md), or a batch document (``"mode": "batch"``).
         plots: title -> path of a PNG/SVG/JPEG file, embedded in order.
         drawings: caption -> path of a drawn image (JPEG/PNG), embedded in order.
         notes: ``{"plots": ..., "drawings": ...}`` a line shown in that

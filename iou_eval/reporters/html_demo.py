@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import IouEvalError
-from .report import PLOT_TITLES, plot_inputs  # noqa: F401  (where readers looked for them)
+from iou_eval.errors import IouEvalError
+from iou_eval.reporters.report import PLOT_TITLES, plot_inputs  # noqa: F401  (where readers looked for them)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..results import EvaluationResult
+    from iou_eval.results import EvaluationResult
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "coco"
 
@@ -31,9 +31,9 @@ def write_report(result: EvaluationResult, outdir: str | os.PathLike,
 
     ``images``: a folder of the run's images, to draw the worst ones in the page.
     """
-    from .html import write_text
-    from .report import render_report, write_run_plots
-    from .view import View
+    from iou_eval.reporters.html import write_text
+    from iou_eval.reporters.report import render_report, write_run_plots
+    from iou_eval.reporters.view import View
 
     out = Path(outdir)
     files = write_run_plots(result, out / "plots")
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--outdir", default="report")
     parser.add_argument("--images", help="a folder of the images, to draw the worst ones")
     args = parser.parse_args(argv)
-    from ..api import evaluate
+    from iou_eval.api import evaluate
 
     try:
         page = write_report(evaluate(args.gt, args.preds), args.outdir, args.images)

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .view import View, image_order
+from iou_eval.reporters.view import View, image_order
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..results import EvaluationResult
+    from iou_eval.results import EvaluationResult
 
 
 def render_json(result: EvaluationResult, view: View) -> str:

@@ -3,7 +3,7 @@
 Every figure is drawn from the arrays the numbers come from: the
 precision-recall curves from pycocotools' ``precision[T, R, K, A, M]`` at its
 recall points (-1, a class without ground truth, is not drawn), the score
-curves from :func:`iou_eval.tables.f1_sweep`, the bars from the per-class
+curves from :func:`iou_eval.protocols.tables.f1_sweep`, the bars from the per-class
 table and the leaderboard.  matplotlib is imported inside the functions
 that draw, with the Agg canvas and no pyplot (no global state), so importing
 this module costs nothing and needs nothing.
@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import UsageError
-from .files import write_whole
+from iou_eval.errors import UsageError
+from iou_eval.reporters.files import write_whole
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ..tables import ScoreSweep
+    from iou_eval.protocols.tables import ScoreSweep
 
 # Okabe-Ito colours: told apart by colour-blind readers too.
 BLUE, ORANGE, GREEN, VERMILION, PURPLE, GREY = (
@@ -525,7 +525,7 @@ def write_plots(
             and ``max_dets_index`` (-1: the last, 100), which ``pr_subtitle``
             names.
         class_gt: ``[K]`` ground truths per class, to pick the classes drawn.
-        sweeps: class name -> :class:`~iou_eval.tables.ScoreSweep` ->
+        sweeps: class name -> :class:`~iou_eval.protocols.tables.ScoreSweep` ->
             ``score_threshold_per_class``; ``overall_sweep``, all classes
             pooled -> ``score_threshold_all``.
         confusion: ``[K+1, K+1]`` counts, rows ground truth, columns

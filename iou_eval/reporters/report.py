@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import UsageError
-from .view import View, image_order
+from iou_eval.errors import UsageError
+from iou_eval.reporters.view import View, image_order
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..batch import BatchResult
-    from ..results import EvaluationResult
+    from iou_eval.ci.batch import BatchResult
+    from iou_eval.results import EvaluationResult
 
 PLOT_TITLES = {
     "pr_overall": "Precision-recall, mean over classes",
@@ -108,7 +108,7 @@ def plot_inputs(result: EvaluationResult) -> dict[str, Any]:
 def write_run_plots(result: EvaluationResult, outdir: str | os.PathLike,
                     formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:  # fmt: skip
     """Every plot of a run into ``outdir`` (``--plots``); returns the files written."""
-    from .plots import write_plots
+    from iou_eval.reporters.plots import write_plots
 
     return write_plots(outdir, formats=formats, **plot_inputs(result))
 
@@ -116,15 +116,15 @@ def write_run_plots(result: EvaluationResult, outdir: str | os.PathLike,
 def write_batch_plots(batch: BatchResult, outdir: str | os.PathLike,
                       formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:  # fmt: skip
     """The leaderboard's bars of a batch into ``outdir``; returns the files written."""
-    from ..columns import frame_records
-    from .plots import write_plots
+    from iou_eval.data.columns import frame_records
+    from iou_eval.reporters.plots import write_plots
 
     return write_plots(outdir, formats=formats, leaderboard=frame_records(batch.leaderboard()))
 
 
 def matplotlib_missing() -> bool:
     """True when the plots cannot be drawn (matplotlib is not installed)."""
-    from .plots import require_matplotlib
+    from iou_eval.reporters.plots import require_matplotlib
 
     try:
         require_matplotlib()
@@ -154,8 +154,8 @@ def _plots_for_page(write, written: tuple[str, ...] | None, tmp: str
 def _drawings(result: EvaluationResult, order: np.ndarray, images: str, tmp: str
               ) -> tuple[dict[str, str], str]:  # fmt: skip
     """``(caption -> drawing, note)`` of the images ``order`` for the page."""
-    from .draw import require_pillow
-    from .drawings import draw_run, missing_note
+    from iou_eval.reporters.draw import require_pillow
+    from iou_eval.reporters.drawings import draw_run, missing_note
 
     try:
         require_pillow()
@@ -185,7 +185,7 @@ def render_report(result: EvaluationResult, view: View) -> str:
     images the page lists (``worst``, default 20); ``images``: a folder to
     draw them from; ``plot_files``: the files ``--plots`` already wrote.
     """
-    from .html import render_html
+    from iou_eval.reporters.html import render_html
 
     order = image_order(result.images, View(sort=view.sort, worst=view.worst or PAGE_IMAGES))
     document = result.to_dict(order)
@@ -204,7 +204,7 @@ def render_report(result: EvaluationResult, view: View) -> str:
 def render_batch_report(batch: BatchResult, document: Mapping[str, Any],
                         plot_files: tuple[str, ...] | None = None) -> str:  # fmt: skip
     """The HTML page of a batch: leaderboard, files that failed, the leaderboard's bars."""
-    from .html import render_batch_html
+    from iou_eval.reporters.html import render_batch_html
 
     with tempfile.TemporaryDirectory(prefix="iou-eval-page-") as tmp:
         plots, note = _plots_for_page(

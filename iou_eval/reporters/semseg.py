@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .. import __version__
-from ..escape import csv_text, for_terminal, markdown_cell
-from .json import dumps
-from .text import cell, check_rows, checks_verdict, grid, md_table
+from iou_eval.escape import csv_text, for_terminal, markdown_cell
+from iou_eval.reporters.cells import cell, grid, md_table
+from iou_eval.reporters.json import dumps
+from iou_eval.reporters.text import check_rows, checks_verdict
+from iou_eval.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..semseg import SemsegResult
-    from . import OutputFormat
+    from iou_eval.reporters import OutputFormat
+    from iou_eval.toolkit.semseg import SemsegResult
 
 SUMMARY_LABELS = {
     "mIoU": "mean IoU over the classes present in ground truth or predictions",
@@ -22,8 +23,8 @@ SUMMARY_LABELS = {
 
 
 def render_semseg(result: SemsegResult, fmt: OutputFormat) -> str:
-    from ..semseg import to_dict
-    from . import OutputFormat
+    from iou_eval.reporters import OutputFormat
+    from iou_eval.toolkit.semseg import to_dict
 
     if fmt is OutputFormat.JSON:
         return dumps(to_dict(result))
@@ -34,7 +35,7 @@ def render_semseg(result: SemsegResult, fmt: OutputFormat) -> str:
 
 def _csv(result: SemsegResult) -> str:
     """One tidy table: ``scope, key, metric, value`` (scope summary, class or check)."""
-    from ..semseg import class_rows
+    from iou_eval.toolkit.semseg import class_rows
 
     rows: list[list[object]] = [["scope", "key", "metric", "value"]]
     for k, v in result.summary.items():
@@ -63,7 +64,7 @@ def _header(result: SemsegResult) -> list[str]:
 
 
 def _tables(result: SemsegResult) -> list[tuple[str, tuple]]:
-    from ..semseg import class_rows
+    from iou_eval.toolkit.semseg import class_rows
 
     summary = [[k, cell(v) or "n/a", SUMMARY_LABELS[k]] for k, v in result.summary.items()]
     rows = [

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import __version__
-from ..columns import Columns
-from ..escape import for_terminal, markdown_cell
-from .analysis import analysis_sections, slice_sections
-from .view import View, order_images
+from iou_eval.data.columns import Columns
+from iou_eval.escape import for_terminal, markdown_cell
+from iou_eval.reporters.analysis import analysis_sections, slice_sections
+from iou_eval.reporters.cells import TEXT_COLUMNS, cell, grid, md_table
+from iou_eval.reporters.view import View, order_images
+from iou_eval.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..results import EvaluationResult, ProtocolResult
+    from iou_eval.results import EvaluationResult, ProtocolResult
 
 CLASS_HEADERS = {
     "class": "class", "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AR100": "AR100",
@@ -28,58 +27,6 @@ IMAGE_HEADERS = {
     "TP": "TP", "FP": "FP", "FN": "FN", "ignored": "ign", "precision": "prec",
     "recall": "rec", "F1": "F1", "mean_IoU": "mean IoU",
 }  # fmt: skip
-INT_COLUMNS = {"gt", "predictions", "TP", "FP", "FN", "ignored"}
-TEXT_COLUMNS = {"class", "note", "image_id", "file_name", "category_id"}
-
-
-def cell(value: Any, column: str = "") -> str:
-    """One table cell: empty for undefined, 4 decimals for metrics."""
-    if value is None:
-        return ""
-    if isinstance(value, float) and math.isnan(value):
-        return ""
-    if column in TEXT_COLUMNS:
-        return str(value)
-    if column in INT_COLUMNS:
-        return str(int(value))
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
-
-
-def grid(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]
-) -> list[str]:
-    """Left-aligned text, right-aligned numbers, two spaces between columns.
-
-    Cells are escaped for a terminal (data strings such as class names may
-    hold control characters), then measured.
-    """
-    headers = [for_terminal(h) for h in headers]
-    rows = [[for_terminal(c) for c in r] for r in rows]
-    widths = [len(h) for h in headers]
-    for r in rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, r, strict=True)]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [
-            c.rjust(w) if num else c.ljust(w)
-            for c, w, num in zip(cells, widths, numeric, strict=True)
-        ]
-        return "  ".join(parts).rstrip()
-
-    return [line(headers), line(["-" * w for w in widths]), *[line(r) for r in rows]]
-
-
-def md_table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]
-) -> list[str]:
-    """A GitHub Markdown table; every cell through :func:`escape.markdown_cell`."""
-    esc = markdown_cell
-    out = ["| " + " | ".join(esc(h) for h in headers) + " |"]
-    out.append("|" + "|".join("---:" if n else ":---" for n in numeric) + "|")
-    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
-    return out
 
 
 def _frame_rows(

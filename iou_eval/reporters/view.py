@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..columns import Columns
+from iou_eval.data.columns import Columns
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.boxes import pair_iou
-from iou_eval.loaders import load
+from iou_eval.geometry.boxes import pair_iou
+from iou_eval.io.loaders import load
 
 from .helpers import assert_stats, case_dir, expected
 

@@ -56,7 +56,7 @@ def _usage() -> tuple[float, float]:
 def drive(gt: str, pred: str, out: str, workers: int) -> None:
     """In a child process: the ``--dask local:N`` evaluation, with each worker's peak memory."""
     from iou_eval import evaluate
-    from iou_eval.cluster import connect
+    from iou_eval.engine.cluster import connect
     from iou_eval.reporters import OutputFormat, View, renderer
 
     t0 = time.perf_counter()

@@ -40,8 +40,8 @@ from pathlib import Path
 import numpy as np
 from pycocotools import mask as mask_utils
 
-from iou_eval.masks import encode_segmentations, mask_overlaps_batched
-from iou_eval.rle import check_compressed
+from iou_eval.geometry.masks import encode_segmentations, mask_overlaps_batched
+from iou_eval.geometry.rle import check_compressed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mask_run_kernel import decode_runs, pair_overlaps  # noqa: E402

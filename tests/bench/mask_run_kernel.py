@@ -5,7 +5,7 @@ equal bit for bit, but slower end to end (each mask's compressed string is
 decoded to runs in numpy, about 10x slower than pycocotools' C decoder) and
 holding 16 bytes per run (some 130 MB per 1,000 COCO-like images, against
 18 MB of strings).
-``iou_eval.masks`` therefore calls pycocotools; this module documents the
+``iou_eval.geometry.masks`` therefore calls pycocotools; this module documents the
 alternative so that the figures can be measured again.
 
 A mask's foreground is a sorted list of runs ``[start, start + length)`` of
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iou_eval.rle import _decode
+from iou_eval.geometry.rle import _decode
 
 _CHUNK_ELEMENTS = 1 << 21
 

@@ -128,7 +128,7 @@ def _version_probe(python: str, module: str, dist: str, label: str = "") -> list
 IOU_EVAL_PROBE = """
 import iou_eval
 try:
-    import iou_eval.cli
+    import iou_eval.cli.main
 except Exception:
     pass
 print(iou_eval.__version__)

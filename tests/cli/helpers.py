@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from click.testing import CliRunner
 
-from iou_eval.cli import main
+from iou_eval.cli.main import main
 
 
 @dataclass

@@ -18,7 +18,7 @@ from iou_eval.analysis import (
     confusion_matrix_from_datasets,
 )
 from iou_eval.api import load
-from iou_eval.reconcile import align
+from iou_eval.data.reconcile import align
 
 from ..conftest import ACCEPTANCE, ROOT
 from ..parity.error_scenes import make_error_scene

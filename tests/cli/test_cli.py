@@ -189,10 +189,10 @@ def test_voc_folders_with_both_voc_protocols():
 
 def test_workers_do_not_change_the_report(scene, monkeypatch):
     import iou_eval.api
-    import iou_eval.partition
+    import iou_eval.protocols.partition
 
     monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(iou_eval.partition, "PARALLEL_MIN_PREDICTIONS", 0)
+    monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 0)
     out = {w: run(*scene, "-f", "json", "--workers", w).out for w in ("1", "2", "0")}
     assert out["1"] == out["2"] == out["0"]
     assert json.loads(out["1"])["summary"]["AP"] > 0
@@ -201,10 +201,12 @@ def test_workers_do_not_change_the_report(scene, monkeypatch):
 @pytest.fixture
 def terminal(monkeypatch):
     """stderr taken for a terminal, and every run taken for a long one."""
-    import iou_eval.cli
+    import iou_eval.cli.common
+    import iou_eval.cli.evaluate
 
-    monkeypatch.setattr(iou_eval.cli, "_stderr_is_terminal", lambda: True)
-    monkeypatch.setattr(iou_eval.cli, "LONG_RUN_BYTES", 0)
+    monkeypatch.setattr(iou_eval.cli.common, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(iou_eval.cli.evaluate, "stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(iou_eval.cli.evaluate, "LONG_RUN_BYTES", 0)
 
 
 def test_a_long_run_shows_its_stages_on_a_terminal(scene, terminal):
@@ -220,7 +222,8 @@ def test_no_stage_bar_with_machine_output_or_quiet(scene, terminal, args):
 
 
 def test_no_stage_bar_when_stderr_is_not_a_terminal(scene, monkeypatch):
-    import iou_eval.cli
+    import iou_eval.cli.common
+    import iou_eval.cli.evaluate
 
-    monkeypatch.setattr(iou_eval.cli, "LONG_RUN_BYTES", 0)
+    monkeypatch.setattr(iou_eval.cli.evaluate, "LONG_RUN_BYTES", 0)
     assert "reading" not in run(*scene).err

@@ -52,9 +52,9 @@ def test_a_malformed_address_is_a_usage_error(value):
 
 def test_an_unreachable_scheduler_is_a_usage_error(monkeypatch):
     pytest.importorskip("distributed", reason="dask[distributed] is not installed")
-    import iou_eval.cluster
+    import iou_eval.engine.cluster
 
-    monkeypatch.setattr(iou_eval.cluster, "CONNECT_TIMEOUT", "0.5s")
+    monkeypatch.setattr(iou_eval.engine.cluster, "CONNECT_TIMEOUT", "0.5s")
     r = run(GT, PREDS, "--dask", "tcp://127.0.0.1:9", expect=2)
     assert "cannot reach a Dask scheduler at tcp://127.0.0.1:9" in r.err, r
     assert "dask scheduler" in r.err

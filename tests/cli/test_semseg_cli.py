@@ -229,9 +229,9 @@ def test_missing_pillow_names_the_extra(scene, monkeypatch):
 
 @pytest.fixture
 def terminal(monkeypatch):
-    import iou_eval.cli
+    import iou_eval.cli.common
 
-    monkeypatch.setattr(iou_eval.cli, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(iou_eval.cli.common, "stderr_is_terminal", lambda: True)
 
 
 def test_progress_bar_on_a_terminal_only(scene, terminal):

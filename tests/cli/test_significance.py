@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from iou_eval.compare import significance, significant
+from iou_eval.ci.compare import significance, significant
 
 from .helpers import run
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iou_eval import source
+from iou_eval.io import source
 
 from ..unit.formats_helpers import image, write
 from .helpers import run
@@ -281,7 +281,7 @@ def test_unquoted_decimal_comma_is_refused_clearly(tmp_path):
 def stdin_run(*args, data: bytes, expect=0):
     from click.testing import CliRunner
 
-    from iou_eval.cli import main
+    from iou_eval.cli.main import main
 
     r = CliRunner().invoke(main, [str(a) for a in args], input=data)
     assert r.exit_code == expect, (r.stdout, r.stderr)

@@ -29,9 +29,9 @@ def client():
 def parts_everywhere(monkeypatch):
     """Every split taken even on test-sized inputs (decided here, in the parent)."""
     import iou_eval.api
-    import iou_eval.loaders.coco
-    import iou_eval.partition
+    import iou_eval.io.loaders.coco
+    import iou_eval.protocols.partition
 
     monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(iou_eval.partition, "PARALLEL_MIN_PREDICTIONS", 0)
-    monkeypatch.setattr(iou_eval.loaders.coco, "_CHUNK_BYTES", 2000)
+    monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 0)
+    monkeypatch.setattr(iou_eval.io.loaders.coco, "_CHUNK_BYTES", 2000)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.cluster import DaskParts
+from iou_eval.engine.cluster import DaskParts
 
 from ..acceptance.helpers import assert_stats, case_dir, expected
 from ..cli.helpers import run

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iou_eval.loaders.registry import format_names
+from iou_eval.io.loaders.registry import format_names
 
 from ..cli.helpers import Run, run
 from .mutations import OPTIONS, damaged, option_text

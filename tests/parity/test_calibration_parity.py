@@ -18,7 +18,7 @@ import pytest
 
 from iou_eval.analysis import calibration, coco_true_positives_from_datasets
 from iou_eval.api import load
-from iou_eval.reconcile import align
+from iou_eval.data.reconcile import align
 
 from ..conftest import ACCEPTANCE
 from .synth import make_scene

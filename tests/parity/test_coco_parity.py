@@ -13,8 +13,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from iou_eval import evaluate, parallel
-from iou_eval.protocols import AreaRange
+from iou_eval import evaluate
+from iou_eval.engine import parallel
+from iou_eval.options import AreaRange
 
 from .synth import make_scene, run_pycocotools
 
@@ -165,12 +166,12 @@ def test_iou_exactly_at_every_threshold(write_json):
 def parallel_everywhere(monkeypatch):
     """Every parallel path taken even on test-sized inputs."""
     import iou_eval.api
-    import iou_eval.loaders.coco
-    import iou_eval.partition
+    import iou_eval.io.loaders.coco
+    import iou_eval.protocols.partition
 
     monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(iou_eval.partition, "PARALLEL_MIN_PREDICTIONS", 0)
-    monkeypatch.setattr(iou_eval.loaders.coco, "_CHUNK_BYTES", 2000)
+    monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 0)
+    monkeypatch.setattr(iou_eval.io.loaders.coco, "_CHUNK_BYTES", 2000)
     started: list[str] = []
     init = parallel.Job.__init__
 
@@ -192,12 +193,12 @@ def test_workers_give_pycocotools_arrays_and_the_one_process_result(
     ours = evaluate(*files, workers=workers)
     # The ground truth read beside the predictions, their decoding and the
     # matching split: every part but the first runs in a child.
-    import iou_eval.loaders.coco
+    import iou_eval.io.loaders.coco
 
     jobs = parallel_everywhere
     with open(files[1], "rb") as fh:
-        chunks = iou_eval.loaders.json_decode.plan_chunks(
-            fh.read(), iou_eval.loaders.coco._CHUNK_BYTES
+        chunks = iou_eval.io.loaders.json_decode.plan_chunks(
+            fh.read(), iou_eval.io.loaders.coco._CHUNK_BYTES
         )
     assert chunks is not None and len(chunks) > 1
     assert sum("load_gt" in j for j in jobs) == 1
@@ -231,9 +232,9 @@ def test_count_tables_from_the_evaluation_order_equal_a_fresh_sort(seed, write_j
     from dataclasses import replace
 
     from iou_eval import load
-    from iou_eval.coco import run_coco
-    from iou_eval.protocols import coco
-    from iou_eval.reconcile import align
+    from iou_eval.data.reconcile import align
+    from iou_eval.protocols.coco_run import run_coco
+    from iou_eval.protocols.params import coco
     from iou_eval.results import point_counts
 
     gt, preds = make_scene(seed, n_images=80, tie_decimals=1)

@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 
 from iou_eval.api import evaluate
-from iou_eval.loaders import load
-from iou_eval.loaders.class_shift import class_counts, detect_class_shift, remap_categories
+from iou_eval.data.class_shift import class_counts, detect_class_shift, remap_categories
+from iou_eval.io.loaders import load
 
 from ..unit.formats_helpers import register
 

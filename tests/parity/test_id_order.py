@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.dataset import normalize_id
-from iou_eval.reconcile import id_order
+from iou_eval.data.dataset import normalize_id
+from iou_eval.data.reconcile import id_order
 
 from .synth import make_scene, run_pycocotools
 from .test_coco_parity import assert_same

@@ -21,7 +21,7 @@ from pycocotools import mask as mask_utils
 from pycocotools.coco import COCO
 
 from iou_eval.errors import InputError
-from iou_eval.masks import (
+from iou_eval.geometry.masks import (
     encode_segmentations,
     mask_boxes,
     mask_overlaps,

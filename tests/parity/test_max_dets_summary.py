@@ -47,7 +47,7 @@ def test_default_max_dets_give_no_warning(write_json):
 
 
 def test_summary_labels_name_the_caps_used():
-    from iou_eval.protocols import coco
+    from iou_eval.protocols.params import coco
 
     labels = coco(max_dets=(1, 10, 50)).summary_labels()
     assert labels["AP"].endswith("maxDets=100")

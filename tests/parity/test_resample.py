@@ -1,8 +1,8 @@
 """Bootstrap replicates as weighted sums: the same bits as re-accumulating every replicate.
 
-The reference is :func:`iou_eval.accumulate.accumulate_coco` with
+The reference is :func:`iou_eval.protocols.accumulate.accumulate_coco` with
 ``image_weight`` (each replicate re-accumulated from the matches, as
-bootstrap did before); :class:`iou_eval.resample.CocoResampler` must give the
+bootstrap did before); :class:`iou_eval.protocols.resample.CocoResampler` must give the
 same precision and recall in every slice the summary and the per-class AP
 read, hence the same replicate arrays for a seed.
 """
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.accumulate import accumulate_coco, first_counts
-from iou_eval.bootstrap import image_weights, run_bootstrap
-from iou_eval.coco import class_ap, summarize
-from iou_eval.resample import CocoResampler, needed_slices, recall_counts
+from iou_eval.analysis.bootstrap import image_weights, run_bootstrap
+from iou_eval.protocols.accumulate import accumulate_coco, first_counts
+from iou_eval.protocols.coco import class_ap, summarize
+from iou_eval.protocols.resample import CocoResampler, needed_slices, recall_counts
 
 from .synth import make_scene
 
@@ -128,7 +128,7 @@ def test_recall_counts_equal_the_searched_ones():
 
 def test_class_ap_equals_one_mean_per_class():
     rng = np.random.default_rng(0)
-    from iou_eval.accumulate import CocoArrays
+    from iou_eval.protocols.accumulate import CocoArrays
 
     for _ in range(200):
         t, r, k = (int(rng.integers(1, n)) for n in (12, 120, 90))

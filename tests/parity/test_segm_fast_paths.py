@@ -26,12 +26,12 @@ from .test_segm_parity import H, W, assert_arrays, make_segm_scene, pycocotools_
 def small_thresholds(monkeypatch):
     """Chunked decoding, concurrent reading and category parts for small files."""
     import iou_eval.api
-    import iou_eval.loaders.coco
-    import iou_eval.partition
+    import iou_eval.io.loaders.coco
+    import iou_eval.protocols.partition
 
-    monkeypatch.setattr(iou_eval.loaders.coco, "_CHUNK_BYTES", 2048)
+    monkeypatch.setattr(iou_eval.io.loaders.coco, "_CHUNK_BYTES", 2048)
     monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(iou_eval.partition, "PARALLEL_MIN_PREDICTIONS", 1)
+    monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 1)
 
 
 def _write(tmp_path, name, obj) -> str:
@@ -62,12 +62,12 @@ def test_chunked_rle_results_give_pycocotools_arrays_with_one_and_two_workers(
     seed, with_bbox, reader, small_thresholds, monkeypatch, tmp_path
 ):
     """Read by the compiled results reader, and by msgspec records (without it)."""
-    import iou_eval.kernel
-    import iou_eval.loaders.coco as coco_loader
+    import iou_eval.io.compiled
+    import iou_eval.io.loaders.coco as coco_loader
 
     if reader == "msgspec":
-        monkeypatch.setattr(iou_eval.kernel, "results_reader", lambda: None)
-    elif iou_eval.kernel.results_reader() is None:
+        monkeypatch.setattr(iou_eval.io.compiled, "results_reader", lambda: None)
+    elif iou_eval.io.compiled.results_reader() is None:
         pytest.skip("the compiled results reader is not built here")
     gt, results = _scene(seed, with_bbox=with_bbox)
     theirs = pycocotools_segm(_reference_gt(gt), results)
@@ -126,9 +126,9 @@ def test_a_bad_string_in_a_chunked_file_is_located_as_in_a_small_one(
     g, p = _write(tmp_path, "g.json", gt), _write(tmp_path, "p.json", results)
     with pytest.raises(InputError) as plain:
         evaluate(g, p, iou_type="segm", workers=1)
-    import iou_eval.loaders.coco
+    import iou_eval.io.loaders.coco
 
-    monkeypatch.setattr(iou_eval.loaders.coco, "_CHUNK_BYTES", 2048)
+    monkeypatch.setattr(iou_eval.io.loaders.coco, "_CHUNK_BYTES", 2048)
     for workers in (1, 2):
         with pytest.raises(InputError) as chunked:
             evaluate(g, p, iou_type="segm", workers=workers)
@@ -161,7 +161,7 @@ def test_ground_truth_without_image_sizes_is_encoded_after_the_alignment(
 ):
     """Masks are encoded where the ground truth is read only when its images have sizes."""
     from iou_eval.api import load
-    from iou_eval.segm import PendingMasks
+    from iou_eval.geometry.segm import PendingMasks
 
     gt, results = _scene(15, with_bbox=True)
     g = _write(tmp_path, "g.json", gt)

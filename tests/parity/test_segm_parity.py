@@ -177,8 +177,8 @@ def test_bbox_and_segm_from_one_parse_equal_two_runs(tmp_path):
 def test_a_later_result_without_a_bbox_is_scored_with_its_mask_area(tmp_path):
     """pycocotools stops at such a result; iou-eval scores it by its mask and says so."""
     from iou_eval.api import load
-    from iou_eval.reconcile import align
-    from iou_eval.segm import with_masks
+    from iou_eval.data.reconcile import align
+    from iou_eval.geometry.segm import with_masks
 
     gt, results = make_segm_scene(7, with_bbox=True)
     results[-1].pop("bbox")

@@ -17,7 +17,7 @@ import pytest
 
 from iou_eval.analysis import tide_from_datasets
 from iou_eval.api import load
-from iou_eval.reconcile import align
+from iou_eval.data.reconcile import align
 
 from ..conftest import ACCEPTANCE
 from .error_scenes import make_error_scene

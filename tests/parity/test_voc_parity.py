@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.boxes import BoxFormat
-from iou_eval.dataset import CategoryTable, ImageTable, assemble
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import CategoryTable, ImageTable, assemble
 
 from .voc_reference import voc_eval_reference
 
@@ -129,8 +129,8 @@ def test_map_bit_exact_on_150_scenes_in_class_list_order(protocol):
 def test_map_follows_the_names_order_of_a_voc_folder(tmp_path):
     """--names gives the class list; the mean is summed in its order."""
     from iou_eval import load
-    from iou_eval.reconcile import align
-    from iou_eval.voc import mean_ap
+    from iou_eval.data.reconcile import align
+    from iou_eval.protocols.voc import mean_ap
 
     names = ["dog", "cat", "car"]
     for i, cls in enumerate(["car", "cat", "dog", "car"]):

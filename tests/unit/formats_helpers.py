@@ -12,7 +12,7 @@ NEW_FORMATS = ("yolo", "labelme", "cvat-xml", "openimages")
 
 def register(monkeypatch: pytest.MonkeyPatch) -> None:
     """The new formats are in the registry (kept for the tests that ask for them)."""
-    from iou_eval.loaders.registry import format_names
+    from iou_eval.io.loaders.registry import format_names
 
     assert set(NEW_FORMATS) <= set(format_names())
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.bootstrap import image_weights, percentile_interval
+from iou_eval.analysis.bootstrap import image_weights, percentile_interval
 
 from ..parity.synth import make_scene
 

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iou_eval.boxes import BoxFormat, iou_matrix, pair_iou, pair_iou_plus_one, to_xyxy
+from iou_eval.data.box_format import BoxFormat, to_xyxy
+from iou_eval.geometry.boxes import iou_matrix, pair_iou, pair_iou_plus_one
 
 
 def test_conventions_convert_to_the_same_box():

@@ -1,4 +1,4 @@
-"""Class numberings shifted by a rule (``iou_eval.loaders.class_shift``)."""
+"""Class numberings shifted by a rule (``iou_eval.data.class_shift``)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from iou_eval.errors import UsageError
-from iou_eval.loaders.class_shift import (
+from iou_eval.data.class_shift import (
     COCO80_TO_COCO91,
     apply_class_map,
     class_counts,
     detect_class_shift,
     remap_categories,
 )
-from iou_eval.loaders.common import LoadOptions
-from iou_eval.loaders.yolo import load_yolo
+from iou_eval.errors import UsageError
+from iou_eval.io.loaders.common import LoadOptions
+from iou_eval.io.loaders.yolo import load_yolo
 
 from .formats_helpers import write
 

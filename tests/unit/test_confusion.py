@@ -7,7 +7,7 @@ import pytest
 
 from iou_eval.analysis import confusion_matrix, confusion_matrix_from_datasets, most_confused
 from iou_eval.api import load
-from iou_eval.reconcile import align
+from iou_eval.data.reconcile import align
 
 from ..parity.error_scenes import make_error_scene, to_columns
 

@@ -23,12 +23,12 @@ def _imports(tree: ast.AST) -> set[str]:
 
 def test_dask_is_imported_only_in_the_cluster_module():
     for path in PKG.rglob("*.py"):
-        if path.relative_to(PKG).as_posix() != "cluster.py":
+        if path.relative_to(PKG).as_posix() != "engine/cluster.py":
             assert not _imports(ast.parse(path.read_text())) & DASK, path
 
 
 def test_the_cluster_module_imports_dask_inside_functions_only():
-    tree = ast.parse((PKG / "cluster.py").read_text())
+    tree = ast.parse((PKG / "engine/cluster.py").read_text())
     top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert not _imports(ast.Module(body=top, type_ignores=[])) & DASK
     assert _imports(tree) & DASK  # it does use dask, lazily
@@ -37,7 +37,7 @@ def test_the_cluster_module_imports_dask_inside_functions_only():
 def test_importing_the_package_and_its_cli_does_not_import_dask():
     code = (
         "import sys\n"
-        "import iou_eval.api, iou_eval.cli, iou_eval.cluster, iou_eval.partition\n"
+        "import iou_eval.api, iou_eval.cli.main, iou_eval.engine.cluster, iou_eval.protocols.partition\n"
         "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))\n"
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

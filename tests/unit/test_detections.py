@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from iou_eval.api import evaluate
-from iou_eval.detections import image_detections
 from iou_eval.errors import UsageError
+from iou_eval.reporters.detections import image_detections
 from tests.parity.synth import make_scene
 
 CASES = [

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.bootstrap import image_weights, replicates_in_parts
-from iou_eval.loaders import coco
-from iou_eval.loaders.common import LoadOptions
-from iou_eval.loaders.json_decode import decode_file_spans, fingerprint, plan_chunks
+from iou_eval.analysis.bootstrap import image_weights, replicates_in_parts
+from iou_eval.io.loaders import coco
+from iou_eval.io.loaders.common import LoadOptions
+from iou_eval.io.loaders.json_decode import decode_file_spans, fingerprint, plan_chunks
 
 from ..dask.helpers import InProcess
 from ..parity.synth import make_scene
@@ -26,10 +26,10 @@ from ..parity.synth import make_scene
 @pytest.fixture
 def parts_everywhere(monkeypatch):
     import iou_eval.api
-    import iou_eval.partition
+    import iou_eval.protocols.partition
 
     monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(iou_eval.partition, "PARALLEL_MIN_PREDICTIONS", 0)
+    monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 0)
     monkeypatch.setattr(coco, "_CHUNK_BYTES", 2000)
 
 

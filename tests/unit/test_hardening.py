@@ -22,12 +22,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iou_eval.baseline import check_baseline
-from iou_eval.batch import is_batch_folder, prediction_files, stray_files
+from iou_eval.ci.baseline import check_baseline
+from iou_eval.ci.batch import is_batch_folder, prediction_files, stray_files
 from iou_eval.errors import InputError, UsageError
-from iou_eval.loaders import coco as coco_loader
-from iou_eval.loaders import detect_format, load, xml_input
-from iou_eval.loaders.common import MAX_JSON_DEPTH, decode_json
+from iou_eval.io.loaders import coco as coco_loader
+from iou_eval.io.loaders import detect_format, load, xml_input
+from iou_eval.io.loaders.common import MAX_JSON_DEPTH, decode_json
 from iou_eval.options import EvalOptions
 
 from ..cli.helpers import run
@@ -389,7 +389,7 @@ def test_api_options_are_checked_as_strictly_as_the_command_line(keywords, flag)
 
 
 def test_api_area_ranges_need_lo_below_hi():
-    from iou_eval.protocols import AreaRange
+    from iou_eval.options import AreaRange
 
     with pytest.raises(UsageError, match="--area-ranges: small needs lo < hi"):
         EvalOptions.of(area_ranges=(AreaRange("small", 10.0, 1.0),))
@@ -402,7 +402,7 @@ def test_api_area_ranges_need_lo_below_hi():
 
 def test_an_unreadable_file_exits_1_as_the_readme_says(tmp_path, monkeypatch):
     """click's Path type would test readability itself and exit 2; the loaders say it."""
-    import iou_eval.source as source
+    import iou_eval.io.source as source
 
     gt = put(tmp_path / "gt.json", coco_gt())
     preds = put(tmp_path / "p.json", coco_preds())
@@ -474,7 +474,7 @@ def test_a_worker_process_ends_when_its_parent_is_killed(tmp_path):
         f"""
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
-        from iou_eval.parallel import can_fork, start
+        from iou_eval.engine.parallel import can_fork, start
         import os
         if not can_fork():
             print("nofork", flush=True); sys.exit(0)

@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 from iou_eval.errors import InputError
-from iou_eval.loaders.image_header import image_size
-from iou_eval.loaders.source import read_file_bytes, read_text_file
+from iou_eval.io.loaders.image_header import image_size
+from iou_eval.io.loaders.source import read_file_bytes, read_text_file
 
 SWAP = {5, 6, 7, 8}
 

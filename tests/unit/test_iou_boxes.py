@@ -306,7 +306,7 @@ def test_a_box_with_area_has_self_iou_one(a):
 
 def test_an_integer_beyond_any_float_is_an_argument_error():
     from iou_eval import iou
-    from iou_eval.iou import ArgumentError
+    from iou_eval.errors import ArgumentError
 
     with pytest.raises(ArgumentError, match="numbers"):
         iou.boxes([[10**400, 0, 1, 1]], [[0, 0, 1, 1]])

@@ -7,7 +7,7 @@ import pytest
 from pycocotools import mask as mask_utils
 
 from iou_eval import iou
-from iou_eval.mask_rows import decode_counts, mask_rows
+from iou_eval.toolkit.mask_rows import decode_counts, mask_rows
 
 
 def blobs(rng: np.random.Generator, n: int, h: int, w: int) -> np.ndarray:
@@ -151,7 +151,7 @@ def test_malformed_masks_raise_a_located_error(a, match):
 
 def test_pixel_counts_are_exact_across_chunks(monkeypatch):
     """The pairwise counts run over blocks of pixels; the seams must not change them."""
-    from iou_eval import mask_rows as rle
+    from iou_eval.toolkit import mask_rows as rle
 
     rng = np.random.default_rng(21)
     a, b = blobs(rng, 6, 40, 50), blobs(rng, 5, 40, 50)

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-import iou_eval.loaders.coco as coco
-from iou_eval.loaders import LoadOptions
+import iou_eval.io.loaders.coco as coco
+from iou_eval.io.loaders import LoadOptions
 
 from ..parity.synth import make_scene
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_eval.boxes import BoxFormat
-from iou_eval.dataset import ImageTable
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import ImageTable
 from iou_eval.errors import InputError
-from iou_eval.loaders import LoadOptions, detect_format, load
-from iou_eval.loaders.table import load_csv
+from iou_eval.io.loaders import LoadOptions, detect_format, load
+from iou_eval.io.loaders.table import load_csv
 
 from ..conftest import by_reference
 
@@ -400,7 +400,7 @@ AGREE = {
 
 
 def _both(path, role):
-    from iou_eval.loaders import table
+    from iou_eval.io.loaders import table
 
     data, text = table._read_text(path)
     header = table._Header(path, text)
@@ -426,7 +426,7 @@ def _same(a, b):
 @pytest.mark.parametrize("case", sorted(AGREE))
 @pytest.mark.parametrize("role", ["gt", "pred"])
 def test_fast_and_careful_readers_agree(write, case, role):
-    from iou_eval.loaders.table import _dataset
+    from iou_eval.io.loaders.table import _dataset
 
     p = write(AGREE[case])
     fast, careful, cols = _both(p, role)

@@ -1,4 +1,4 @@
-"""CVAT for images 1.1 XML (``iou_eval.loaders.cvat_xml``)."""
+"""CVAT for images 1.1 XML (``iou_eval.io.loaders.cvat_xml``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from iou_eval.api import evaluate
 from iou_eval.errors import InputError
-from iou_eval.loaders.common import LoadOptions
-from iou_eval.loaders.cvat_xml import load_cvat_xml, looks_like_cvat_xml, read_cvat_xml
+from iou_eval.io.loaders.common import LoadOptions
+from iou_eval.io.loaders.cvat_xml import load_cvat_xml, looks_like_cvat_xml, read_cvat_xml
 
 from .formats_helpers import register, write
 

@@ -1,4 +1,4 @@
-"""LabelMe JSON (``iou_eval.loaders.labelme``)."""
+"""LabelMe JSON (``iou_eval.io.loaders.labelme``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from iou_eval.api import evaluate
 from iou_eval.errors import InputError
-from iou_eval.loaders.common import LoadOptions
-from iou_eval.loaders.labelme import load_labelme, looks_like_labelme, read_labelme
+from iou_eval.io.loaders.common import LoadOptions
+from iou_eval.io.loaders.labelme import load_labelme, looks_like_labelme, read_labelme
 
 from .formats_helpers import register, write
 

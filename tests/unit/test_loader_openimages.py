@@ -1,4 +1,4 @@
-"""Open Images CSV (``iou_eval.loaders.openimages``)."""
+"""Open Images CSV (``iou_eval.io.loaders.openimages``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from iou_eval.api import evaluate
 from iou_eval.errors import InputError
-from iou_eval.loaders import load
-from iou_eval.loaders.common import LoadOptions
-from iou_eval.loaders.openimages import (
+from iou_eval.io.loaders import load
+from iou_eval.io.loaders.common import LoadOptions
+from iou_eval.io.loaders.openimages import (
     load_openimages,
     looks_like_openimages,
     read_class_descriptions,

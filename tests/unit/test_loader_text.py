@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_eval.boxes import BoxFormat
-from iou_eval.dataset import ImageTable
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import ImageTable
+from iou_eval.data.reconcile import scale_fractions
 from iou_eval.errors import InputError
-from iou_eval.loaders import LoadOptions, detect_format, load
-from iou_eval.loaders.registry import get
-from iou_eval.loaders.text import load_txt, load_voc_results, results_class
-from iou_eval.reconcile import scale_fractions
+from iou_eval.io.loaders import LoadOptions, detect_format, load
+from iou_eval.io.loaders.registry import get
+from iou_eval.io.loaders.text import load_txt, load_voc_results, results_class
 
 from ..conftest import by_reference
 
@@ -246,7 +246,7 @@ def test_small_integer_boxes_are_not_taken_for_normalized(tmp_path):
 
 def test_normalized_boxes_with_pixel_sized_numbers_carry_a_warning(tmp_path):
     """The doubt is the plausibility check's (it knows which flag was given)."""
-    from iou_eval.plausibility import scale_doubts
+    from iou_eval.data.plausibility import scale_doubts
 
     d = tmp_path / "gt"
     p = _write(d, "a.txt", "cat 0.5 0.5 0.2 0.2\ncat 120 80 30 40\n")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_eval.boxes import BoxFormat
-from iou_eval.dataset import ImageTable
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import ImageTable
+from iou_eval.data.reconcile import scale_fractions
 from iou_eval.errors import InputError
-from iou_eval.loaders import LoadOptions, detect_format, load
-from iou_eval.loaders.voc_xml import load_voc_xml
-from iou_eval.reconcile import scale_fractions
+from iou_eval.io.loaders import LoadOptions, detect_format, load
+from iou_eval.io.loaders.voc_xml import load_voc_xml
 
 from ..conftest import by_reference
 

@@ -1,4 +1,4 @@
-"""YOLO / Ultralytics datasets and predictions (``iou_eval.loaders.yolo``)."""
+"""YOLO / Ultralytics datasets and predictions (``iou_eval.io.loaders.yolo``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 
 from iou_eval.api import evaluate
 from iou_eval.errors import InputError
-from iou_eval.loaders.common import LoadOptions
-from iou_eval.loaders.text import load_txt
-from iou_eval.loaders.yolo import (
+from iou_eval.io.loaders.common import LoadOptions
+from iou_eval.io.loaders.text import load_txt
+from iou_eval.io.loaders.yolo import (
     guess_score_column,
     img2label_path,
     load_yolo,
@@ -248,9 +248,9 @@ def test_detectors_never_read_standard_input(monkeypatch):
     import io
     import sys
 
-    from iou_eval.loaders.cvat_xml import looks_like_cvat_xml
-    from iou_eval.loaders.labelme import looks_like_labelme
-    from iou_eval.loaders.openimages import looks_like_openimages
+    from iou_eval.io.loaders.cvat_xml import looks_like_cvat_xml
+    from iou_eval.io.loaders.labelme import looks_like_labelme
+    from iou_eval.io.loaders.openimages import looks_like_openimages
 
     class Untouchable(io.StringIO):
         def read(self, *a):  # pragma: no cover - failing is the point

@@ -1,6 +1,6 @@
 """The shortcuts of mask matching give what computing every overlap gives.
 
-- :func:`iou_eval.rle.foreground_boxes` and :func:`~iou_eval.rle.column_boxes`
+- :func:`iou_eval.geometry.rle.foreground_boxes` and :func:`~iou_eval.geometry.rle.column_boxes`
   hold every foreground pixel (the first exactly, columns exact in the second),
   also for strings pycocotools never writes (empty runs at either end);
 - :meth:`MaskGeometry.pairs`, which hands pycocotools only the pairs whose
@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 from pycocotools import mask as mask_utils
 
-from iou_eval.geometry import BoxGeometry, candidate_pairs
-from iou_eval.masks import MaskColumn, MaskGeometry, column_from_rles, mask_overlaps
-from iou_eval.rle import check_compressed, check_joined
+from iou_eval.geometry.boxes import BoxGeometry
+from iou_eval.geometry.masks import MaskColumn, MaskGeometry, column_from_rles, mask_overlaps
+from iou_eval.geometry.pairs import candidate_pairs
+from iou_eval.geometry.rle import check_compressed, check_joined
 
 
 def _random_masks(rng, n, h, w):
@@ -193,7 +194,7 @@ def _box_geometry(rng, n_dt, n_gt):
 
 @pytest.mark.parametrize("kind", ["bbox", "segm"])
 def test_kept_overlaps_equal_those_computed_again(kind):
-    from iou_eval.matching import match_coco
+    from iou_eval.protocols.matching import match_coco
 
     rng = np.random.default_rng(3)
     if kind == "bbox":

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.boxes import BoxFormat
-from iou_eval.dataset import CategoryTable, ImageTable, assemble
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import CategoryTable, ImageTable, assemble
 
 
 def scene(gt_boxes, preds, *, crowd=None, ignore=None, ann_id=None, gt_cls=None, pred_cls=None,

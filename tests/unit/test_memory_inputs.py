@@ -1,4 +1,4 @@
-"""In-memory inputs of the Python API (``iou_eval.loaders.memory``; CONVENTIONS "In-memory inputs")."""
+"""In-memory inputs of the Python API (``iou_eval.io.loaders.memory``; CONVENTIONS "In-memory inputs")."""
 
 from __future__ import annotations
 

@@ -14,7 +14,6 @@ from iou_eval.numbers import (
     MAX_DETS_HIGH,
     first_non_ascii,
     has_non_ascii_digit,
-    parse_area_ranges,
     parse_confidence,
     parse_field_float,
     parse_float,
@@ -29,7 +28,7 @@ from iou_eval.numbers import (
     parse_workers,
     range_text,
 )
-from iou_eval.protocols import AreaRange
+from iou_eval.options import AreaRange, parse_area_ranges
 
 
 def refused(fn, *args, **kwargs) -> str:
@@ -214,12 +213,12 @@ def test_bad_max_dets_are_refused(text, needle):
 
 
 def test_area_ranges_are_the_protocol_records():
-    assert parse_area_ranges("small=0:1024, medium=1024:9216,large=9216:inf") == [
+    assert parse_area_ranges("small=0:1024, medium=1024:9216,large=9216:inf") == (
         AreaRange("small", 0.0, 1024.0),
         AreaRange("medium", 1024.0, 9216.0),
         AreaRange("large", 9216.0, 1e5**2),
-    ]
-    assert parse_area_ranges("big=0:MAX") == [AreaRange("big", 0.0, 1e10)]
+    )
+    assert parse_area_ranges("big=0:MAX") == (AreaRange("big", 0.0, 1e10),)
 
 
 @pytest.mark.parametrize(

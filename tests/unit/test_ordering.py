@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iou_eval.ordering import dense_codes, distinct, group_score_order, radix_argsort
+from iou_eval.data.ordering import dense_codes, distinct, group_score_order, radix_argsort
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -73,7 +73,7 @@ def test_a_short_run_does_not_import_numpy_ma(tmp_path):
     (tmp_path / "gt.json").write_text(json.dumps(gt))
     (tmp_path / "p.json").write_text(json.dumps(preds))
     code = (
-        "import sys; from iou_eval.cli import main; sys.argv = ['iou-eval', sys.argv[1], "
+        "import sys; from iou_eval.cli.main import main; sys.argv = ['iou-eval', sys.argv[1], "
         "sys.argv[2], '-f', 'json', '-o', sys.argv[3], '-p', 'coco,voc12']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('numpy.ma' in sys.modules)"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from pycocotools import mask as mask_utils
 
-from iou_eval.outlines import decode_rle, mask_outlines, rle_outlines
+from iou_eval.reporters.outlines import decode_rle, mask_outlines, rle_outlines
 
 
 def even_odd_fill(loops: list[np.ndarray], h: int, w: int) -> np.ndarray:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from iou_eval import output
 from iou_eval.errors import EXIT_USAGE, InputError, UsageError
-from iou_eval.output import TEMP_PREFIX, check_output_path, write_output
+from iou_eval.io import output
+from iou_eval.io.output import TEMP_PREFIX, check_output_path, write_output
 
 ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -96,7 +96,7 @@ def test_dev_null_is_accepted():
 
 def test_a_closed_pipe_on_stdout_is_not_an_error():
     code = (
-        "from iou_eval.output import write_output\n"
+        "from iou_eval.io.output import write_output\n"
         "write_output('-', 'x' * (8 << 20))\n"
         "print('still here', flush=True)\n"
     )
@@ -277,7 +277,7 @@ def test_a_path_with_controls_is_shown_escaped(tmp_path):
 
 SLOW_WRITER = """
 import sys, time
-import iou_eval.output as o
+import iou_eval.io.output as o
 
 real = o._write_chunk
 

@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from iou_eval import parallel
+from iou_eval.engine import parallel
 from iou_eval.errors import InputError, UsageError
 
 needs_fork = pytest.mark.skipif(not parallel.can_fork(), reason="no fork on this platform")

@@ -1,14 +1,14 @@
-"""Plausibility checks (``iou_eval.plausibility``): each doubt, and silence where there is none."""
+"""Plausibility checks (``iou_eval.data.plausibility``): each doubt, and silence where there is none."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from iou_eval.boxes import BoxFormat, to_xyxy
-from iou_eval.dataset import CategoryTable, ImageTable, assemble
-from iou_eval.doubts import Doubt, doubts_of, is_doubt, kind_of
-from iou_eval.plausibility import (
+from iou_eval.data.box_format import BoxFormat, to_xyxy
+from iou_eval.data.dataset import CategoryTable, ImageTable, assemble
+from iou_eval.data.doubts import Doubt, doubts_of, is_doubt, kind_of
+from iou_eval.data.plausibility import (
     class_coverage_doubts,
     class_shift_doubt,
     fits,

@@ -9,10 +9,10 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from iou_eval.accumulate import CocoArrays, summarize_coco
 from iou_eval.errors import UsageError
-from iou_eval.protocols import COCO_RECALL_THRESHOLDS
-from iou_eval.tables import best_f1, f1_sweep
+from iou_eval.protocols.accumulate import CocoArrays, summarize_coco
+from iou_eval.protocols.params import COCO_RECALL_THRESHOLDS
+from iou_eval.protocols.tables import best_f1, f1_sweep
 
 pytest.importorskip("matplotlib")
 Image = pytest.importorskip("PIL.Image")

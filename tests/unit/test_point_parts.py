@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import iou_eval.partition
-import iou_eval.point_parts as point_parts
+import iou_eval.protocols.partition
+import iou_eval.protocols.point_parts as point_parts
 from iou_eval.api import load
-from iou_eval.coco import run_coco
+from iou_eval.data.reconcile import align
+from iou_eval.engine.parallel import can_fork, run_pool
 from iou_eval.errors import InputError
-from iou_eval.parallel import can_fork, run_pool
-from iou_eval.protocols import coco
-from iou_eval.reconcile import align
+from iou_eval.protocols.coco_run import run_coco
+from iou_eval.protocols.params import coco
 
 from ..parity.synth import make_scene
 
@@ -36,7 +36,7 @@ def test_parts_give_the_arrays_and_point_of_one_pass(alignment, monkeypatch, par
         pytest.skip("no fork here")
     ref = run_coco(alignment, coco(), 0.5, workers=1, keep_accumulation=True)
     monkeypatch.setattr(point_parts, "PART_PREDICTIONS", part_size)
-    monkeypatch.setattr(iou_eval.partition, "PARALLEL_MIN_PREDICTIONS", 0)
+    monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 0)
     ev = run_coco(alignment, coco(), 0.5, workers=workers, keep_accumulation=False)
     assert ev.accumulation is None
     for name in ("precision", "recall", "scores"):
@@ -47,7 +47,7 @@ def test_parts_give_the_arrays_and_point_of_one_pass(alignment, monkeypatch, par
 
 
 def test_parts_are_planned_heaviest_first_and_cover_every_category(alignment, monkeypatch):
-    from iou_eval.coco import prepare
+    from iou_eval.protocols.coco import prepare
 
     monkeypatch.setattr(point_parts, "PART_PREDICTIONS", 300)
     s = prepare(alignment, coco(), 0.5)

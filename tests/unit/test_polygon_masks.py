@@ -13,9 +13,9 @@ import pytest
 from pycocotools import mask as mask_utils
 
 from iou_eval import evaluate, load
+from iou_eval.data.reconcile import align
 from iou_eval.errors import InputError, UsageError
-from iou_eval.reconcile import align
-from iou_eval.segm import PendingPolygons, scaled_polygons, with_masks
+from iou_eval.geometry.segm import PendingPolygons, scaled_polygons, with_masks
 
 from .formats_helpers import image, write
 

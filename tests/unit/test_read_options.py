@@ -9,11 +9,13 @@ import sys
 import numpy as np
 import pytest
 
-from iou_eval import evaluate, load, source
+from iou_eval import evaluate, load
 from iou_eval.errors import InputError, UsageError
-from iou_eval.inputs import load_options
-from iou_eval.loaders.image_folder import match_images, with_image_folder
-from iou_eval.loaders.registry import detect_format
+from iou_eval.io import source
+from iou_eval.io.inputs import load_options
+from iou_eval.io.loaders.image_folder import match_images, with_image_folder
+from iou_eval.io.loaders.registry import detect_format
+from iou_eval.io.option_files import resolve
 from iou_eval.options import EvalOptions, ReadOptions
 
 from .formats_helpers import image, write
@@ -44,18 +46,20 @@ def test_class_options_from_keywords_and_files(tmp_path):
     o = EvalOptions.of(class_offset=-1, class_map={"1": 0, 2: "1"})
     assert o.read.class_offset == -1 and o.read.class_rule() == {"1": 0, 2: "1"}
     f = write(tmp_path / "map.txt", "7 cat\n8 dog\n")
-    assert EvalOptions.of(class_map=str(f)).read.class_rule() == {7: "cat", 8: "dog"}
+    # A class map file named through the API is read once, before anything is loaded.
+    assert EvalOptions.of(class_map=str(f)).read.class_map == str(f)
+    assert resolve(EvalOptions.of(class_map=str(f))).read.class_rule() == {7: "cat", 8: "dog"}
     assert EvalOptions.of(class_map="COCO80").read.class_map == "coco80"
     with pytest.raises(UsageError, match="--class-offset: expected a whole number"):
         EvalOptions.of(class_offset=1.5)
     with pytest.raises(UsageError, match="--pred-box-format: expected one of"):
         EvalOptions.of(pred_box_format="ltrb")
     with pytest.raises(InputError, match="class 7 is mapped twice"):
-        EvalOptions.of(class_map=str(write(tmp_path / "twice.txt", "7 1\n7 2\n")))
+        resolve(EvalOptions.of(class_map=str(write(tmp_path / "twice.txt", "7 1\n7 2\n"))))
 
 
 def test_a_class_map_with_an_offset_maps_then_shifts():
-    from iou_eval.loaders.class_shift import apply_class_map
+    from iou_eval.data.class_shift import apply_class_map
 
     assert apply_class_map([1, 2, 9], class_map={1: 10, 2: 20}, offset=-1) == (9, 19, 8)
     assert apply_class_map(["3", 4], class_map={3: "cat"}) == ("cat", 4)
@@ -112,7 +116,7 @@ def test_standard_input_is_loaded_after_detection(stdin):
 
 
 def test_images_are_found_by_file_name_stem_or_id(tmp_path):
-    from iou_eval.dataset import ImageTable
+    from iou_eval.data.dataset import ImageTable
 
     files = [str(tmp_path / n) for n in ("a.jpg", "sub/b.png", "c.png", "x/d.png", "y/d.png")]
     table = ImageTable.build(["k1", "k2", "c", 7, "d"], ["a.jpg", "dir/b.jpg", None, None, None])

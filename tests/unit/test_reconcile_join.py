@@ -86,7 +86,7 @@ def test_a_text_id_in_the_ground_truth_and_a_number_in_the_predictions(write_jso
 
 
 def test_the_spelling_survives_the_chunked_reading_of_a_large_file(write_json, monkeypatch):
-    import iou_eval.loaders.coco as coco
+    import iou_eval.io.loaders.coco as coco
 
     monkeypatch.setattr(coco, "_CHUNK_BYTES", 300)
     preds = [_pred(1 + i % 2, "1" if i % 7 == 0 else 1 + i % 2, 0.01 * i) for i in range(60)]

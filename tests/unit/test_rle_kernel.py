@@ -20,9 +20,16 @@ import pytest
 from pycocotools import _mask
 from pycocotools import mask as mask_utils
 
-from iou_eval import kernel
-from iou_eval.masks import MaskColumn, mask_boxes, mask_overlaps_batched, mask_pair_overlaps
-from iou_eval.rle import BadRle, check_joined
+from iou_eval.engine import compiled as parts
+from iou_eval.geometry import kernel
+from iou_eval.geometry.masks import (
+    MaskColumn,
+    mask_boxes,
+    mask_overlaps_batched,
+    mask_pair_overlaps,
+)
+from iou_eval.geometry.rle import BadRle, check_joined
+from iou_eval.io.compiled import results_reader
 
 from .test_mask_bounds import _encode_counts, _random_masks, _rle
 
@@ -33,13 +40,19 @@ needs_kernel = pytest.mark.skipif(KERNEL is None, reason="the compiled kernel is
 def test_kernel_is_built_where_a_compiler_is(monkeypatch):
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler on this machine")
-    assert KERNEL is not None, "a C compiler is here but iou_eval._rlekernel was not built"
-    assert kernel.results_reader() is not None, "iou_eval._rleresults was not built"
-    assert kernel.describe() == "mask kernel: compiled (masks and the RLE results reader)"
+    assert KERNEL is not None, "a C compiler is here but iou_eval.geometry._rlekernel was not built"
+    assert results_reader() is not None, "iou_eval.io._rleresults was not built"
+    assert parts.describe() == (
+        "mask kernel: compiled, in use\nRLE results reader: compiled, in use"
+    )
     monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     assert kernel.compiled() is None
-    assert kernel.results_reader() is None
-    assert "no compiled kernel" in kernel.describe()
+    assert results_reader() is None
+    # Switched off is not absent: --version says the parts are installed.
+    assert parts.describe() == (
+        "mask kernel: installed, switched off by IOU_EVAL_NO_KERNEL\n"
+        "RLE results reader: installed, switched off by IOU_EVAL_NO_KERNEL"
+    )
 
 
 def _scene(seed: int, n: int = 300):
@@ -248,7 +261,7 @@ def _flat(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 def test_polygons_equal_pycocotools_frpoly_byte_for_byte(seed, monkeypatch):
     """Outlines inside, across and outside the image, on the half pixel, with
     repeated vertices, 1- and 2-point contours: the strings of ``frPoly``."""
-    from iou_eval.masks import _rasterise
+    from iou_eval.geometry.masks import _rasterise
 
     rng = np.random.default_rng(seed)
     parts, hs, ws = [], [], []
@@ -280,7 +293,7 @@ def test_polygons_equal_frpoly_on_large_thin_and_huge_images(monkeypatch):
     """Outlines of many vertices at photo sizes, round ones, slivers one pixel
     wide or tall (edges that step in x and in y), far outside the image, and
     images of more than 2**32 pixels (where pycocotools' positions wrap)."""
-    from iou_eval.masks import _rasterise
+    from iou_eval.geometry.masks import _rasterise
 
     rng = np.random.default_rng(7)
     parts, hs, ws = [], [], []
@@ -346,7 +359,7 @@ def test_flatten_reads_json_numbers_as_float_does_and_leaves_the_rest():
 
 
 def test_select_parts_keeps_the_numbers_of_the_chosen_parts():
-    from iou_eval.masks import _select_parts
+    from iou_eval.geometry.masks import _select_parts
 
     parts = [np.arange(n, dtype=np.float64) + 100 * i for i, n in enumerate([6, 4, 0, 8, 2])]
     flat, off = _flat(parts)

@@ -1,6 +1,6 @@
 """The compiled results reader gives the columns msgspec's records give, or gives up.
 
-``iou_eval/_rleresults.c`` reads a chunk of a results list whose masks are
+``iou_eval/io/_rleresults.c`` reads a chunk of a results list whose masks are
 compressed RLEs straight into columns.  Here, on generated chunks written in
 every way JSON allows (key order, whitespace, number spellings, escapes,
 unknown keys holding any value, nulls), its columns equal, bit for bit,
@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 from pycocotools import mask as mask_utils
 
-from iou_eval import kernel
-from iou_eval.loaders import coco
-from iou_eval.loaders.json_decode import quiet_decode
+from iou_eval.io.compiled import results_reader
+from iou_eval.io.loaders import coco
+from iou_eval.io.loaders.json_decode import quiet_decode
 
-READER = kernel.results_reader()
+READER = results_reader()
 pytestmark = pytest.mark.skipif(READER is None, reason="the compiled results reader is not built")
 
 

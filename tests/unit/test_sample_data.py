@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from iou_eval.coco import run_coco
-from iou_eval.loaders import load
-from iou_eval.protocols import coco
-from iou_eval.reconcile import align
+from iou_eval.data.reconcile import align
+from iou_eval.io.loaders import load
+from iou_eval.protocols.coco_run import run_coco
+from iou_eval.protocols.params import coco
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 PAIRS = {

@@ -11,9 +11,9 @@ import threading
 
 import pytest
 
-from iou_eval import source
 from iou_eval.errors import InputError, UsageError
-from iou_eval.source import (
+from iou_eval.io import source
+from iou_eval.io.source import (
     DEFAULT_LIMIT,
     decode_text,
     format_size,
@@ -234,7 +234,7 @@ def test_empty_stdin(monkeypatch):
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_stdin_from_a_device_is_refused(tmp_path):
-    code = "from iou_eval.source import read_input\nread_input('-')\n"
+    code = "from iou_eval.io.source import read_input\nread_input('-')\n"
     with open("/dev/zero", "rb") as zero:
         proc = subprocess.run(
             [sys.executable, "-c", code], stdin=zero, capture_output=True, text=True, timeout=60

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from iou_eval.api import load
+from iou_eval.data.reconcile import align
+from iou_eval.data.subsets import select, slice_weights, slices_from_pairs
 from iou_eval.errors import InputError, UsageError
+from iou_eval.io.option_files import id_tuple, read_id_list, read_slices, resolve
 from iou_eval.options import AnalysisOptions, EvalOptions
-from iou_eval.reconcile import align
-from iou_eval.subsets import read_id_list, read_slices, select, slice_weights, slices_from_pairs
 
 SCENE = {
     "images": [
@@ -51,8 +52,12 @@ def test_id_lists_from_text_and_files(tmp_path):
     assert read_id_list(f"@{f}", "--img-ids") == (12, 7, "x.jpg")
     with pytest.raises(UsageError, match="expected at least one id"):
         read_id_list(" , ", "--cat-ids")
-    assert AnalysisOptions(img_ids=[3, "4"]).img_ids == (3, 4)
-    assert EvalOptions.of(cat_ids="5,x").analysis.cat_ids == (5, "x")
+    assert id_tuple([3, "4"], "--img-ids") == (3, 4)
+    assert resolve(EvalOptions.of(cat_ids="5,x")).analysis.cat_ids == (5, "x")
+    assert resolve(EvalOptions(analysis=AnalysisOptions(img_ids=[3, "4"]))).analysis.img_ids == (
+        3,
+        4,
+    )
 
 
 def test_select_keeps_the_named_images_and_categories_in_order(aligned):

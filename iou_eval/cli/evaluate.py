@@ -1,0 +1,325 @@
+"""``iou-eval eval`` (the default command): score one or many prediction files against a ground truth."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from iou_eval.cli.common import (
+    EPILOG,
+    INPUT_PATH,
+    SLOTS,
+    SORT_CHOICES,
+    StrictInt,
+    annotate,
+    check_output,
+    cluster_for,
+    emit,
+    eval_output_options,
+    lenient,
+    progress_bar,
+    record_options,
+    run_guarded,
+    say,
+    stderr_is_terminal,
+    strict_doubts,
+    tqdm_class,
+    warn,
+)
+from iou_eval.cli.outcome import Outcome
+from iou_eval.errors import InputError, UsageError
+from iou_eval.io.option_files import resolve
+from iou_eval.options import (
+    AnalysisOptions,
+    BootstrapOptions,
+    EvalOptions,
+    PointOptions,
+    ProtocolOptions,
+    ReadOptions,
+    RuntimeOptions,
+    from_cli,
+)
+
+
+@click.command("eval", epilog=EPILOG)
+@click.argument("gt", metavar="GROUND_TRUTH", type=INPUT_PATH)
+@click.argument("preds", metavar="PREDICTIONS...", nargs=-1, required=True, type=INPUT_PATH)
+@record_options(ReadOptions, ProtocolOptions, PointOptions, AnalysisOptions)
+@click.option(
+    "--sort",
+    type=click.Choice(SORT_CHOICES),
+    default="errors",
+    show_default=True,
+    help="Order of the per-image table: most errors first, by image id, or by a column.",
+)
+@click.option(
+    "--worst",
+    type=StrictInt(low=1),
+    metavar="N",
+    help="Show only the N worst images (in --sort order).",
+)
+@eval_output_options
+@click.option(
+    "--plots",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also write the plots (PR curves, score thresholds, AP bars; a batch's leaderboard) "
+    "as PNG and SVG into DIR (matplotlib: pip install 'iou-eval[plots]').",
+)
+@click.option(
+    "--fail-under",
+    multiple=True,
+    metavar="EXPR",
+    help="Gate: fail (exit 3) when a metric is below a value. Repeatable: "
+    "AP=0.45, AP50=0.6, AP[person]=0.5, voc12:mAP=0.7, AP@night=0.4 (a --slices slice).",
+)
+@click.option(
+    "--baseline",
+    type=INPUT_PATH,
+    metavar="FILE",
+    help="An earlier JSON result: fail (exit 3) when a metric drops more than --max-drop.",
+)
+@click.option(
+    "--max-drop",
+    default="0",
+    show_default=True,
+    metavar="AMOUNT",
+    help="Allowed drop against --baseline: absolute (0.01) or relative (2%).",
+)
+@record_options(BootstrapOptions)
+@click.option(
+    "--fail-if-significant",
+    is_flag=True,
+    help="With --bootstrap: a gate or a drop fails only when its interval says it is not noise.",
+)
+@click.option(
+    "--annotations",
+    type=click.Choice(["github"]),
+    help="Also print failed checks as GitHub Actions ::error:: annotations.",
+)
+@record_options(RuntimeOptions)
+def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
+    """Evaluate PREDICTIONS against GROUND_TRUTH.
+
+    Formats are detected from content: COCO JSON (dataset or results list),
+    Pascal VOC XML (a folder or a file), CSV/TSV with a header, per-image
+    text files, devkit results files.  Several prediction files (or a folder
+    of .json files) are scored as a batch against one parse of the ground
+    truth, with a leaderboard.
+    """
+    code = run_guarded(_eval, gt, preds, **opts)
+    sys.exit(code)
+
+
+def eval_options(o: dict[str, Any]) -> EvalOptions:
+    """The evaluation's option records from click's values, each parsed once.
+
+    The matches' accumulation inputs (hundreds of megabytes at millions of
+    predictions) are kept only where something reads them: ``--bootstrap``,
+    the analyses, plots and the HTML report.
+    """
+    opts = EvalOptions(**{slot: from_cli(record, o) for slot, record in SLOTS.items()})
+    pictures = bool(o.get("plots")) or o.get("out_format") == "html"
+    return resolve(EvalOptions.of(opts, keep_accumulation=pictures))
+
+
+# Inputs this large take a second or more: show which stage the run is in.
+LONG_RUN_BYTES = 16 << 20
+
+
+class _StageBar:
+    """A tqdm bar over a run's stages (reading, each protocol, the report)."""
+
+    def __init__(self, paths: Sequence[str], n_protocols: int, enabled: bool) -> None:
+        self.bar = None
+        size = sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+        if enabled and size >= LONG_RUN_BYTES and stderr_is_terminal():
+            tqdm = tqdm_class()
+            self.bar = tqdm(
+                total=n_protocols + 2,
+                desc="starting",
+                file=sys.stderr,
+                leave=False,
+                bar_format="{desc}: {n_fmt}/{total_fmt} stages |{bar}| {elapsed}",
+            )
+        self.started = False
+
+    def stage(self, name: str) -> None:
+        if self.bar is None:
+            return
+        if self.started:
+            self.bar.update(1)
+        self.started = True
+        self.bar.set_description(name)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _gates(o: dict[str, Any]):
+    """A function that judges a result by the gates and baseline the options name."""
+    from iou_eval.ci.gates import check_gates, compare_baseline, load_baseline, parse_gate
+    from iou_eval.numbers import parse_max_drop
+    from iou_eval.results import Verdict
+
+    gates = [parse_gate(t) for t in o["fail_under"]]
+    max_drop = parse_max_drop(o["max_drop"])
+    if o["max_drop"] != "0" and not o["baseline"]:
+        raise UsageError("--max-drop needs --baseline")
+    if o["fail_if_significant"] and not o["bootstrap"]:
+        raise UsageError("--fail-if-significant needs --bootstrap N")
+    baseline = load_baseline(o["baseline"]) if o["baseline"] else None
+    significant = o["fail_if_significant"]
+
+    def judge(result):
+        checks = check_gates(result, gates, significant) if gates else []
+        if baseline is not None:
+            checks += compare_baseline(result, baseline, o["baseline"], max_drop, significant)
+        return result.judged(Verdict(tuple(checks)))
+
+    return judge
+
+
+def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
+    from iou_eval.ci.batch import is_batch_folder, prediction_files
+    from iou_eval.reporters import OutputFormat
+
+    o["protected"] = (gt, *preds, o["baseline"], o["names"])
+    check_output(o["output"], o["protected"])
+    options = eval_options(o)
+    if gt == "-" and "-" in preds or preds.count("-") > 1:
+        raise UsageError("standard input (-) can stand for one input only")
+    judge = _gates(o)
+    fmt = OutputFormat(o["out_format"])
+
+    def batch(p: str) -> bool:
+        # A folder of LabelMe files (is_batch_folder says so) or of a named
+        # non-COCO format is one input, not a batch.
+        fmt = options.read.pred_format
+        return is_batch_folder(p) and fmt in (None, "coco")
+
+    files = [f for p in preds for f in (prediction_files([p]) if batch(p) else [p])]
+    is_batch = len(files) != 1 or any(batch(p) for p in preds)
+    _check_pictures(o, fmt, is_batch)
+    if is_batch:
+        return _eval_batch(gt, preds, files, options, judge, fmt, o).exit_code
+    return _eval_one(gt, files[0], options, judge, fmt, o).exit_code
+
+
+def _check_pictures(o: dict[str, Any], fmt, batch: bool) -> None:
+    """--plots needs matplotlib (said before any work)."""
+    if o["plots"]:
+        from iou_eval.reporters.plots import require_matplotlib
+
+        require_matplotlib()
+
+
+def _plot_files(write, o: dict[str, Any]) -> tuple[str, ...] | None:
+    """The files --plots DIR wrote (``write(DIR)``), or None without --plots."""
+    return tuple(str(p) for p in write(o["plots"])) if o["plots"] else None
+
+
+def _machine(fmt) -> bool:
+    from iou_eval.reporters import OutputFormat
+
+    # HTML on stdout is a page: no workflow commands among its lines.
+    return fmt in (OutputFormat.JSON, OutputFormat.CSV, OutputFormat.HTML)
+
+
+def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str, Any]) -> Outcome:
+    from iou_eval.api import evaluate
+    from iou_eval.ci.gates import github_annotations
+    from iou_eval.reporters import OutputFormat, View, renderer
+    from iou_eval.reporters.report import write_run_plots
+
+    strict, options = lenient(options)
+    n_protocols = len(options.protocol.protocol)
+    n_boot = options.bootstrap.bootstrap
+    show = not o["quiet"] and not _machine(fmt)
+    stages = _StageBar((gt, pred), n_protocols, show and not n_boot)
+    bar = progress_bar(n_boot * n_protocols, "bootstrap", show, unit="resample")
+    try:
+        with cluster_for(options, show) as client:
+            result = judge(
+                evaluate(gt, pred, options, on_stage=stages.stage, client=client,
+                         progress=bar.update if bar is not None else None)
+            )  # fmt: skip
+        stages.stage("writing the report")
+        plots = _plot_files(lambda d: write_run_plots(result, d), o)
+        # --images also draws the worst images into an HTML report (one run).
+        drawn_from = o["images"] if fmt is OutputFormat.HTML else None
+        view = View(sort=o["sort"], worst=o["worst"], images=drawn_from, plot_files=plots)
+        text = renderer(fmt)(result, view)
+    finally:
+        stages.close()
+        if bar is not None:
+            bar.close()
+    warn(result.warnings, o["quiet"])
+    emit(text, o["output"], o["protected"], fmt.value)
+    annotate(
+        github_annotations(list(result.checks)) if o["annotations"] else [],
+        _machine(fmt) and not o["output"],
+    )
+    doubts = strict_doubts(strict, result.warnings)
+    return Outcome(failed_checks=len(result.failed_checks), doubts=doubts)
+
+
+def _eval_batch(
+    gt: str, preds: tuple[str, ...], files: list[str], options: EvalOptions, judge, fmt,
+    o: dict[str, Any],
+) -> Outcome:  # fmt: skip
+    import dataclasses
+
+    from iou_eval.api import evaluate, load
+    from iou_eval.ci.batch import run_batch, run_batch_parts, stray_files
+    from iou_eval.ci.gates import github_annotations
+    from iou_eval.reporters.batch import render_batch
+    from iou_eval.reporters.report import write_batch_plots
+
+    if not files:
+        raise InputError(preds[0], "no prediction files (.json) in this folder")
+    strict, options = lenient(options)
+    for stray in stray_files(preds):
+        if not o["quiet"]:
+            say(f"iou-eval: warning: {stray}: not a .json file; skipped")
+    gt_ds = load(gt, "gt", options.read.gt_format, read=options.read)
+    show = not o["quiet"] and not _machine(fmt)
+    bar = progress_bar(len(files), "scoring", show)
+    try:
+        with cluster_for(options, show) as client:
+            if client is not None:  # one task per file, the ground truth shared once
+                outcome = run_batch_parts(client, gt_ds, files, options, judge,
+                                          progress=bar.update if bar is not None else None)  # fmt: skip
+            else:
+                outcome = run_batch(
+                    gt_ds,
+                    files,
+                    # A batch keeps every file's numbers, not its boxes (nothing is drawn).
+                    lambda path: dataclasses.replace(
+                        judge(evaluate(gt_ds, path, options)), alignment=None
+                    ),
+                    progress=bar.update if bar is not None else None,
+                )
+    finally:
+        if bar is not None:
+            bar.close()
+    # The ground truth's warnings come with every file: say them once.
+    seen = dict.fromkeys(w for r in outcome.results.values() for w in r.warnings)
+    warn(list(seen), o["quiet"])
+    for _path, message in outcome.errors:
+        say(f"iou-eval: error: {message} (skipped)")
+    plots = _plot_files(lambda d: write_batch_plots(outcome, d), o)
+    emit(render_batch(outcome, fmt, plots), o["output"], o["protected"], fmt.value)
+    if o["annotations"]:
+        lines = [ln for r in outcome.results.values() for ln in github_annotations(list(r.checks))]
+        annotate(lines, _machine(fmt) and not o["output"])
+    # The ground truth's doubts come with every file: count them once.
+    doubts = strict_doubts(strict, [w for r in outcome.results.values() for w in r.warnings])
+    return Outcome(
+        unreadable=len(outcome.errors), failed_checks=len(outcome.failed_checks), doubts=doubts
+    )

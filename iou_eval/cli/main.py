@@ -1,0 +1,60 @@
+"""The ``iou-eval`` command group: the only wing that prints or exits.
+
+Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
+"""
+
+from __future__ import annotations
+
+import click
+
+from iou_eval.cli.common import EPILOG
+from iou_eval.cli.compare import compare_command
+from iou_eval.cli.draw import draw_command
+from iou_eval.cli.evaluate import eval_command
+from iou_eval.cli.iou import iou_command
+from iou_eval.cli.semseg import semseg_command
+from iou_eval.version import __version__
+
+
+class DefaultGroup(click.Group):
+    """A group whose ``eval`` command runs when no command name is given."""
+
+    default_command = "eval"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = [self.default_command, *args]
+        elif not args:
+            args = ["--help"]
+        return super().parse_args(ctx, args)
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from iou_eval.engine.compiled import describe
+
+    click.echo(f"iou-eval, version {__version__}\n{describe()}")
+    ctx.exit()
+
+
+@click.group(
+    cls=DefaultGroup,
+    epilog=EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option(
+    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+    help="Show the version (and which mask kernel runs) and exit.",
+)  # fmt: skip
+def main() -> None:
+    """Score object detections against ground truth, exactly as pycocotools and
+    the Pascal VOC devkit do.
+
+    Run `iou-eval GT PREDICTIONS [options]` (the `eval` command), or
+    `iou-eval eval --help` for every option.
+    """
+
+
+for _command in (eval_command, compare_command, iou_command, semseg_command, draw_command):
+    main.add_command(_command)

@@ -1,0 +1,270 @@
+"""Plausibility checks of what was read: doubts about the numbers, said as warnings.
+
+Each check looks at whole columns (no per-box Python loops) and returns
+:class:`~iou_eval.data.doubts.Doubt` messages that name the problem and, where an
+option fixes it, the option spelled so it can be pasted:
+
+- :func:`layout_doubts`: boxes that fall outside their image under the
+  layout they were read in, but all (or nearly all) fit under another
+  (xyxy, xywh, cxcywh): an ``x1 y1 x2 y2`` file read as ``x y w h`` is the
+  classic; and most boxes outside their image under every layout (the
+  image sizes or the scale are wrong).
+- :func:`scale_doubts`: box numbers all in [0, 1] read as pixels, or
+  numbers well above 1 read as fractions (``--normalized`` given for both
+  files when only one holds fractions).
+- :func:`class_shift_doubt`: prediction class ids that become the ground
+  truth's under an offset or the COCO-80 map
+  (:mod:`iou_eval.data.class_shift`).
+- :func:`class_coverage_doubts`: most predictions in classes the ground
+  truth does not have; class numbers against a ground truth that names its
+  classes (``--names`` missing).
+
+Predictions on images the ground truth does not list are a doubt of the
+alignment itself (:mod:`iou_eval.data.reconcile`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from iou_eval.data.box_format import BoxFormat, to_xyxy
+from iou_eval.data.dataset import Dataset
+from iou_eval.data.doubts import Doubt
+
+# Formats whose box numbers are pixels in a layout a file or the user may
+# get wrong.  COCO always holds [x, y, w, h]: no flag changes it, but a file
+# written as x1 y1 x2 y2 is still worth a doubt.
+LAYOUT_OPEN = frozenset({"csv", "txt", "voc-results", "coco", "dataframe", "arrays"})
+# Formats whose layout and scale the options set (--box-format, --normalized).
+OPTION_LAYOUT = frozenset({"csv", "txt", "voc-results", "dataframe", "arrays"})
+# Numbers read as fractions may exceed 1 by an exporter's rounding, never by this.
+NORMALIZED_MAX = 1.5
+# A box may overhang its image by 1 % of the side or 1 pixel (rounding, clipping).
+_OVERHANG = 0.01
+
+
+def from_xyxy(xyxy: np.ndarray, fmt: BoxFormat) -> np.ndarray:
+    """``[N, 4]`` the numbers that :func:`~iou_eval.data.box_format.to_xyxy` reads as ``xyxy[N, 4]`` in ``fmt``."""
+    x1, y1, x2, y2 = xyxy.T
+    if fmt is BoxFormat.XYXY:
+        return xyxy
+    if fmt is BoxFormat.XYWH:
+        return np.stack([x1, y1, x2 - x1, y2 - y1], axis=1)
+    return np.stack([(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1], axis=1)
+
+
+def fits(xyxy: np.ndarray, width: np.ndarray, height: np.ndarray) -> np.ndarray:
+    """``[N]`` whether each box has non-negative extents and lies within its image.
+
+    ``width[N]``, ``height[N]``: the image of each row; an overhang of 1 %
+    of the side (at least one pixel) is tolerated.
+    """
+    tw = np.maximum(1.0, _OVERHANG * width)
+    th = np.maximum(1.0, _OVERHANG * height)
+    x1, y1, x2, y2 = xyxy.T
+    return (
+        (x2 >= x1)
+        & (y2 >= y1)
+        & (x1 >= -tw)
+        & (y1 >= -th)
+        & (x2 <= width + tw)
+        & (y2 <= height + th)
+    )
+
+
+def _row_sizes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's image ``width[N]``, ``height[N]`` and whether both are known ``[N]``."""
+    w = ds.images.width[ds.image_idx]
+    h = ds.images.height[ds.image_idx]
+    return w, h, np.isfinite(w) & np.isfinite(h) & (w > 0) & (h > 0)
+
+
+def _flag(side: str, name: str) -> str:
+    return f"--{'gt' if side == 'gt' else 'pred'}-{name}"
+
+
+def _what(side: str) -> str:
+    return "ground-truth" if side == "gt" else "prediction"
+
+
+def layout_doubts(ds: Dataset, side: str) -> list[str]:
+    """Boxes outside their image as read that (nearly) all fit under another layout.
+
+    Args:
+        ds: a dataset in pixels whose images have sizes (after the alignment:
+            the predictions carry the ground truth's images).
+        side: ``"gt"`` or ``"pred"``, for the flag the message names.
+    """
+    chosen = ds.box_format
+    if ds.format not in LAYOUT_OPEN or chosen is None or not len(ds):
+        return []
+    w, h, known = _row_sizes(ds)
+    if not known.any():
+        return []
+    xyxy, w, h = ds.xyxy[known], w[known], h[known]
+    outside = ~fits(xyxy, w, h)
+    n_out = int(outside.sum())
+    if not n_out:
+        return []
+    raw = from_xyxy(xyxy, chosen)
+    others = [(int((~fits(to_xyxy(raw, alt)[0], w, h)).sum()), alt) for alt in BoxFormat if alt is not chosen]  # fmt: skip
+    n_alt, alt = min(others, key=lambda o: o[0])
+    # Another layout must fit every box, or nearly (a detector's unclipped
+    # overhang), where the chosen one leaves several out.
+    r = int(np.flatnonzero(outside)[0])
+    file, place = ds.where(int(np.flatnonzero(known)[r]))
+    numbers = " ".join(f"{v:g}" for v in raw[r])
+    if not (n_alt == 0 or (n_out >= 2 and 4 * n_alt <= n_out)):
+        if 2 * n_out <= int(known.sum()):
+            return []
+        # No layout fits: the sizes (or the scale) the boxes are measured against are wrong.
+        return [
+            Doubt(
+                f"{ds.source}: {n_out} of {int(known.sum())} {_what(side)} boxes fall outside "
+                f"their image under every box layout (first: {file}:{place}: {numbers}): are the "
+                "image sizes and the scale right? (--images DIR, --normalized, --image-size WxH)"
+            )
+        ]
+    fit = "every one fits" if n_alt == 0 else f"only {n_alt} do"
+    head = (
+        f"{ds.source}: {n_out} of {int(known.sum())} {_what(side)} boxes fall outside their image "
+        f"read as {chosen.value} (first: {file}:{place}: {numbers}), but {fit} read as "
+        f"{alt.value}: the box layout is in doubt"
+    )
+    if ds.format in OPTION_LAYOUT:
+        return [
+            Doubt(
+                f"{head}; if the numbers are {alt.value}, pass {_flag(side, 'box-format')} {alt.value}"
+            )
+        ]
+    return [Doubt(f"{head}; COCO's bbox is [x, y, width, height]: convert the file")]
+
+
+def scale_doubts(ds: Dataset, side: str, normalized: bool, shared: bool) -> list[str]:
+    """Box numbers whose scale contradicts how they were read.
+
+    Args:
+        ds: a dataset as loaded (before the alignment scales fractions).
+        side: ``"gt"`` or ``"pred"``.
+        normalized: the numbers were read as fractions of the image size.
+        shared: ``normalized`` came from the shared ``--normalized`` flag.
+    """
+    if not len(ds) or ds.format not in LAYOUT_OPEN:
+        return []
+    if normalized and ds.format in OPTION_LAYOUT:
+        return _above_one(ds, side, shared)
+    if normalized or ds.box_format is None:
+        return []
+    raw = from_xyxy(ds.xyxy, ds.box_format)
+    if raw.min() < 0 or raw.max() > 1 or not (raw != np.floor(raw)).any():
+        return []
+    fix = (
+        f"pass {_flag(side, 'normalized')} (or --normalized when both files hold fractions)"
+        if ds.format in OPTION_LAYOUT
+        else "COCO boxes are pixels: scale them by the image sizes"
+    )
+    return [
+        Doubt(
+            f"{ds.source}: every {_what(side)} box number lies in [0, 1]: they look like "
+            f"fractions of the image size, read as pixels; {fix}"
+        )
+    ]
+
+
+def _above_one(ds: Dataset, side: str, shared: bool) -> list[str]:
+    if ds.fractions and ds.fraction_boxes is not None:
+        frac = np.abs(ds.fraction_boxes)
+    else:
+        w, h, known = _row_sizes(ds)
+        scale = np.stack([w, h, w, h], axis=1)
+        frac = np.where(known[:, None], np.abs(ds.xyxy) / np.where(scale > 0, scale, 1.0), 0.0)
+    big = (frac > NORMALIZED_MAX).any(axis=1)
+    if not big.any():
+        return []
+    r = int(np.flatnonzero(big)[0])
+    file, place = ds.where(r)
+    other = "pred" if side == "gt" else "gt"
+    fix = (
+        f"--normalized applies to both files: if only the {_what(other)} numbers are fractions, "
+        f"pass {_flag(other, 'normalized')} instead"
+        if shared
+        else f"drop {_flag(side, 'normalized')} if they are pixels"
+    )
+    return [
+        Doubt(
+            f"{ds.source}: read as fractions of the image size, but {int(big.sum())} "
+            f"{_what(side)} box(es) have numbers above 1 (first: {file}:{place}); are they "
+            f"pixels? {fix}"
+        )
+    ]
+
+
+def _numbered(ds: Dataset) -> np.ndarray:
+    """``[K]`` whether each category is known by a whole number only (its name is its id)."""
+    cats = ds.categories
+    return np.array(
+        [
+            isinstance(k, int) and name == str(k)
+            for k, name in zip(cats.ids, cats.names, strict=True)
+        ],
+        dtype=bool,
+    )
+
+
+def class_shift_doubt(gt: Dataset, pred: Dataset) -> str | None:
+    """A doubt naming ``--class-offset N`` / ``--class-map coco80`` when the predictions'
+    numbered classes become the ground truth's under that rule, else None.
+
+    Categories the predictions name (a COCO dict's own list) join by name
+    and are left out of the evidence.
+    """
+    from iou_eval.data.class_shift import detect_class_shift
+
+    numbered = _numbered(pred)
+    if not numbered.any() or not len(pred):
+        return None
+    counts = np.bincount(pred.category_idx, minlength=len(pred.categories))
+    keep = np.flatnonzero(numbered & (counts > 0))
+    shift = detect_class_shift(
+        gt.categories.ids, [pred.categories.ids[i] for i in keep], counts[keep].tolist()
+    )
+    text = shift.warning(pred.source)
+    return None if text is None else Doubt(text)
+
+
+def class_coverage_doubts(gt: Dataset, pred: Dataset, n_categories: int) -> list[str]:
+    """Most predictions in classes the ground truth lacks (after the alignment).
+
+    Args:
+        gt, pred: the aligned datasets (one category table; the ground
+            truth's ``n_categories`` first, prediction-only ones after).
+    """
+    if not len(pred):
+        return []
+    extra = pred.category_idx >= n_categories
+    n_extra = int(extra.sum())
+    if n_extra * 2 <= len(pred):
+        return []
+    cats = pred.categories
+    extra_ids = [cats.ids[i] for i in np.unique(pred.category_idx[extra]).tolist()]
+    gt_ids = cats.ids[:n_categories]
+    shown = ", ".join(map(str, extra_ids[:5])) + (", ..." if len(extra_ids) > 5 else "")
+    head = (
+        f"{pred.source}: {n_extra} of {len(pred)} predictions are in classes the ground truth "
+        f"does not have ({shown})"
+    )
+    if all(isinstance(k, int) for k in extra_ids) and not any(isinstance(k, int) for k in gt_ids):
+        names = ", ".join(map(str, cats.names[: min(5, n_categories)]))
+        names += ", ..." if n_categories > 5 else ""
+        return [
+            Doubt(
+                f"{head}: they number their classes, the ground truth names them ({names}); "
+                "pass --names FILE (class names, one per line: line i names class i, from 0)"
+            )
+        ]
+    return [
+        Doubt(
+            f"{head}; check that both files name or number the classes alike (--names, "
+            "--class-offset N, --class-map FILE|coco80)"
+        )
+    ]

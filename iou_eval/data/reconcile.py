@@ -1,0 +1,390 @@
+"""Reconcile image and category identities between ground truth and predictions.
+
+Images are matched by id, else by file name, else by file stem; categories
+by id, else by name.  Ids join by value ("2299" is 2299).  The ground
+truth's vocabularies are put in canonical order (a COCO file's ids sorted as
+pycocotools sorts them, see :func:`id_order`) and the predictions
+re-indexed into them.  Prediction-only categories are appended after the ground
+truth's ``K`` categories; predictions on unknown images are set aside.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import numpy as np
+
+from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id, sort_key
+from iou_eval.data.doubts import Doubt, declare_hint
+from iou_eval.data.ordering import distinct, narrow_index
+from iou_eval.errors import InputError
+from iou_eval.escape import quoted
+
+
+def _norm(key: Key) -> Key:
+    try:
+        return normalize_id(key)
+    except ValueError:
+        return key
+
+
+def _stem(name: str) -> str:
+    return os.path.splitext(os.path.basename(name))[0]
+
+
+class ImageMatcher:
+    """Find a ground-truth image for a key: by id, then file name, then file stem."""
+
+    def __init__(self, images: ImageTable) -> None:
+        self.images = images
+        self.by_id = {_norm(k): i for i, k in enumerate(images.ids)}
+
+    @cached_property
+    def _names(self) -> tuple[dict[str, int], dict[str, int]]:
+        # Built on first need: predictions that name images by id never need them.
+        by_name: dict[str, int] = {}
+        stems: dict[str, int] = {}
+        for i, name in enumerate(self.images.file_names):
+            for nm in filter(None, (name, str(self.images.ids[i]))):
+                by_name.setdefault(os.path.basename(nm), i)
+                s = _stem(nm)
+                stems[s] = i if stems.get(s, i) == i else -1  # -1: ambiguous
+        return by_name, {s: i for s, i in stems.items() if i >= 0}
+
+    @property
+    def by_name(self) -> dict[str, int]:
+        return self._names[0]
+
+    @property
+    def by_stem(self) -> dict[str, int]:
+        return self._names[1]
+
+    def find(
+        self, key: Key, file_name: str | None = None, key_is_name: bool = True
+    ) -> tuple[int, str]:
+        """``(index, how)``; index -1 when nothing matches.
+
+        A file name the prediction file gives for its image (or its stem) wins
+        over its id: a COCO predictions dict numbers its own images, and a
+        per-image text file "00001.txt" means the picture "00001.jpg", not
+        whatever image has id 1.  ``key_is_name=False``: the key is an id
+        only (a COCO ``image_id``), never compared with file names.
+        """
+        if file_name:
+            j = self.by_name.get(os.path.basename(file_name))
+            if j is None:
+                j = self.by_stem.get(_stem(file_name))
+            if j is not None:
+                return j, "file name"
+        j = self.by_id.get(_norm(key))
+        if j is not None:
+            return j, "id"
+        if not key_is_name:
+            return -1, ""
+        for name in filter(None, (file_name, str(key))):
+            j = self.by_name.get(os.path.basename(name))
+            if j is not None:
+                return j, "file name"
+        for name in filter(None, (file_name, str(key))):
+            j = self.by_stem.get(_stem(name))
+            if j is not None:
+                return j, "file stem"
+        return -1, ""
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Ground truth and predictions in one vocabulary.
+
+    Attributes:
+        gt, pred: datasets sharing ``images`` and ``categories``.
+        n_categories: ``K``, the ground truth's categories (the first ``K``).
+        image_match, category_match: how identities were matched, e.g. ``"id"``.
+        unknown_image_rows: prediction rows whose image is not in the ground truth.
+        unknown_image_keys: a few of those images' ids, for the report.
+        warnings: messages for the user.
+        class_order: ``[K]`` the ground truth's categories in its own order (the
+            class list: ``--names``, the file's category list, or first seen),
+            as positions in ``gt.categories``; empty: that order itself.
+        image_rank: ``[I]`` each image's position in the ground truth's own
+            order (a COCO file's ``images`` list), which :func:`canonical`
+            replaced by id order; tools that visit images in file order
+            (tidecv) break ties by it.  None: id order.
+    """
+
+    gt: Dataset
+    pred: Dataset
+    n_categories: int
+    image_match: str
+    category_match: str
+    unknown_image_rows: int
+    unknown_image_keys: tuple[Key, ...]
+    warnings: tuple[str, ...] = field(default=())
+    class_order: tuple[int, ...] = field(default=())
+    image_rank: np.ndarray | None = None
+
+    @property
+    def pred_only_categories(self) -> list[int]:
+        return list(range(self.n_categories, len(self.gt.categories)))
+
+
+def value_order(ids: Sequence[Key]) -> list[int]:
+    """Positions of ``ids`` ordered by value: numbers (numeric strings too), then text."""
+    return sorted(range(len(ids)), key=lambda i: sort_key(_norm(ids[i])))
+
+
+def id_order(ids: Sequence[Key]) -> list[int]:
+    """Positions of ``ids[N]`` in pycocotools' order: ``sorted()`` of the ids as given.
+
+    pycocotools sorts ``imgIds`` and ``catIds`` as the file spells them:
+    integers numerically, strings as text ("10" before "9").  That order
+    decides how tied scores rank (per-image results are concatenated in it
+    before the stable score sort).  A mix of integers and strings makes
+    pycocotools' ``sorted`` raise; it is ordered by value instead.
+    """
+    kinds = {type(k) for k in ids}
+    if kinds == {int} or kinds == {str}:
+        return sorted(range(len(ids)), key=ids.__getitem__)
+    return value_order(ids)
+
+
+def canonical(gt: Dataset) -> Dataset:
+    """The ground truth with images and categories sorted by id.
+
+    A COCO file's ids in pycocotools' order (:func:`id_order`); other
+    formats' keys (file stems, class names) by value.
+    """
+    order = id_order if gt.format == "coco" else value_order
+    img_order = order(gt.images.ids)
+    cat_order = order(gt.categories.ids)
+    img_new = np.empty(len(img_order), dtype=np.int64)
+    img_new[img_order] = np.arange(len(img_order))
+    cat_new = np.empty(len(cat_order), dtype=np.int64)
+    cat_new[cat_order] = np.arange(len(cat_order))
+    cats = CategoryTable(
+        tuple(gt.categories.ids[i] for i in cat_order),
+        tuple(gt.categories.names[i] for i in cat_order),
+    )
+    return replace(
+        gt,
+        images=gt.images.select(np.asarray(img_order, dtype=np.int64)),
+        categories=cats,
+        image_idx=narrow_index(img_new[gt.image_idx]),
+        category_idx=narrow_index(cat_new[gt.category_idx]),
+    )
+
+
+def _how(counts: dict[str, int]) -> str:
+    used = [k for k, v in counts.items() if v]
+    return " + ".join(used) if used else "none"
+
+
+def _respelled_warning(
+    source: str, pred: Dataset, cats: list[int], cat_map: np.ndarray, gt_cats: CategoryTable
+) -> list[str]:
+    """Predictions whose category id equals a ground-truth id in value only ("1" for 1)."""
+    per_cat = np.bincount(pred.category_idx, minlength=len(pred.categories))
+    n = int(per_cat[cats].sum())
+    if not n:
+        return []
+    j = next(c for c in cats if per_cat[c])
+    return [
+        f"{source}: {n} prediction(s) give a category id spelled otherwise than the ground "
+        f"truth spells it (e.g. category_id {quoted(pred.categories.ids[j])} for "
+        f"{quoted(gt_cats.ids[cat_map[j]])}); joined by value, but pycocotools compares ids exactly "
+        "and would leave them out"
+    ]
+
+
+def image_map(
+    gt: ImageTable, pred: ImageTable, key_is_name: bool = True
+) -> tuple[np.ndarray, dict[str, int]]:
+    """``[I_pred]`` position of each prediction image among ``gt`` (-1: none), and how many
+    were joined each way (id, file name, file stem).
+
+    ``key_is_name``: a prediction image's id may also be its file name (not so
+    for a COCO ``image_id``, a number the file gives its image).
+    """
+    matcher = ImageMatcher(gt)
+    img_map = np.empty(len(pred), dtype=np.int64)
+    img_how = {"id": 0, "file name": 0, "file stem": 0}
+    for j, key in enumerate(pred.ids):
+        img_map[j], how = matcher.find(key, pred.file_names[j], key_is_name)
+        if how:
+            img_how[how] += 1
+    return img_map, img_how
+
+
+def _size_error(ds: Dataset, image: int, why: str) -> InputError:
+    """A located error for a fractional box whose image has no known size."""
+    row = int(np.flatnonzero(ds.image_idx == image)[0])
+    file, place = ds.where(row)
+    return InputError(
+        file,
+        f"normalized box needs the size of image {quoted(ds.images.ids[image])}: {why}",
+        where=place,
+        hint="pass --image-size WxH or give sizes in the ground truth",
+    )
+
+
+def _known(width: np.ndarray, height: np.ndarray) -> np.ndarray:
+    return np.isfinite(width) & np.isfinite(height)
+
+
+def scale_fractions(
+    ds: Dataset,
+    image_size: tuple[float, float] | None,
+    ref: ImageTable | None = None,
+    img_map: np.ndarray | None = None,
+) -> Dataset:
+    """``ds`` in pixels when its boxes are fractions of the image size.
+
+    Each image's size is its own (from its file), else its ground-truth
+    image's (``ref`` with ``img_map[I]`` positions, -1 where absent), else
+    ``image_size``; a box on an image of no known size is a located error.
+    """
+    if not ds.fractions:
+        return ds
+    width, height = ds.images.width.copy(), ds.images.height.copy()
+    unknown = ~_known(width, height)
+    if ref is not None and img_map is not None:
+        j = np.where(unknown & (img_map >= 0), img_map, -1)
+        take = j >= 0
+        width[take], height[take] = ref.width[j[take]], ref.height[j[take]]
+    if image_size is not None:
+        still = ~_known(width, height)
+        width[still], height[still] = image_size
+    used = np.zeros(len(width), dtype=bool)
+    used[ds.image_idx] = True
+    missing = np.flatnonzero(used & ~_known(width, height))
+    if len(missing):
+        i = int(missing[0])
+        if ref is None:
+            why = "no size is known"
+        elif img_map is not None and img_map[i] < 0:
+            why = "the ground truth has no such image"
+        else:
+            why = "the ground truth gives no size for it"
+        raise _size_error(ds, i, why)
+    return ds.scaled(width, height)
+
+
+def _category_map(
+    gt_categories: CategoryTable, pred: Dataset
+) -> tuple[np.ndarray, dict[str, int], list[Key], list[str], list[int]]:
+    """``[K_pred]`` each prediction category's ground-truth position (new ones appended).
+
+    Returns the map, how many joined by id and by name, the ids and names
+    of categories only in the predictions, and the prediction categories
+    whose id equals a ground-truth id in value only (``"1"`` for ``1``).
+    """
+    gt_cat_by_id = {_norm(k): i for i, k in enumerate(gt_categories.ids)}
+    gt_cat_by_name = {n: i for i, n in enumerate(gt_categories.names)}
+    cat_map = np.empty(len(pred.categories), dtype=np.int64)
+    cat_how = {"id": 0, "name": 0}
+    extra_ids: list[Key] = []
+    extra_names: list[str] = []
+    respelled: list[int] = []  # prediction categories whose id joined by value only
+    for j, key in enumerate(pred.categories.ids):
+        name = pred.categories.names[j]
+        # A name of its own (not just the id spelled out) comes from the
+        # prediction file's category list, whose ids are its own: trust it first.
+        i = gt_cat_by_name.get(name) if name != str(key) else None
+        if i is not None:
+            cat_how["name"] += 1
+        else:
+            i = gt_cat_by_id.get(_norm(key))
+            if i is not None:
+                cat_how["id"] += 1
+                if key != gt_categories.ids[i]:
+                    respelled.append(j)
+            else:
+                i = gt_cat_by_name.get(name)
+                if i is not None:
+                    cat_how["name"] += 1
+        if i is None:
+            i = len(gt_categories) + len(extra_ids)
+            extra_ids.append(key)
+            extra_names.append(pred.categories.names[j])
+        cat_map[j] = i
+
+    return cat_map, cat_how, extra_ids, extra_names, respelled
+
+
+def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = None) -> Alignment:
+    """Re-index ``pred`` into the (canonical) vocabularies of ``gt``.
+
+    Boxes that are fractions of the image size (``Dataset.fractions``) are
+    scaled here: the ground truth's by its own sizes or ``image_size``, the
+    predictions' by their own, else their ground-truth image's, else
+    ``image_size``.
+    """
+    own_order = gt.categories.ids
+    file_images = {k: i for i, k in enumerate(gt.images.ids)}
+    gt = canonical(scale_fractions(gt, image_size))
+    image_rank = np.fromiter(
+        (file_images[k] for k in gt.images.ids), dtype=np.int64, count=len(gt.images)
+    )
+    position = {k: i for i, k in enumerate(gt.categories.ids)}
+    warnings: list[str] = list(gt.warnings) + list(pred.warnings)
+    img_map, img_how = image_map(gt.images, pred.images, key_is_name=pred.format != "coco")
+    pred = scale_fractions(pred, image_size, gt.images, img_map)
+
+    cat_map, cat_how, extra_ids, extra_names, respelled = _category_map(gt.categories, pred)
+    n_cat = len(gt.categories)
+    pred_image = img_map[pred.image_idx] if len(pred) else np.zeros(0, dtype=np.int64)
+    known = pred_image >= 0
+    unknown_rows = int((~known).sum())
+    unknown_keys: tuple[Key, ...] = ()
+    if unknown_rows:
+        bad = distinct(pred.image_idx[~known])
+        unknown_keys = tuple(pred.images.ids[i] for i in bad[:5])
+        # A doubt: were those images empty ground-truth images, their false
+        # positives would count (``--strict`` fails on it).
+        warnings.append(Doubt(
+            f"{pred.source}: {unknown_rows} prediction(s) on {len(bad)} image(s) "
+            f"that are not in the ground truth (e.g. {', '.join(repr(k) for k in unknown_keys)}); "
+            f"not scored; {declare_hint(gt.format)}"
+        ))  # fmt: skip
+    categories = CategoryTable(
+        gt.categories.ids + tuple(extra_ids), gt.categories.names + tuple(extra_names)
+    )
+    if extra_ids:
+        warnings.append(
+            f"{pred.source}: {len(extra_ids)} categor{'y' if len(extra_ids) == 1 else 'ies'} "
+            f"only in the predictions ({', '.join(map(str, extra_names[:5]))}); "
+            "their boxes count as false positives in the per-class and per-image tables"
+        )
+    # Every column is copied only when some rows go (a COCO-sized table is
+    # hundreds of megabytes).
+    kept = pred if unknown_rows == 0 else pred.take(np.flatnonzero(known))
+    kept_image = pred_image if unknown_rows == 0 else pred_image[known]
+    pred2 = replace(
+        kept,
+        images=gt.images,
+        categories=categories,
+        image_idx=narrow_index(kept_image),
+        category_idx=narrow_index(
+            cat_map[kept.category_idx] if len(kept) else np.zeros(0, np.int64)
+        ),
+        warnings=(),
+    )
+    # Only two COCO files are something pycocotools would read.
+    if respelled and len(kept) and gt.format == pred.format == "coco":
+        warnings.extend(_respelled_warning(pred.source, kept, respelled, cat_map, gt.categories))
+    gt2 = replace(gt, categories=categories, warnings=())
+    return Alignment(
+        gt=gt2,
+        pred=pred2,
+        n_categories=n_cat,
+        image_match=_how(img_how),
+        category_match=_how(cat_how),
+        unknown_image_rows=unknown_rows,
+        unknown_image_keys=unknown_keys,
+        warnings=tuple(warnings),
+        class_order=tuple(position[k] for k in own_order),
+        image_rank=image_rank,
+    )

@@ -1,0 +1,51 @@
+"""The optional compiled parts, when they were built, and whether a run uses them.
+
+Each C extension is optional: an install without a C compiler has none, and
+the same numbers come from numpy, pycocotools and msgspec.  Setting
+``IOU_EVAL_NO_KERNEL=1`` makes a run use those even where an extension
+exists (to compare the two paths, or to rule the compiled code out).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+# What each compiled part is, by the module it is built as.  The wings that
+# use a part name it here only to say which parts an install carries.
+PARTS = {
+    "mask kernel": "iou_eval.geometry._rlekernel",
+    "RLE results reader": "iou_eval.io._rleresults",
+}
+
+
+def switched_off() -> bool:
+    """Whether ``IOU_EVAL_NO_KERNEL`` asks for the numpy paths."""
+    return os.environ.get("IOU_EVAL_NO_KERNEL", "") not in ("", "0")
+
+
+def _import(dotted: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(dotted)
+    except ImportError:
+        return None
+
+
+def load(dotted: str) -> ModuleType | None:
+    """The extension module ``dotted``, or None (not built, or switched off)."""
+    return None if switched_off() else _import(dotted)
+
+
+def describe() -> str:
+    """One line per compiled part for ``--version``: built and used, switched off, or absent."""
+    lines = []
+    for name, dotted in PARTS.items():
+        if _import(dotted) is None:
+            state = "not built in this install (numpy, pycocotools and msgspec instead)"
+        elif switched_off():
+            state = "installed, switched off by IOU_EVAL_NO_KERNEL"
+        else:
+            state = "compiled, in use"
+        lines.append(f"{name}: {state}")
+    return "\n".join(lines)

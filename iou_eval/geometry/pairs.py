@@ -1,0 +1,146 @@
+"""What the matcher asks of a geometry, and the pair machinery every geometry shares.
+
+The matcher never looks at coordinates.  It asks a geometry for the
+(prediction, ground truth) pairs of each group whose overlap reaches the
+lowest threshold, and for the overlap of given pairs.  An overlap is IoU,
+or IoF (intersection over the prediction's area) when the ground truth is a
+crowd region, as pycocotools' ``iou(..., iscrowd)`` computes it for boxes
+and masks alike.
+
+A geometry also says which area of a prediction decides whether an
+unmatched prediction falls outside an area range (pycocotools' ``dt['area']``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol as TypingProtocol
+
+import numpy as np
+
+
+class Geometry(TypingProtocol):
+    """What the matcher needs of a pair of datasets' shapes.
+
+    Rows are the rows of the prediction and ground-truth datasets the
+    geometry was built over.
+    """
+
+    @property
+    def name(self) -> str:
+        """``bbox`` or ``segm``."""
+        ...
+
+    @property
+    def dt_area(self) -> np.ndarray:
+        """``[D]`` float64, the area an area range tests for an unmatched prediction."""
+        ...
+
+    def pairs(
+        self,
+        d_groups: np.ndarray,
+        gt_sorted: np.ndarray,
+        g_starts: np.ndarray,
+        dt_rows: np.ndarray,
+        floor: float,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Same-group pairs whose overlap reaches ``floor``: ``(dt_pos[P], gt_row[P], iou[P])``."""
+        ...
+
+    def pair(self, dt_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
+        """``[P]`` overlaps of the aligned pairs ``dt_rows[P]``, ``gt_rows[P]``."""
+        ...
+
+    def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> Geometry:
+        """The geometry of a subset (rows renumbered from 0)."""
+        ...
+
+
+def candidate_pairs(dt_group: np.ndarray, gt_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (prediction, ground truth) pair that shares a group.
+
+    Args:
+        dt_group: ``[D]`` group of each prediction.
+        gt_starts: ``[n_groups + 1]`` offsets of each group among the
+            ground truths sorted by group.
+
+    Returns:
+        ``(dt_pos[P], gt_pos[P])``: positions into the two arrays, grouped by
+        prediction in input order and, within one, by ground-truth position.
+    """
+    counts = gt_starts[dt_group + 1] - gt_starts[dt_group]
+    total = int(counts.sum())
+    dt_pos = np.repeat(np.arange(len(dt_group)), counts)
+    # gt position = group start + (pair index - index of the prediction's first pair).
+    shift = gt_starts[dt_group] - (np.cumsum(counts) - counts)
+    gt_pos = np.repeat(shift, counts) + np.arange(total)
+    return dt_pos, gt_pos
+
+
+_PAIR_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class SubsetGeometry:
+    """Some rows of another geometry, renumbered from 0, without copying its columns.
+
+    A category part of a large run sees its own predictions only; copying
+    their coordinates would cost 40 bytes a prediction, an index costs 4.
+
+    Attributes:
+        base: the geometry over every row.
+        gt_rows, dt_rows: ``[G']``, ``[D']`` the subset's rows in ``base``.
+        gt_position: ``[G]`` each base ground-truth row's position in ``gt_rows`` (-1: not in it).
+    """
+
+    base: Geometry
+    gt_rows: np.ndarray
+    dt_rows: np.ndarray
+    gt_position: np.ndarray
+
+    @staticmethod
+    def of(base: Geometry, gt_rows: np.ndarray, dt_rows: np.ndarray) -> SubsetGeometry:
+        if isinstance(base, SubsetGeometry):  # a subset of a subset: one level
+            return SubsetGeometry.of(base.base, base.gt_rows[gt_rows], base.dt_rows[dt_rows])
+        n_gt = int(gt_rows.max()) + 1 if len(gt_rows) else 0
+        position = np.full(n_gt, -1, dtype=np.int64)
+        position[gt_rows] = np.arange(len(gt_rows))
+        return SubsetGeometry(base, gt_rows, dt_rows, position)
+
+    @property
+    def name(self) -> str:
+        return self.base.name
+
+    @property
+    def dt_area(self) -> np.ndarray:
+        return self.base.dt_area[self.dt_rows]
+
+    def pairs(
+        self,
+        d_groups: np.ndarray,
+        gt_sorted: np.ndarray,
+        g_starts: np.ndarray,
+        dt_rows: np.ndarray,
+        floor: float,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # The base computes the very same pairs, in the same order, on its own rows.
+        pd, pg, iou = self.base.pairs(
+            d_groups, self.gt_rows[gt_sorted], g_starts, self.dt_rows[dt_rows], floor
+        )
+        return pd, self.gt_position[pg], iou
+
+    def pair(self, dt_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
+        return self.base.pair(self.dt_rows[dt_rows], self.gt_rows[gt_rows])
+
+    def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> SubsetGeometry:
+        return SubsetGeometry.of(self, gt_rows, dt_rows)
+
+
+def join_pairs(
+    parts_d: list[np.ndarray], parts_g: list[np.ndarray], parts_iou: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of several chunks as one ``(dt_pos[P], gt_row[P], iou[P])``."""
+    if not parts_d:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy(), np.zeros(0, dtype=np.float64)
+    return np.concatenate(parts_d), np.concatenate(parts_g), np.concatenate(parts_iou)

@@ -1,0 +1,8 @@
+"""Input and output: files in, datasets out; reports out, whole or not at all.
+
+Enters: paths (or in-memory objects) and the read options.
+Leaves: :class:`~iou_eval.data.dataset.Dataset` tables (:mod:`.loaders`, one
+module per format, listed in :mod:`.loaders.registry`), the files that
+options name (:mod:`.option_files`), and reports written safely
+(:mod:`.output`).  Reading is bounded (:mod:`.source`).
+"""

@@ -1,0 +1,176 @@
+"""Both inputs read as the options say, and what was read checked for doubts.
+
+The steps between the loaders and the scoring, in order:
+
+1. :func:`load_input`: a path (any registered format, ``-`` for standard
+   input) or an in-memory object (:mod:`iou_eval.io.loaders.memory`) read with
+   the options of its side: ``--gt-box-format`` / ``--pred-box-format`` win
+   over ``--box-format``, ``--gt-normalized`` / ``--pred-normalized`` add to
+   ``--normalized``; ``--split`` picks a data.yaml split; the ground truth
+   takes its image sizes and images without objects from ``--images DIR``;
+   the scale of the numbers is checked (:func:`~iou_eval.data.plausibility.scale_doubts`).
+2. :func:`prepare_pair`: ``--class-offset`` / ``--class-map`` applied to
+   the predictions' class ids, or, without them, a shift of the class ids
+   detected and said as a doubt.
+3. :func:`pair_doubts` after the alignment: box layouts against the image
+   sizes, most predictions in classes the ground truth lacks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import Dataset
+from iou_eval.data.doubts import Doubt
+from iou_eval.data.plausibility import (
+    class_coverage_doubts,
+    class_shift_doubt,
+    layout_doubts,
+    scale_doubts,
+)
+from iou_eval.data.reconcile import Alignment
+from iou_eval.io.loaders import LoadOptions, detect_format
+from iou_eval.io.loaders import load as load_path
+from iou_eval.io.loaders.registry import get as get_format
+from iou_eval.options import ReadOptions
+
+# In-memory formats whose layout and scale the options set.
+_MEMORY_LAYOUT = ("dataframe", "arrays")
+
+
+def is_path(source: Any) -> bool:
+    return isinstance(source, (str, os.PathLike))
+
+
+def load_options(
+    read: ReadOptions,
+    role: str,
+    fmt: str,
+    workers: int = 1,
+    masks: bool = False,
+    executor: Any = None,
+) -> LoadOptions:
+    """How the ``role`` file of format ``fmt`` is read.
+
+    Layout and scale apply to the formats that leave them open (CSV,
+    per-image text, devkit results, in-memory tables and arrays); COCO JSON,
+    VOC XML and the training tools' formats hold their own.
+    """
+    textual = fmt in _MEMORY_LAYOUT or (fmt != "coco" and get_format(fmt).textual)
+    layout = read.layout(role)
+    return LoadOptions(
+        box_format=BoxFormat(layout) if layout and textual else None,
+        normalized=read.fractions(role) and textual,
+        names=read.names,
+        workers=workers,
+        split=read.split,
+        masks=masks,
+        executor=executor,
+    )
+
+
+def _with_warnings(ds: Dataset, more: list[str]) -> Dataset:
+    return dataclasses.replace(ds, warnings=(*ds.warnings, *more)) if more else ds
+
+
+def load_input(
+    source: Any,
+    role: str,
+    fmt: str | None,
+    read: ReadOptions,
+    workers: int = 1,
+    masks: bool = False,
+    executor: Any = None,
+) -> Dataset:
+    """Read one side (see the module docstring, step 1); ``executor``: where parts may run."""
+    if isinstance(source, Dataset):
+        return source
+    if is_path(source):
+        path = os.fspath(source)
+        fmt = fmt or detect_format(path)
+        ds = load_path(path, role, fmt, load_options(read, role, fmt, workers, masks, executor))
+    else:
+        from iou_eval.io.loaders.memory import in_memory_format, load_object
+
+        kind = in_memory_format(source)
+        ds = load_object(source, role, load_options(read, role, kind, workers, masks))
+    if role == "gt" and read.images:
+        from iou_eval.io.loaders.image_folder import with_image_folder
+
+        ds = with_image_folder(ds, read.images)
+    own = read.gt_normalized if role == "gt" else read.pred_normalized
+    fractions = load_options(read, role, ds.format).normalized
+    shared = read.normalized and not own
+    return _with_warnings(ds, scale_doubts(ds, role, fractions, shared))
+
+
+def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset, Dataset, bool]:
+    """The predictions' class ids mapped as asked, or a shift detected (step 2).
+
+    Returns the datasets and whether a class-shift doubt was raised.
+    """
+    pred = _open_images_scaled(gt, pred)
+    rule = read.class_rule()
+    if read.class_offset or rule is not None:
+        from iou_eval.data.class_shift import remap_categories
+
+        mapped = remap_categories(
+            pred, offset=read.class_offset, class_map=rule, gt_category_ids=gt.categories.ids
+        )
+        return gt, mapped, False
+    shift = class_shift_doubt(gt, pred)
+    if shift is None:
+        return gt, pred, False
+    return gt, _with_warnings(pred, [shift]), True
+
+
+def _open_images_scaled(gt: Dataset, pred: Dataset) -> Dataset:
+    """Open Images predictions (fractions of 1 x 1 images) in the ground truth's pixels.
+
+    Against a ground truth of unit images (Open Images without sizes) they
+    stay as they are; against one with sizes they become fractions that the
+    alignment scales by each image's size.  Images the ground truth lacks
+    keep the unit size (their predictions are set aside anyway).
+    """
+    from iou_eval.io.loaders.registry import UNIT_IMAGE_FORMATS
+
+    unit = gt.format in UNIT_IMAGE_FORMATS and not gt.fractions
+    if pred.format not in UNIT_IMAGE_FORMATS or pred.fractions or unit:
+        return pred
+    from iou_eval.data.reconcile import image_map
+    from iou_eval.io.loaders.image_folder import as_fractions
+
+    out = as_fractions(pred)
+    absent = image_map(gt.images, pred.images)[0] < 0
+    if absent.any():
+        w, h = out.images.width.copy(), out.images.height.copy()
+        w[absent], h[absent] = 1.0, 1.0
+        out = dataclasses.replace(out, images=dataclasses.replace(out.images, width=w, height=h))
+    return out
+
+
+def pair_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]:
+    """Doubts about the aligned pair (step 3): layouts, classes that do not join."""
+    out: list[str] = []
+    out += layout_doubts(alignment.gt, "gt")
+    out += layout_doubts(alignment.pred, "pred")
+    if not shift_found:
+        out += class_coverage_doubts(alignment.gt, alignment.pred, alignment.n_categories)
+    return out
+
+
+def strict_error(warnings: list[str]) -> Exception | None:
+    """Under ``--strict``: the error that the doubts among ``warnings`` give, or None."""
+    from iou_eval.errors import InputError
+
+    found = [w for w in warnings if isinstance(w, Doubt)]
+    if not found:
+        return None
+    return InputError(
+        None,
+        f"--strict: {len(found)} doubt(s) about the input: " + "; ".join(found),
+        hint="fix the input or the options named in each doubt, or drop --strict",
+    )

@@ -1,0 +1,736 @@
+"""COCO JSON: ground-truth datasets and detection results.
+
+Decoded with msgspec into slotted records that skip every field the
+evaluation does not read (segmentations above all), then turned into columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import partial
+from itertools import chain
+from operator import attrgetter
+from typing import Annotated, Any
+
+import msgspec
+import numpy as np
+
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import (
+    CategoryTable,
+    Dataset,
+    ImageTable,
+    Key,
+    assemble,
+    normalize_id,
+    sort_key,
+)
+from iou_eval.data.ordering import dense_codes, distinct
+from iou_eval.data.reconcile import id_order
+from iou_eval.errors import InputError
+from iou_eval.escape import excerpt, quoted
+from iou_eval.io.loaders.common import JSON_ERRORS, LoadOptions, json_error, read_bytes
+from iou_eval.io.loaders.json_decode import chunked_results, quiet_decode
+
+Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
+Id = int | str
+
+
+class _Image(msgspec.Struct, gc=False):
+    id: Id
+    file_name: str | None = None
+    width: float | None = None
+    height: float | None = None
+
+
+class _Category(msgspec.Struct, gc=False):
+    id: Id
+    name: str | None = None
+
+
+class _Annotation(msgspec.Struct, gc=False):
+    image_id: Id
+    category_id: Id
+    bbox: Bbox | None = None
+    id: Id | None = None
+    area: float | None = None
+    iscrowd: int | bool = 0
+    ignore: int | bool | None = None
+    score: float | None = None
+
+
+class _Document(msgspec.Struct, gc=False):
+    images: list[_Image] | None = None
+    annotations: list[_Annotation] | None = None
+    categories: list[_Category] | None = None
+
+
+class _MaskAnnotation(_Annotation, gc=False):
+    # Polygons, RLE dicts or []: decoded only when masks are scored.
+    segmentation: Any = None
+
+
+class _MaskDocument(msgspec.Struct, gc=False):
+    images: list[_Image] | None = None
+    annotations: list[_MaskAnnotation] | None = None
+    categories: list[_Category] | None = None
+
+
+class _CompressedRle(msgspec.Struct, gc=False):
+    size: tuple[int, int]
+    counts: str
+
+
+class _RleResult(_Annotation, gc=False):
+    # What detectors' evaluation hooks write (detectron2, mmdetection): every
+    # segmentation a compressed RLE.  A chunk with anything else is decoded
+    # with the generic decoder.
+    segmentation: _CompressedRle | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Document | list[_Annotation])
+_MASK_DECODER = msgspec.json.Decoder(_MaskDocument | list[_MaskAnnotation])
+_RLE_DECODER = msgspec.json.Decoder(list[_RleResult])
+
+
+def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
+    """A column of ids: int64 when every one is an integer or a numeric string.
+
+    Otherwise a list of normalized ids (see :func:`normalize_id`); an id that
+    is neither an integer nor a string is a located error.
+    """
+    try:
+        return np.fromiter(raw, dtype=np.int64, count=len(raw))
+    except (TypeError, ValueError, OverflowError):
+        out: list[Key] = []
+        for i, v in enumerate(raw):
+            try:
+                out.append(normalize_id(v))
+            except ValueError as exc:
+                raise InputError(path, str(exc), where=where.format(i)) from None
+        return out
+
+
+def _all_int(values: list) -> bool:
+    """Whether every value (an int or a str, as decoded) is an int.
+
+    ``sum`` is CPython's fastest pass over a list of ints; a string stops it.
+    """
+    try:
+        sum(values)
+    except TypeError:
+        return False
+    return True
+
+
+def _positions(keys: np.ndarray | list[Key], vocab: tuple[Key, ...]) -> np.ndarray:
+    """``[N]`` index of each key in ``vocab``, -1 where absent."""
+    if isinstance(keys, np.ndarray) and all(
+        type(v) is int and _INT64[0] <= v <= _INT64[1] for v in vocab
+    ):
+        # An id beyond 64 bits (allowed for images and categories) takes the dict below.
+        v = np.array(vocab, dtype=np.int64)
+        by_value = np.argsort(v, kind="stable")
+        sorted_v = v[by_value]
+        i = np.minimum(np.searchsorted(sorted_v, keys), max(len(v) - 1, 0))
+        if not len(v):
+            return np.full(len(keys), -1, dtype=np.int64)
+        return np.where(sorted_v[i] == keys, by_value[i], -1).astype(np.int64)
+    table = {k: i for i, k in enumerate(vocab)}
+    seq = keys.tolist() if isinstance(keys, np.ndarray) else keys
+    return np.fromiter((table.get(k, -1) for k in seq), dtype=np.int64, count=len(seq))
+
+
+def _vocab(keys: np.ndarray | list[Key]) -> tuple[Key, ...]:
+    """The distinct ids of a column, sorted as pycocotools sorts them."""
+    if isinstance(keys, np.ndarray):
+        return tuple(distinct(keys).tolist())
+    return tuple(sorted(dict.fromkeys(keys), key=sort_key))
+
+
+def _decode(path: str, data: bytes, masks: bool = False):
+    try:
+        return quiet_decode(_MASK_DECODER if masks else _DECODER, data)
+    except JSON_ERRORS as exc:
+        raise json_error(path, data, exc) from None
+
+
+def _mask_columns(anns: list) -> dict:
+    """The mask columns of masks mode.
+
+    ``segmentation[N]`` (object: the values as decoded; None where absent
+    or where the string is in the RLE columns), ``has_bbox[N]`` bool, and
+    compressed RLEs read and checked already (see :func:`_rle_columns`).
+    """
+    n = len(anns)
+    has_bbox = np.fromiter((a.bbox is not None for a in anns), dtype=bool, count=n)
+    if n and type(anns[0]) is _RleResult:
+        return {**_rle_columns(anns), "has_bbox": has_bbox}
+    segs = np.empty(n, dtype=object)
+    for i, a in enumerate(anns):
+        segs[i] = a.segmentation
+    no_rle = {
+        "rle_data": np.zeros(0, dtype=np.uint8),
+        "rle_length": np.zeros(n, dtype=np.int64),
+        "rle_size": np.zeros((n, 2), dtype=np.int64),
+        "rle_area": np.zeros(n, dtype=np.float64),
+        "rle_box": np.zeros((n, 4), dtype=np.int64),
+    }
+    return {"segmentation": segs, **no_rle, "has_bbox": has_bbox}
+
+
+class _NotChecked(Exception):
+    """A compressed RLE the fast path leaves to the generic one (which says what is wrong)."""
+
+
+def _rle_columns(anns: list) -> dict:
+    """Compressed RLE columns of results decoded with :data:`_RLE_DECODER`.
+
+    See :func:`_checked_rle_columns`.
+
+    Raises:
+        _NotChecked: a string that is not ASCII, or as :func:`_checked_rle_columns`.
+    """
+    n = len(anns)
+    segs = [a.segmentation for a in anns]
+    has = np.fromiter((s is not None for s in segs), dtype=bool, count=n)
+    rles = [s for s in segs if s is not None]
+    size = np.zeros((n, 2), dtype=np.int64)
+    size[has] = np.array([s.size for s in rles], dtype=np.int64).reshape(-1, 2)
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[has] = np.fromiter(map(len, (s.counts for s in rles)), dtype=np.int64, count=len(rles))
+    try:
+        data = "".join([s.counts for s in rles]).encode("ascii")
+    except UnicodeEncodeError:
+        raise _NotChecked from None
+    return _checked_rle_columns(has, size, lengths, data)
+
+
+def _checked_rle_columns(
+    has: np.ndarray, size: np.ndarray, lengths: np.ndarray, data: bytes | bytearray
+) -> dict:
+    """The RLE columns of ``N`` results, their strings checked.
+
+    Args:
+        has: ``[N]`` bool, the result has a segmentation.
+        size: ``[N, 2]`` int64 its ``[h, w]`` (zeros where none).
+        lengths: ``[N]`` int64 its string's length (0 where none).
+        data: the strings back to back.
+
+    Returns:
+        ``rle_data[B]`` uint8 the strings, ``rle_length[N]``, ``rle_size[N, 2]``,
+        ``rle_area[N]`` float64 its pixels, ``rle_box[N, 4]`` int64 a box that
+        holds them (:func:`iou_eval.geometry.rle.column_boxes`), and ``segmentation[N]``
+        all None.  Each string is checked here (in the worker that decoded
+        it) as :func:`iou_eval.geometry.rle.check_compressed` checks it.
+
+    Raises:
+        _NotChecked: a size that is not positive, or a string that is not a
+            mask of its size.
+    """
+    from iou_eval.geometry.rle import BadRle, check_joined
+
+    n = len(has)
+    if (size[has] <= 0).any():
+        raise _NotChecked
+    buf = np.frombuffer(data, dtype=np.uint8)
+    area = np.zeros(n, dtype=np.float64)
+    box = np.zeros((n, 4), dtype=np.int64)
+    box_has = np.zeros((int(has.sum()), 4), dtype=np.int64)
+    try:
+        area[has] = check_joined(buf, lengths[has], size[has, 0], size[has, 1], box_has)
+    except BadRle:
+        raise _NotChecked from None
+    box[has] = box_has
+    # The checked buffer itself: no Python object per mask.
+    return {
+        "segmentation": np.empty(n, dtype=object),
+        "rle_data": buf,
+        "rle_length": lengths,
+        "rle_size": size,
+        "rle_area": area,
+        "rle_box": box,
+    }
+
+
+def _read_rle_results(chunk: bytearray) -> dict | None:
+    """The columns of a chunk of RLE results read by the compiled reader, or None.
+
+    The columns :func:`annotation_columns` gives for the same results decoded
+    with :data:`_RLE_DECODER` (role ``pred``, masks).  None where the reader
+    is not built or gives up on the chunk (see ``iou_eval/io/_rleresults.c``).
+
+    Raises:
+        _NotChecked: as :func:`_checked_rle_columns`.
+    """
+    from iou_eval.io.compiled import results_reader
+
+    reader = results_reader()
+    read = reader.read(chunk) if reader is not None else None
+    if read is None:
+        return None
+    n, image_id, category_id, bbox, has_bbox, score, seg_length, size, counts = read
+    lengths = np.frombuffer(seg_length, dtype=np.int64)
+    has = lengths >= 0
+    sizes = np.frombuffer(size, dtype=np.int64).reshape(n, 2)
+    return {
+        **_checked_rle_columns(has, sizes, np.where(has, lengths, 0), counts),
+        "has_bbox": np.frombuffer(has_bbox, dtype=bool),
+        "boxes": np.frombuffer(bbox, dtype=np.float64).reshape(n, 4),
+        "score": np.frombuffer(score, dtype=np.float64),
+        "image_id": np.frombuffer(image_id, dtype=np.int64),
+        "category_id": np.frombuffer(category_id, dtype=np.int64),
+    }
+
+
+def checked_rles(cols: dict, rows) -> Any:
+    """The :class:`~iou_eval.geometry.masks.CheckedRles` of ``rows`` from :func:`_mask_columns`'
+    columns, or None when no row has one."""
+    from iou_eval.geometry.masks import CheckedRles, Strings
+
+    size = cols["rle_size"]
+    if not (size[:, 0] > 0).any():
+        return None
+    length = cols["rle_length"]
+    start = cols.get("rle_start")
+    if start is None:  # the strings back to back
+        start = np.cumsum(length) - length
+    strings = Strings(cols["rle_data"], start, length)
+    return CheckedRles(strings, size, cols["rle_area"], cols["rle_box"]).take(rows)
+
+
+def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.ndarray:
+    """``[N, 4]`` the ``bbox`` numbers; in masks mode a missing box is zeros (from the mask later)."""
+    n = len(anns)
+    try:
+        return np.fromiter(
+            chain.from_iterable(map(attrgetter("bbox"), anns)), dtype=np.float64, count=4 * n
+        ).reshape(n, 4)
+    except (TypeError, ValueError):
+        if masks:
+            return np.array(
+                [a.bbox if a.bbox is not None else (0.0, 0.0, 0.0, 0.0) for a in anns],
+                dtype=np.float64,
+            ).reshape(n, 4)
+        first = next(i for i, a in enumerate(anns) if a.bbox is None)
+        raise InputError(
+            path,
+            "annotation has no 'bbox'",
+            where=label.format(offset + first),
+            hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h] "
+            "(results that carry masks only: score them with --iou-type segm)",
+        ) from None
+
+
+def annotation_columns(
+    anns: list, path: str, label: str, role: str, offset: int = 0, masks: bool = False
+) -> dict:
+    """Columns of decoded annotations ``[N]``: boxes, scores, ids (and ground-truth fields).
+
+    ``offset`` is the index of ``anns[0]`` in the file, for error places;
+    ``masks``: the annotations carry ``segmentation`` (see :func:`_mask_columns`).
+    """
+    n = len(anns)
+    boxes = _boxes(anns, path, label, offset, masks)
+    raw_cats = list(map(attrgetter("category_id"), anns))
+    cols: dict = {
+        **(_mask_columns(anns) if masks else {}),
+        "boxes": boxes,
+        "score": None,
+        "image_id": _ids(list(map(attrgetter("image_id"), anns)), path, label + ".image_id"),
+        "category_id": _ids(raw_cats, path, label + ".category_id"),
+    }
+    if role == "pred" and isinstance(cols["category_id"], np.ndarray) and not _all_int(raw_cats):
+        # Numeric strings: pycocotools compares category ids exactly ("1" is
+        # not 1), so the spelling is kept for the join to report.
+        cols["category_id"] = raw_cats
+    if role == "pred":
+        # A missing score reads as NaN (JSON itself cannot hold NaN).
+        score = np.fromiter(map(attrgetter("score"), anns), dtype=np.float64, count=n)
+        missing = np.flatnonzero(np.isnan(score))
+        if len(missing):
+            raise InputError(
+                path,
+                "prediction has no 'score'",
+                where=label.format(offset + int(missing[0])),
+                hint="predictions need a confidence score; is this the ground-truth file?",
+            )
+        cols["score"] = score
+    else:
+        cols["area"] = np.array(
+            [np.nan if a.area is None else a.area for a in anns], dtype=np.float64
+        )
+        cols["iscrowd"] = np.array([bool(a.iscrowd) for a in anns], dtype=bool)
+        cols["ignore"] = np.array([bool(a.ignore) for a in anns], dtype=bool)
+        raw_ids = [a.id for a in anns]
+        cols["id_source"] = None
+        if any(v is None for v in raw_ids):
+            # pycocotools cannot index annotations without ids; number them.
+            cols["id"] = np.arange(1, n + 1, dtype=np.int64)
+        else:
+            ids = _ids(raw_ids, path, label + ".id")
+            numeric = isinstance(ids, np.ndarray)
+            if not numeric:
+                # Non-numeric annotation ids: only their being 0 matters.
+                _check_id_range(list(ids), path, label + ".id")
+                ids = np.array(
+                    [v if isinstance(v, int) else i + 1 for i, v in enumerate(ids)], dtype=np.int64
+                )
+            cols["id"] = ids
+            if not numeric or (n > 1 and (np.diff(np.sort(ids)) == 0).any()):
+                cols["id_source"] = last_with_same_id(raw_ids)
+                cols["raw_ids"] = raw_ids
+    return cols
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _check_id_range(ids: list[Key], path: str, where: str) -> None:
+    """Annotation ids are a 64-bit column: a larger integer is a located error."""
+    for i, v in enumerate(ids):
+        if isinstance(v, int) and not _INT64[0] <= v <= _INT64[1]:
+            raise InputError(
+                path,
+                f"annotation id {excerpt(str(v))} does not fit in 64 bits",
+                where=where.format(i),
+                hint="annotation ids are 64-bit integers (image and category ids may be larger)",
+            )
+
+
+def last_with_same_id(raw_ids: list) -> np.ndarray | None:
+    """``[N]`` the position of the last annotation with each one's id; None if ids are distinct.
+
+    pycocotools' ``createIndex`` keeps one annotation per id (``anns[id] =
+    ann``, the last one wins), keyed by the id as the file spells it (5 and
+    "5" are two ids).
+    """
+    last = dict(zip(raw_ids, range(len(raw_ids)), strict=True))
+    if len(last) == len(raw_ids):
+        return None
+    return np.fromiter(map(last.__getitem__, raw_ids), dtype=np.int64, count=len(raw_ids))
+
+
+def indexed_by_id(
+    source: np.ndarray,
+    raw_ids: list,
+    listed: np.ndarray,
+    image_idx: np.ndarray,
+    images: ImageTable,
+    path: str,
+) -> tuple[np.ndarray, str]:
+    """The rows pycocotools evaluates when annotations share ids, and a warning.
+
+    ``COCOeval`` collects the ids of the annotations listed under each image
+    (images in sorted-id order, annotations in file order) and loads them
+    from the id index: each listed annotation is replaced by ``source[i]``,
+    the last one with its id, box, category and image included.  One whose
+    own image or category is unknown is not listed; one replaced by such an
+    annotation is not evaluated.
+
+    Args:
+        source: ``[N]`` from :func:`last_with_same_id`; raw_ids: ``[N]`` the ids as given.
+        listed: ``[N]`` bool, the annotation's image and category are known.
+        image_idx: ``[N]`` the image each annotation is listed under.
+
+    Returns:
+        ``[N']`` annotation positions whose content each evaluated row takes,
+        in pycocotools' order of the listed annotations, and the warning.
+    """
+    rows = np.flatnonzero(listed & listed[source])
+    if (image_idx[source[rows]] != image_idx[rows]).any():
+        # A box that moves to another image joins it where its own image
+        # stands in pycocotools' image order.
+        rank = np.empty(len(images), dtype=np.int64)
+        rank[id_order(images.ids)] = np.arange(len(images))
+        rows = rows[np.argsort(rank[image_idx[rows]], kind="stable")]
+    replaced = np.flatnonzero(source != np.arange(len(source)))
+    first = int(replaced[0])
+    last = int(source[first])
+    n_ids = len(np.unique(source[replaced]))
+    note = (
+        f"{path}: annotation id {quoted(raw_ids[first])} is shared by annotations[{first}] and "
+        f"annotations[{last}] ({n_ids} id(s) shared by several annotations); like "
+        f"pycocotools, which indexes annotations by id, each such annotation is evaluated "
+        f"as the last one with its id ({len(replaced)} annotation(s) replaced)"
+    )
+    return source[rows], note
+
+
+# Chunk size for decoding a large results file in parts.
+_CHUNK_BYTES = 4 << 20
+
+
+def _chunk_columns(
+    chunk: bytearray, at: int, sink: Any, path: str, masks: bool = False
+) -> dict | None:
+    """The columns of one chunk of a results list (``[`` elements ``]``), or None if unsure.
+
+    In masks mode, results whose segmentations are all compressed RLEs are
+    decoded into RLE columns (:func:`_rle_columns`), others as they come.
+    With a ``sink`` (see :func:`~.json_decode.chunked_results`) the chunk's
+    strings go there, from ``at`` on, and ``rle_start[N]`` says where each
+    one starts in it (instead of ``rle_data``).
+    """
+    cols = _chunk_columns_here(chunk, path, masks)
+    if cols is not None and sink is not None and "rle_data" in cols:
+        data = cols.pop("rle_data")
+        sink[at : at + len(data)] = data
+        length = cols["rle_length"]
+        cols["rle_start"] = at + np.cumsum(length) - length
+    return cols
+
+
+def _chunk_columns_here(chunk: bytearray, path: str, masks: bool) -> dict | None:
+    if masks:
+        try:
+            cols = _read_rle_results(chunk)
+        except _NotChecked:
+            cols = None
+        if cols is not None:
+            return cols
+        try:
+            anns = quiet_decode(_RLE_DECODER, chunk)
+            cols = annotation_columns(anns, path, "[{}]", "pred", masks=True)
+        except (msgspec.ValidationError, _NotChecked):
+            pass
+        else:
+            if all(isinstance(cols[k], np.ndarray) for k in ("image_id", "category_id")):
+                return cols
+            return None
+    anns = quiet_decode(_MASK_DECODER if masks else _DECODER, chunk)
+    if not isinstance(anns, list):
+        return None
+    cols = annotation_columns(anns, path, "[{}]", "pred", masks=masks)
+    if not all(isinstance(cols[k], np.ndarray) for k in ("image_id", "category_id")):
+        return None
+    return cols
+
+
+def chunked_columns(
+    path: str, workers: int = 1, masks: bool = False, executor: Any = None
+) -> dict | None:
+    """Columns of a large results list decoded in chunks (in ``workers`` processes
+    or by ``executor``'s workers), or None."""
+    columns = partial(_chunk_columns, path=path, masks=masks)
+    sink_key = "rle_data" if masks else None
+    return chunked_results(path, columns, workers, _CHUNK_BYTES, executor, sink_key)
+
+
+@dataclass
+class _Read:
+    """What one COCO file gave: annotation columns and the lists it had, if any.
+
+    ``label`` formats an annotation's place (``annotations[{}]`` in a dataset
+    dict, ``[{}]`` in a results list).
+    """
+
+    cols: dict
+    images: list[_Image] | None
+    categories: list[_Category] | None
+    label: str
+
+
+def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None) -> _Read:
+    """Decode the file (in chunks when it is a large results list) into columns.
+
+    ``data``: the JSON itself (an in-memory input named ``path``), not read from disk.
+    """
+    masks = options.masks
+    chunked = role == "pred" and data is None
+    cols = chunked_columns(path, options.workers, masks, options.executor) if chunked else None
+    if cols is not None:
+        return _Read(cols, None, None, "[{}]")
+    doc = _decode(path, read_bytes(path) if data is None else data, masks)
+    if isinstance(doc, list):
+        if role == "gt":
+            raise InputError(
+                path,
+                "ground truth must be a COCO dataset (an object with images, annotations, "
+                "categories), found a results list",
+                hint="did you swap the ground-truth and prediction files?",
+            )
+        return _Read(annotation_columns(doc, path, "[{}]", role, masks=masks), None, None, "[{}]")
+    if doc.annotations is None:
+        raise InputError(path, "expected an 'annotations' list, found none", where="$")
+    if role == "gt" and doc.images is None:
+        raise InputError(path, "expected an 'images' list in the ground truth, found none")
+    if role == "gt" and doc.categories is None:
+        raise InputError(path, "expected a 'categories' list in the ground truth, found none")
+    label = "annotations[{}]"
+    cols = annotation_columns(doc.annotations, path, label, role, masks=masks)
+    return _Read(cols, doc.images, doc.categories, label)
+
+
+def _image_table(
+    images_in: list[_Image] | None, img_keys: np.ndarray | list[Key], path: str
+) -> tuple[ImageTable, np.ndarray]:
+    """The image table and each annotation's image (-1 where the table lacks it)."""
+    if images_in is None:
+        if isinstance(img_keys, np.ndarray):
+            # A results list names its images by id only: sorted ids, one pass.
+            uniq, image_idx = dense_codes(img_keys)
+            return ImageTable.build(uniq.tolist()), image_idx
+        images = ImageTable.build(_vocab(img_keys))
+        return images, _positions(img_keys, images.ids)
+    # The table keeps the ids as the file spells them (pycocotools orders
+    # "10" and 10 differently); annotations join them by value.
+    ids = []
+    for i, im in enumerate(images_in):
+        try:
+            ids.append(normalize_id(im.id))
+        except ValueError as exc:
+            raise InputError(path, f"image id: {exc}", where=f"images[{i}].id") from None
+    if len(set(ids)) != len(ids):
+        seen: dict = {}
+        for i, k in enumerate(ids):
+            if k in seen:
+                raise InputError(
+                    path,
+                    f"image id {quoted(k)} appears twice (images[{seen[k]}] and images[{i}])",
+                    where=f"images[{i}].id",
+                )
+            seen[k] = i
+    images = ImageTable.build(
+        [im.id for im in images_in],
+        [im.file_name for im in images_in],
+        [np.nan if im.width is None else im.width for im in images_in],
+        [np.nan if im.height is None else im.height for im in images_in],
+    )
+    return images, _positions(img_keys, tuple(ids))
+
+
+def _category_table(
+    categories_in: list[_Category] | None, cat_keys: np.ndarray | list[Key], role: str, path: str
+) -> tuple[CategoryTable, np.ndarray]:
+    """The category table and each annotation's category (-1 where the table lacks it)."""
+    if categories_in is None or (role == "pred" and not categories_in):
+        if isinstance(cat_keys, np.ndarray):
+            uniq_c, category_idx = dense_codes(cat_keys)
+            cvocab = tuple(uniq_c.tolist())
+            return CategoryTable(cvocab, tuple(str(k) for k in cvocab)), category_idx
+        cvocab = _vocab(cat_keys)
+        categories = CategoryTable(cvocab, tuple(str(k) for k in cvocab))
+        return categories, _positions(cat_keys, categories.ids)
+    # As for images: ids as spelled in the table, joined by value.
+    cids, raw_cids, cnames = [], [], []
+    for i, c in enumerate(categories_in):
+        try:
+            cid = normalize_id(c.id)
+        except ValueError as exc:
+            raise InputError(path, f"category id: {exc}", where=f"categories[{i}].id") from None
+        if cid in cids:
+            raise InputError(
+                path, f"category id {quoted(cid)} appears twice", where=f"categories[{i}].id"
+            )
+        cids.append(cid)
+        raw_cids.append(c.id)
+        cnames.append(c.name if c.name is not None else str(c.id))
+    if role == "pred":
+        # Result categories that the file's own list lacks are still kept.
+        for k in _vocab(cat_keys):
+            if k not in cids:
+                cids.append(k)
+                raw_cids.append(k)
+                cnames.append(str(k))
+    return CategoryTable(tuple(raw_cids), tuple(cnames)), _positions(cat_keys, tuple(cids))
+
+
+def _unknown_notes(
+    image_idx: np.ndarray, category_idx: np.ndarray, r: _Read, path: str
+) -> list[str]:
+    """Warnings for annotations whose image or category the file's lists lack."""
+    out = []
+    bad_img = int((image_idx < 0).sum())
+    bad_cat = int(((category_idx < 0) & (image_idx >= 0)).sum())
+    if bad_img:
+        first = int(np.flatnonzero(image_idx < 0)[0])
+        out.append(
+            f"{path}: {bad_img} annotation(s) refer to images not in 'images' "
+            f"(first: {r.label.format(first)} image_id {r.cols['image_id'][first]!r}); ignored"
+        )
+    if bad_cat:
+        first = int(np.flatnonzero((category_idx < 0) & (image_idx >= 0))[0])
+        out.append(
+            f"{path}: {bad_cat} annotation(s) refer to categories not in 'categories' "
+            f"(first: {r.label.format(first)} category_id {r.cols['category_id'][first]!r}); "
+            "ignored"
+        )
+    return out
+
+
+def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None = None) -> Dataset:
+    """Read a COCO ground-truth dataset or a COCO results file.
+
+    ``role`` is ``"gt"`` or ``"pred"``.  Ground truth must be a dict with
+    ``images``, ``annotations`` and ``categories``; predictions may be a
+    results list or such a dict whose annotations carry a ``score``.
+    Image and category ids may be integers or numeric strings.  With
+    ``options.masks`` the segmentations come along (``Dataset.masks``).
+    ``data``: the JSON itself (an in-memory input named ``path``), not read from disk.
+    """
+    r = _read(path, role, options, data)
+    cols = r.cols
+    images, image_idx = _image_table(r.images, cols["image_id"], path)
+    categories, category_idx = _category_table(r.categories, cols["category_id"], role, path)
+    r.images = r.categories = None  # the decoded records are no longer needed
+    keep = (image_idx >= 0) & (category_idx >= 0)
+    warnings = [] if keep.all() else _unknown_notes(image_idx, category_idx, r, path)
+    gt = role == "gt"
+    if gt and (no_area := int(np.isnan(cols["area"]).sum())):
+        warnings.append(
+            f"{path}: {no_area} annotation(s) have no 'area'; using the box's w*h "
+            "for the area ranges"
+        )
+    # Views, not copies, when every row stays (the usual case).
+    origin = np.flatnonzero(keep)
+    rows: slice | np.ndarray = slice(None) if len(origin) == len(keep) else origin
+    if gt and cols["id_source"] is not None:
+        origin, note = indexed_by_id(
+            cols["id_source"], cols["raw_ids"], keep, image_idx, images, path
+        )
+        rows = origin
+        warnings.append(note)
+
+    def pick(name: str) -> np.ndarray | None:
+        col = cols.get(name)
+        return None if col is None else col[rows]
+
+    ds = assemble(
+        source=path,
+        fmt="coco",
+        images=images,
+        categories=categories,
+        image_idx=image_idx[rows],
+        category_idx=category_idx[rows],
+        boxes=cols["boxes"][rows],
+        box_format=options.box_format or BoxFormat.XYWH,
+        normalized=options.normalized,
+        score=pick("score"),
+        area=pick("area"),
+        is_crowd=pick("iscrowd"),
+        ignore=pick("ignore"),
+        ann_id=pick("id"),
+        origin=origin,
+        files=(path,),
+        origin_label="annotations" if r.label.startswith("annotations") else "",
+        warnings=warnings,
+    )
+    if not options.masks:
+        return ds
+    from iou_eval.geometry.segm import PendingMasks
+
+    pending = PendingMasks(
+        segs=cols["segmentation"][rows],
+        has_bbox=cols["has_bbox"][rows],
+        path=path,
+        origins=ds.origin,
+        origin_label=ds.origin_label,  # "" for a results list: places read "[12].segmentation"
+        checked=checked_rles(cols, rows),
+    )
+    ds = replace(ds, masks=pending)
+    if role == "gt":
+        from iou_eval.geometry.segm import encode_early
+
+        ds = encode_early(ds)
+    return ds

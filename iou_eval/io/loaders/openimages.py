@@ -1,0 +1,385 @@
+"""Open Images CSV (format ``openimages``).
+
+Ground truth (``*-annotations-bbox.csv``)::
+
+    ImageID,Source,LabelName,Confidence,XMin,XMax,YMin,YMax,IsOccluded,IsTruncated,IsGroupOf,IsDepiction,IsInside
+    000026e7ee790996,xclick,/m/07j7r,1,0.071905,0.145346,0.206591,0.391306,0,1,1,0,0
+
+Predictions::
+
+    ImageID,LabelName,Score,XMin,XMax,YMin,YMax
+
+Choices:
+
+- Columns are found by their header names (any case, any order); note the
+  order ``XMin, XMax, YMin, YMax``.  Coordinates are fractions of the image
+  in [0, 1] (1 % tolerance).  No image sizes are known: boxes stay
+  fractions of a 1 x 1 image (``width = height = 1``).  IoU does not change
+  when an image's axes are scaled, so AP and AR are exact; the area ranges
+  (small/medium/large) need pixel sizes and say nothing here (a warning
+  says so).
+- ``IsGroupOf = 1`` marks a group box: a crowd region under the COCO
+  rules.  The other flags are not read.  Flags are 1, 0 or -1 (unknown,
+  read as 0); an empty flag is 0.
+- Image ids are kept as written; the category id is ``LabelName`` (a MID
+  such as ``/m/07j7r``), its name the display name from the class
+  descriptions (``LabelName,DisplayName``, with or without a header).
+- ``path`` may be a folder: its boxes CSV, and beside it an image list (a
+  CSV with an ``ImageID`` column and no boxes, such as
+  ``*-images-with-rotation.csv``: every image listed is an image, with or
+  without boxes) and the class descriptions CSV.  ``options.names`` may
+  also hold class-description lines (``/m/07j7r,Tree``), as ``--names``
+  passes a file's lines.
+- The delimiter is the header's most frequent of tab, ``;`` and ``,``.  A
+  decimal comma (``0,358``) is read where it is unambiguous: in ``;`` or
+  tab separated files, and in quoted cells of a comma separated file.  An
+  unquoted decimal comma in a comma separated file splits the cell: that
+  row is refused, located.
+- UTF-8 (a byte-order mark is fine), CRLF line ends, ``.gz`` files.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, assemble
+from iou_eval.errors import InputError
+from iou_eval.escape import excerpt, quoted
+from iou_eval.io.loaders.common import LoadOptions, strict_floats
+from iou_eval.io.loaders.source import read_text_file
+from iou_eval.io.source import read_head
+from iou_eval.numbers import is_number_token, quote_token
+
+GT_COLUMNS = ("ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax")
+PRED_COLUMNS = ("ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax")
+_COORD_MIN, _COORD_MAX = -0.01, 1.01
+# Said when the boxes stay fractions of a 1 x 1 image (no sizes known).
+UNIT_NOTE = "Open Images boxes are fractions of unknown image sizes"
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*$", re.ASCII)
+
+
+def looks_like_openimages(path: str) -> bool:
+    """Whether ``path`` (a CSV, or a folder holding one) has Open Images' box header.
+
+    Never standard input: the registry judges that from its bytes.
+    """
+    for file in _csv_files(path):
+        try:
+            head = read_head(file, 1024)
+        except InputError:
+            continue
+        if openimages_head(head):
+            return True
+    return False
+
+
+def openimages_head(head: bytes) -> bool:
+    """Whether a file's first bytes (decompressed, no BOM) are an Open Images boxes header."""
+    first = head.lstrip(b" \t\r\n").split(b"\n", 1)[0].lower()
+    return all(c in first for c in (b"imageid", b"xmin", b"xmax", b"ymin"))
+
+
+def _csv_files(path: str) -> list[str]:
+    if path == "-":
+        return []
+    if os.path.isfile(path):
+        return [path]
+    if os.path.isdir(path):
+        found = glob.glob(os.path.join(path, "*.csv")) + glob.glob(os.path.join(path, "*.csv.gz"))
+        return sorted(found)
+    return []
+
+
+@dataclass
+class _Table:
+    """A CSV read whole: header cells (stripped), rows of cells, each row's line."""
+
+    file: str
+    header: list[str]
+    rows: list[list[str]]
+    lines: list[int]
+    delimiter: str
+
+    def column(self, name: str) -> int | None:
+        lowered = [h.lower() for h in self.header]
+        return lowered.index(name.lower()) if name.lower() in lowered else None
+
+
+def _read_table(file: str, header: bool = True) -> _Table:
+    text = read_text_file(file)
+    first = next((ln for ln in text.split("\n") if ln.strip()), "")
+    counts = {d: first.count(d) for d in ("\t", ";", ",")}
+    delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) else ","
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    head: list[str] | None = None
+    try:
+        for row in reader:
+            if not any(c.strip() for c in row):
+                continue
+            if header and head is None:
+                head = [c.strip() for c in row]
+                continue
+            rows.append([c.strip() for c in row])
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise InputError(file, f"malformed CSV: {exc}", where=reader.line_num) from None
+    return _Table(file, head or [], rows, lines, delimiter)
+
+
+def _numbers(table: _Table, col: int, name: str, rows: Sequence[int] | None = None) -> np.ndarray:
+    """The column's numbers ``[R]`` float64; decimal commas where unambiguous; errors located."""
+    idx = range(len(table.rows)) if rows is None else rows
+    cells = [table.rows[r][col] for r in idx]
+    try:
+        return strict_floats(cells)
+    except ValueError:
+        pass
+    out = np.empty(len(cells), dtype=np.float64)
+    for i, (r, cell) in enumerate(zip(idx, cells, strict=True)):
+        if is_number_token(cell):  # float() alone would also read '١٠' and '1_0'
+            out[i] = float(cell)
+            continue
+        # The delimiter is never a comma inside an unquoted cell: a comma
+        # here was quoted (or the file uses ';' or tabs), so it is a decimal comma.
+        if _DECIMAL_COMMA.match(cell):
+            out[i] = float(cell.replace(",", "."))
+            continue
+        raise InputError(
+            table.file,
+            f"expected a number for {name}, got {quote_token(cell)}",
+            where=table.lines[r],
+        )
+    return out
+
+
+def _check_width(table: _Table) -> None:
+    n = len(table.header)
+    for r, row in enumerate(table.rows):
+        extra = row[n:]
+        if len(row) < n or any(c for c in extra):
+            hint = None
+            if table.delimiter == "," and len(row) > n:
+                hint = (
+                    "an unquoted decimal comma splits a number in two: quote such numbers "
+                    "(\"0,358\") or separate the columns with ';'"
+                )
+            raise InputError(
+                table.file,
+                f"expected {n} cells as in the header, found {len(row)}",
+                where=table.lines[r],
+                hint=hint,
+            )
+
+
+def _flag(table: _Table, col: int | None) -> np.ndarray:
+    """``[R]`` bool: 1 is True; 0, -1 (unknown) and empty are False."""
+    if col is None:
+        return np.zeros(len(table.rows), dtype=bool)
+    out = np.zeros(len(table.rows), dtype=bool)
+    for r, row in enumerate(table.rows):
+        cell = row[col]
+        if cell in ("", "0", "-1"):
+            continue
+        if cell == "1":
+            out[r] = True
+            continue
+        raise InputError(
+            table.file,
+            f"expected 1, 0 or -1 for {table.header[col]}, got {quoted(cell)}",
+            where=table.lines[r],
+        )
+    return out
+
+
+def read_class_descriptions(path: str) -> dict[str, str]:
+    """``LabelName -> DisplayName`` from a class-descriptions CSV (header optional)."""
+    table = _read_table(path, header=False)
+    return class_descriptions(table.rows, path, table.lines)
+
+
+def class_descriptions(
+    rows: Sequence[Sequence[str]], source: str, lines: Sequence[int] | None = None
+) -> dict[str, str]:
+    """``LabelName -> DisplayName`` from rows of two cells; a ``LabelName`` header row skipped."""
+    out: dict[str, str] = {}
+    for i, row in enumerate(rows):
+        if len(row) < 2 or not row[0].strip():
+            raise InputError(
+                source,
+                f"expected 'LabelName,DisplayName', got {excerpt(','.join(row))}",
+                where=None if lines is None else lines[i],
+            )
+        if i == 0 and row[0].strip().lower() == "labelname":
+            continue
+        out[row[0].strip()] = row[1].strip()
+    return out
+
+
+def _names_from_options(names: Sequence[str] | None) -> dict[str, str]:
+    """Class descriptions passed as ``--names`` lines (``/m/07j7r,Tree``); plain names map to themselves."""
+    if not names:
+        return {}
+    rows = []
+    for n in names:
+        try:
+            rows.append(next(csv.reader([n]), [n]) or [n])
+        except csv.Error:  # a quote or line break the csv module will not take: one name
+            rows.append([n])
+    return class_descriptions([r if len(r) >= 2 else [r[0], r[0]] for r in rows], "--names")
+
+
+def _folder_parts(path: str, role: str) -> tuple[str, str | None, dict[str, str]]:
+    """The boxes CSV, the image list (or None) and the class descriptions of a folder."""
+    boxes: list[str] = []
+    image_list: str | None = None
+    descriptions: dict[str, str] = {}
+    want = "score" if role == "pred" else None
+    for file in _csv_files(path):
+        head = [c.strip().lower() for c in _first_row(file)]
+        if "imageid" in head and "xmin" in head:
+            if want is None and "score" in head:
+                continue
+            if want == "score" and "score" not in head:
+                continue
+            boxes.append(file)
+        elif "imageid" in head:
+            image_list = image_list or file
+        elif len(head) == 2:
+            descriptions = read_class_descriptions(file)
+    if len(boxes) != 1:
+        raise InputError(
+            path,
+            f"expected one Open Images boxes CSV in this folder, found {len(boxes)}",
+            hint=", ".join(os.path.basename(b) for b in boxes) or None,
+        )
+    return boxes[0], image_list, descriptions
+
+
+def _first_row(file: str) -> list[str]:
+    """The first row of a CSV (read from its first 64 KiB), for telling the files apart."""
+    try:
+        head = read_head(file, 65536)
+    except InputError:
+        return []
+    line = head.decode("utf-8", "replace").split("\n", 1)[0]
+    counts = {d: line.count(d) for d in ("\t", ";", ",")}
+    delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) else ","
+    try:
+        return next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])
+    except csv.Error:  # not a CSV header: the file is told apart as no kind
+        return []
+
+
+def read_image_list(path: str) -> list[str]:
+    """The ``ImageID`` column of an image list CSV."""
+    table = _read_table(path)
+    col = table.column("ImageID")
+    if col is None:
+        raise InputError(path, "expected an 'ImageID' column in the image list")
+    return [row[col] for row in table.rows if len(row) > col and row[col]]
+
+
+def load_openimages(
+    path: str, role: str, options: LoadOptions, *, images: str | None = None
+) -> Dataset:
+    """Read Open Images boxes (ground truth) or predictions.
+
+    Args:
+        path: a boxes CSV, or a folder with it, an image list and class
+            descriptions (see the module docstring).
+        role: ``"gt"`` or ``"pred"``.
+        options: ``names``: class-description lines, ``LabelName,DisplayName``.
+        images: an image list CSV (``ImageID`` column): images without boxes.
+
+    Returns:
+        A :class:`Dataset` of 1 x 1 images, boxes in fractions; errors cite
+        ``file:line``.
+    """
+    descriptions = _names_from_options(options.names)
+    file = path
+    if path != "-" and os.path.isdir(path):
+        file, found_list, found_names = _folder_parts(path, role)
+        images = images or found_list
+        descriptions = {**found_names, **descriptions}
+    table = _read_table(file)
+    pred = role == "pred"
+    columns = PRED_COLUMNS if pred else GT_COLUMNS
+    missing = [c for c in columns if table.column(c) is None]
+    if missing:
+        hint = None
+        if pred and missing == ["Score"]:
+            hint = "predictions need a Score column; is this the ground truth?"
+        raise InputError(
+            file,
+            f"expected the Open Images columns {', '.join(columns)}; missing {', '.join(missing)}",
+            where=1,
+            hint=hint,
+        )
+    _check_width(table)
+    return _assemble(path, file, table, pred, descriptions, images)
+
+
+def _assemble(
+    path: str,
+    file: str,
+    table: _Table,
+    pred: bool,
+    descriptions: dict[str, str],
+    image_list: str | None,
+) -> Dataset:
+    # Every required column is there (checked by the caller); Score only in predictions.
+    col = {c: i for c in PRED_COLUMNS if (i := table.column(c)) is not None}
+    n = len(table.rows)
+    xmin, xmax, ymin, ymax = (_numbers(table, col[c], c) for c in ("XMin", "XMax", "YMin", "YMax"))
+    xyxy = np.stack([xmin, ymin, xmax, ymax], axis=1).reshape(n, 4)
+    bad = ((xyxy < _COORD_MIN) | (xyxy > _COORD_MAX)).any(axis=1)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            file,
+            "Open Images coordinates are fractions of the image in [0, 1], got "
+            + " ".join(f"{v:g}" for v in xyxy[r]),
+            where=table.lines[r],
+        )
+    image_keys = [row[col["ImageID"]] for row in table.rows]
+    listed = read_image_list(image_list) if image_list else []
+    image_vocab = {k: i for i, k in enumerate(dict.fromkeys([*listed, *image_keys]))}
+    labels = [row[col["LabelName"]] for row in table.rows]
+    label_vocab = {k: i for i, k in enumerate(dict.fromkeys(labels))}
+    ids = tuple(label_vocab)
+    categories = CategoryTable(ids, tuple(descriptions.get(k, k) for k in ids))
+    m = len(image_vocab)
+    warnings = []
+    if not pred:
+        warnings.append(
+            f"{path}: {UNIT_NOTE}: AP and AR are exact, the area ranges (small, medium, large) "
+            "need pixel sizes (--images DIR)"
+        )
+    return assemble(
+        source=path,
+        fmt="openimages",
+        images=ImageTable.build(list(image_vocab), None, np.ones(m), np.ones(m)),
+        categories=categories,
+        image_idx=np.array([image_vocab[k] for k in image_keys], dtype=np.int64),
+        category_idx=np.array([label_vocab[k] for k in labels], dtype=np.int64),
+        boxes=xyxy,
+        box_format=BoxFormat.XYXY,
+        normalized=True,
+        score=_numbers(table, col["Score"], "Score") if pred else None,
+        is_crowd=None if pred else _flag(table, table.column("IsGroupOf")),
+        origin=np.asarray(table.lines, dtype=np.int64),
+        files=[file],
+        origin_label="line",
+        warnings=warnings,
+    )

@@ -1,0 +1,299 @@
+"""The one list of formats: name, content detector, reader, and the roles each serves.
+
+A new format is one module with a reader ``load_x(path, role, options) ->
+Dataset`` and a detector, plus one :func:`register` line below.  Detection
+asks each format in order; the first that recognises the path wins, so the
+more specific formats come first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from iou_eval.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iou_eval.data.dataset import Dataset
+    from iou_eval.io.loaders.common import LoadOptions
+
+Reader = Callable[[str, str, "LoadOptions"], "Dataset"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format.
+
+    Attributes:
+        name: what ``--gt-format`` / ``--pred-format`` call it.
+        reader: ``"module:function"`` under :mod:`iou_eval.io.loaders`, imported
+            when first used (start-up stays cheap).
+        roles: ``("gt", "pred")`` or one of them.
+        detect_file: ``(path, head) -> bool`` for a file (``head``: its
+            first 4 KiB, BOM and leading blanks removed); None: never.
+        detect_folder: ``(path, entries) -> bool`` for a folder (visible
+            entries, sorted); None: never.
+        textual: box numbers whose layout and scale the options say
+            (``--box-format``, ``--normalized`` apply).
+        describe: a few words for the docs and errors.
+    """
+
+    name: str
+    reader: str
+    roles: tuple[str, ...] = ("gt", "pred")
+    detect_file: Callable[[str, bytes], bool] | None = None
+    detect_folder: Callable[[str, list[str]], bool] | None = None
+    textual: bool = False
+    describe: str = ""
+
+    def load(self) -> Reader:
+        module, func = self.reader.split(":")
+        loader: Reader = getattr(import_module(f".{module}", __package__), func)
+        return loader
+
+
+_FORMATS: dict[str, Format] = {}
+
+# Formats whose boxes are fractions of a unit image (no size in the file).
+UNIT_IMAGE_FORMATS = frozenset({"openimages"})
+
+
+def register(fmt: Format) -> Format:
+    """Add a format (a later one with the same name replaces it)."""
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def formats() -> tuple[Format, ...]:
+    return tuple(_FORMATS.values())
+
+
+def format_names() -> tuple[str, ...]:
+    return tuple(_FORMATS)
+
+
+def get(name: str) -> Format:
+    from iou_eval.errors import UsageError
+
+    fmt = _FORMATS.get(name)
+    if fmt is None:
+        raise UsageError(f"unknown format {name!r} (known: {', '.join(_FORMATS)})")
+    return fmt
+
+
+# Words that mark the first line of a .txt file as a CSV/TSV header.
+CSV_HEADER_WORDS = {"image", "image_id", "filename", "file_name", "label", "class", "category",
+                    "category_id", "xmin", "x1", "score", "confidence"}  # fmt: skip
+
+
+def _exts(entries: list[str]) -> set[str]:
+    return {os.path.splitext(e.lower().removesuffix(".gz"))[1] for e in entries}
+
+
+def _devkit_name(path: str) -> bool:
+    from iou_eval.io.loaders.text import looks_like_devkit_results
+
+    return looks_like_devkit_results(path)
+
+
+def _devkit_folder(path: str, entries: list[str]) -> bool:
+    txt = [e for e in entries if e.lower().removesuffix(".gz").endswith(".txt")]
+    return bool(txt) and all(_devkit_name(e) for e in txt)
+
+
+def _txt_file(path: str, head: bytes) -> bool:
+    if not path.lower().removesuffix(".gz").endswith(".txt"):
+        return False
+    # One per-image text file, unless its first line is a CSV header.
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
+    words = set(first.replace(",", " ").replace(";", " ").replace("\t", " ").split())
+    return not words & CSV_HEADER_WORDS
+
+
+def _looks_head(
+    module: str, func: str, plausible: Callable[[str, object], bool]
+) -> Callable[[str, bytes], bool]:
+    """A file detector from a format module's ``x_head(head)``: it judges the first bytes.
+
+    ``plausible`` looks first, so the module loads only for a likely file.
+    """
+
+    def detect(path: str, head: bytes) -> bool:
+        if not plausible(path, head):
+            return False
+        found: bool = getattr(import_module(f".{module}", __package__), func)(head)
+        return found
+
+    return detect
+
+
+def _looks(module: str, func: str, plausible: Callable[[str, object], bool]) -> Callable[..., bool]:
+    """A detector from a format module's ``looks_like_x(path)``.
+
+    ``plausible(path, head_or_entries)`` is a cheap first look: the module
+    (and what it imports) is loaded only when it passes, so that detecting a
+    COCO file costs no import of the YOLO or CVAT readers.
+    """
+
+    def detect(path: str, other: object = None) -> bool:
+        if not plausible(path, other):
+            return False
+        found: bool = getattr(import_module(f".{module}", __package__), func)(path)
+        return found
+
+    return detect
+
+
+def _gz(head: object) -> bool:
+    return isinstance(head, bytes) and head[:2] == b"\x1f\x8b"
+
+
+def _name_has(*ends: str) -> Callable[[str, object], bool]:
+    def check(path: str, head: object) -> bool:
+        name = path.lower().removesuffix(".gz")
+        return name.endswith(ends)
+
+    return check
+
+
+def _head_has(*needles: bytes) -> Callable[[str, object], bool]:
+    def check(path: str, head: object) -> bool:
+        return _gz(head) or (isinstance(head, bytes) and all(n in head.lower() for n in needles))
+
+    return check
+
+
+def _entries_have(*ends: str) -> Callable[[str, object], bool]:
+    def check(path: str, entries: object) -> bool:
+        names = entries if isinstance(entries, list) else []
+        return any(e.lower().removesuffix(".gz").endswith(ends) for e in names)
+
+    return check
+
+
+def _yolo_folder(path: str, entries: object) -> bool:
+    names = set(entries) if isinstance(entries, list) else set()
+    return (
+        bool(names & {"labels", "images"})
+        or os.path.basename(os.path.normpath(path)) == "labels"
+        or _entries_have(".yaml", ".yml", ".txt")(path, entries)
+    )
+
+
+register(Format(
+    "voc-results", "text:load_voc_results", roles=("pred",),
+    detect_file=lambda p, h: _devkit_name(p), detect_folder=_devkit_folder, textual=True,
+    describe="the devkit's comp4_det_test_<class>.txt files"))  # fmt: skip
+register(Format(
+    "yolo", "yolo:load_yolo",
+    detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
+    detect_folder=_looks("yolo", "looks_like_yolo", _yolo_folder),
+    describe="a YOLO / Ultralytics dataset (data.yaml or labels/ beside images/)"))  # fmt: skip
+register(Format(
+    "labelme", "labelme:load_labelme",
+    detect_file=_looks_head("labelme", "labelme_head", _head_has(b'"shapes"')),
+    detect_folder=_looks("labelme", "looks_like_labelme", _entries_have(".json")),
+    describe="LabelMe JSON files"))  # fmt: skip
+register(Format(
+    "cvat-xml", "cvat_xml:load_cvat_xml",
+    detect_file=_looks_head("cvat_xml", "cvat_head", _head_has(b"<annotations")),
+    detect_folder=_looks("cvat_xml", "looks_like_cvat_xml", _entries_have("annotations.xml")),
+    describe="CVAT for images 1.1 XML"))  # fmt: skip
+register(Format(
+    "openimages", "openimages:load_openimages",
+    detect_file=_looks_head("openimages", "openimages_head", _head_has(b"imageid", b"xmin")),
+    describe="Open Images CSV"))  # fmt: skip
+register(Format(
+    "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
+    describe="COCO dataset JSON or results list"))  # fmt: skip
+register(Format(
+    "voc-xml", "voc_xml:load_voc_xml", detect_file=lambda p, h: h[:1] == b"<",
+    detect_folder=lambda p, e: ".xml" in _exts(e), describe="Pascal VOC XML"))  # fmt: skip
+register(Format(
+    "txt", "text:load_txt", detect_file=_txt_file,
+    detect_folder=lambda p, e: ".txt" in _exts(e), textual=True,
+    describe="per-image text files"))  # fmt: skip
+# CSV is the fallback for any other file.
+register(Format(
+    "csv", "table:load_csv", detect_file=lambda p, h: True, textual=True,
+    describe="CSV/TSV with a header"))  # fmt: skip
+
+
+def _head(path: str) -> bytes:
+    """The first 4 KiB as the loader will read them (decompressed, BOM and leading blanks removed).
+
+    Standard input (``-``) is read once and kept: detection never consumes it.  A
+    device (``/dev/zero``) or socket is refused before any read.
+    """
+    from iou_eval.io.source import STDIN, check_input_path, display_name, read_head
+
+    if path != STDIN:
+        check_input_path(path)
+    head = read_head(path)
+    text = head.lstrip(b" \t\r\n")
+    if not text and len(head) >= 4096:
+        # Only blanks so far: the whole (bounded) content says whether
+        # anything follows them, or that the file is too large to say.
+        from iou_eval.io.source import read_input
+
+        text = read_input(path).lstrip(b"\xef\xbb\xbf \t\r\n")[:4096]
+    if not text:
+        raise InputError(display_name(path), "file is empty")
+    return text
+
+
+def _looks_like(head: bytes) -> str:
+    first = head.split(b"\n", 1)[0][:60].decode("utf-8", "replace")
+    from iou_eval.escape import excerpt
+
+    if head[:1] == b"<":
+        kind = "XML"
+    elif b"," in head.split(b"\n", 1)[0] or b"\t" in head.split(b"\n", 1)[0]:
+        kind = "CSV"
+    else:
+        kind = "text"
+    return f"it looks like {kind} (it starts with {excerpt(first, 40)})"
+
+
+def detect_format(path: str) -> str:
+    """The format of ``path`` judged from its content (a folder from its files).
+
+    ``-`` is standard input, judged from its bytes (kept for the loader).
+    """
+    stdin = path == "-"
+    if not stdin and not os.path.exists(path):
+        raise InputError(path, "no such file or folder")
+    if not stdin and os.path.isdir(path):
+        # Hidden names (macOS's ._x.xml, .DS_Store) say nothing about the format.
+        entries = sorted(e for e in os.listdir(path) if not e.startswith("."))
+        for fmt in _FORMATS.values():
+            if fmt.detect_folder is not None and fmt.detect_folder(path, entries):
+                return fmt.name
+        kinds = [f.describe for f in _FORMATS.values() if f.detect_folder is not None]
+        raise InputError(
+            path,
+            "cannot tell the format of this folder: expected " + ", or ".join(kinds),
+            hint=f"found: {', '.join(entries[:5]) or 'nothing'}",
+        )
+    head = _head(path)
+    for fmt in _FORMATS.values():
+        if fmt.detect_file is not None and fmt.detect_file(path, head):
+            if fmt.textual and _json_name(path):
+                # A .json file is read as JSON or not at all: CSV rules would
+                # read almost anything, and say nothing useful about it.
+                raise InputError(
+                    path,
+                    f"named .json but not JSON: {_looks_like(head)}",
+                    hint=f"rename it, or name its format: --gt-format {fmt.name} / "
+                    f"--pred-format {fmt.name}",
+                )
+            return fmt.name
+    raise InputError("<stdin>" if stdin else path, "cannot tell the format of this file")
+
+
+def _json_name(path: str) -> bool:
+    name = path.lower()
+    return name.endswith(".json") or name.endswith(".json.gz")

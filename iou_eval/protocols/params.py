@@ -1,0 +1,214 @@
+"""Evaluation protocols as frozen parameter sets.
+
+``coco`` follows pycocotools' ``COCOeval`` (bbox); ``voc07`` and ``voc12``
+follow the Pascal VOC devkit's ``voc_eval``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+import numpy as np
+
+from iou_eval.errors import UsageError
+from iou_eval.escape import excerpt
+from iou_eval.geometry.boxes import PixelConvention
+from iou_eval.options import AreaRange, ProtocolOptions
+from iou_eval.protocols.accumulate import COCO_STATS, stat_max_det
+
+# pycocotools builds its grids with linspace; the same expressions give the
+# same floats, so a threshold such as 0.75 compares equal in both tools.
+COCO_IOU_THRESHOLDS: tuple[float, ...] = tuple(
+    float(x) for x in np.linspace(0.5, 0.95, int(np.round((0.95 - 0.5) / 0.05)) + 1, endpoint=True)
+)
+COCO_RECALL_THRESHOLDS: tuple[float, ...] = tuple(
+    float(x) for x in np.linspace(0.0, 1.00, int(np.round((1.00 - 0.0) / 0.01)) + 1, endpoint=True)
+)
+VOC07_RECALL_THRESHOLDS: tuple[float, ...] = tuple(float(x) for x in np.arange(0.0, 1.1, 0.1))
+
+
+class ProtocolName(str, Enum):
+    COCO = "coco"
+    VOC07 = "voc07"
+    VOC12 = "voc12"
+
+
+COCO_AREA_RANGES: tuple[AreaRange, ...] = (
+    AreaRange("all", 0.0**2, 1e5**2),
+    AreaRange("small", 0.0**2, 32.0**2),
+    AreaRange("medium", 32.0**2, 96.0**2),
+    AreaRange("large", 96.0**2, 1e5**2),
+)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Everything that decides the numbers.
+
+    Attributes:
+        name: ``coco``, ``voc07`` or ``voc12``.
+        iou_thresholds: ``[T]`` match thresholds.
+        recall_thresholds: ``[R]`` recall points AP is sampled at; empty for
+            VOC12's all-point area under the precision envelope.
+        area_ranges: ``[A]`` size buckets; the first is ``all``.
+        max_dets: ``[M]`` per image and category, ascending (COCO).
+        class_agnostic: match regardless of category (pycocotools ``useCats=0``).
+        pixel_convention: ``continuous`` (COCO) or ``plus-one`` (VOC devkit).
+        zero_id_quirk: reproduce pycocotools' defect that a ground truth with
+            annotation id 0 never counts as matched (default on, for parity).
+        iou_type: ``bbox`` (boxes) or ``segm`` (instance masks, COCO only).
+        honour_ignore: keep a ground truth's own ``ignore`` flag instead of
+            letting ``iscrowd`` overwrite it as pycocotools does (default off).
+    """
+
+    name: str = ProtocolName.COCO.value
+    iou_thresholds: tuple[float, ...] = COCO_IOU_THRESHOLDS
+    recall_thresholds: tuple[float, ...] = COCO_RECALL_THRESHOLDS
+    area_ranges: tuple[AreaRange, ...] = COCO_AREA_RANGES
+    max_dets: tuple[int, ...] = (1, 10, 100)
+    class_agnostic: bool = False
+    pixel_convention: PixelConvention = PixelConvention.CONTINUOUS
+    zero_id_quirk: bool = True
+    honour_ignore: bool = False
+    iou_type: str = "bbox"
+    extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        # pycocotools selects a summary's maxDets by value: a repeated cap
+        # selects two slices and averages both.  Refused rather than mimicked.
+        repeated = sorted({m for m in self.max_dets if self.max_dets.count(m) > 1})
+        if repeated:
+            raise UsageError(
+                f"--max-dets: each cap may be given once, got "
+                f"{','.join(map(str, self.max_dets))} ({', '.join(map(str, repeated))} repeated)"
+            )
+
+    @property
+    def label(self) -> str:
+        """How reports and gates name this run: ``coco``, or ``coco-segm`` for masks."""
+        return self.name if self.iou_type == "bbox" else f"{self.name}-{self.iou_type}"
+
+    @property
+    def is_voc(self) -> bool:
+        return self.name in (ProtocolName.VOC07.value, ProtocolName.VOC12.value)
+
+    def params(self) -> dict[str, object]:
+        """The parameters as plain data, for reports and baseline checks."""
+        out: dict[str, object] = {
+            "name": self.name,
+            "iou_thresholds": [round(t, 10) for t in self.iou_thresholds],
+            "pixel_convention": self.pixel_convention.value,
+            "class_agnostic": self.class_agnostic,
+            "iou_type": self.iou_type,
+        }
+        if self.is_voc:
+            out["ap_method"] = "11-point" if self.name == "voc07" else "all-point"
+        else:
+            out["recall_points"] = len(self.recall_thresholds)
+            out["area_ranges"] = {a.label: [a.lo, a.hi] for a in self.area_ranges}
+            out["max_dets"] = list(self.max_dets)
+            out["zero_id_quirk"] = self.zero_id_quirk
+            out["honour_ignore"] = self.honour_ignore
+        return out
+
+    def summary_labels(self) -> dict[str, str]:
+        """Each COCO summary statistic's IoU, area and maxDets, as pycocotools prints them.
+
+        ``maxDets`` is the cap the statistic is read at (``-`` where this
+        protocol has none at that position).
+        """
+        t = self.iou_thresholds
+        span = f"{t[0]:0.2f}:{t[-1]:0.2f}" if t else "-"
+        out = {}
+        for key, (_, iou, area, (kind, v)) in COCO_STATS.items():
+            md = stat_max_det(key, self.max_dets)
+            shown = v if kind == "value" else ("-" if md is None else md)
+            iou_text = span if iou is None else f"{iou:0.2f}"
+            out[key] = f"IoU={iou_text:<11}area={area:<8}maxDets={shown}"
+        return out
+
+    def summary_warnings(self) -> list[str]:
+        """Why summary statistics are undefined under these maxDets, if they are."""
+        if self.is_voc:
+            return []
+        md = ",".join(map(str, self.max_dets))
+        out = []
+        if stat_max_det("AP", self.max_dets) is None:
+            out.append(
+                f"--max-dets {md}: pycocotools reads the summary AP at maxDets=100, which is "
+                "not among them, and reports -1; AP is left undefined (null). AP50 to APl and "
+                "AR1 to ARl are read at the first, second and third caps, as pycocotools reads them"
+            )
+        short = [k for k in COCO_STATS if k != "AP" and stat_max_det(k, self.max_dets) is None]
+        if short:
+            out.append(
+                f"--max-dets {md}: pycocotools' summary needs three caps (it reads maxDets[0], "
+                f"[1] and [2]); {', '.join(short)} left undefined (null)"
+            )
+        return out
+
+
+def coco(**overrides: object) -> Protocol:
+    """pycocotools' COCOeval defaults, with optional overrides."""
+    return replace(Protocol(), **overrides)  # type: ignore[arg-type]
+
+
+def voc07(**overrides: object) -> Protocol:
+    """VOC2007: 11-point interpolated AP at IoU > 0.5, +1-pixel boxes."""
+    base = Protocol(
+        name=ProtocolName.VOC07.value,
+        iou_thresholds=(0.5,),
+        recall_thresholds=VOC07_RECALL_THRESHOLDS,
+        area_ranges=(COCO_AREA_RANGES[0],),
+        max_dets=(),
+        pixel_convention=PixelConvention.PLUS_ONE,
+        zero_id_quirk=False,
+    )
+    return replace(base, **overrides)  # type: ignore[arg-type]
+
+
+def voc12(**overrides: object) -> Protocol:
+    """VOC2010+: all-point AP (area under the precision envelope) at IoU > 0.5."""
+    base = voc07(name=ProtocolName.VOC12.value, recall_thresholds=())
+    return replace(base, **overrides)  # type: ignore[arg-type]
+
+
+BY_NAME = {"coco": coco, "voc07": voc07, "voc12": voc12}
+
+
+def make_protocol(name: str, options: object | None = None, iou_type: str = "bbox") -> Protocol:
+    """A :class:`Protocol` by name with ``options``' overrides applied.
+
+    ``options``: a :class:`~iou_eval.options.ProtocolOptions` (None: defaults).
+    COCO's grid options (thresholds, ranges, maxDets) do not apply to VOC,
+    which has one threshold (``--iou-thr``) and no ranges.
+    """
+    o = options if isinstance(options, ProtocolOptions) else ProtocolOptions()
+    if name not in BY_NAME:
+        raise UsageError(
+            f"--protocol: unknown protocol {excerpt(name)} (known: {', '.join(BY_NAME)})"
+        )
+    p = BY_NAME[name]()
+    if iou_type != "bbox" and p.is_voc:
+        raise UsageError(
+            f"--iou-type {iou_type}: the VOC protocols score boxes; use --protocol coco for masks"
+        )
+    changes: dict[str, object] = {"class_agnostic": o.class_agnostic, "iou_type": iou_type}
+    if not p.is_voc:
+        changes["zero_id_quirk"] = o.zero_id_quirk
+        changes["honour_ignore"] = o.honour_ignore
+        if o.iou_thresholds:
+            changes["iou_thresholds"] = tuple(o.iou_thresholds)
+        if o.area_ranges:
+            changes["area_ranges"] = (p.area_ranges[0], *o.area_ranges)
+        if o.max_dets:
+            changes["max_dets"] = tuple(sorted(o.max_dets))
+    if o.pixel_convention:
+        changes["pixel_convention"] = PixelConvention(o.pixel_convention)
+    return replace(p, **changes)  # type: ignore[arg-type]
+
+
+def build_protocols(options: ProtocolOptions) -> list[Protocol]:
+    """The :class:`Protocol` records ``options`` name: each iou type by each protocol, in order."""
+    return [make_protocol(name, options, t) for t in options.iou_type for name in options.protocol]
