@@ -23,7 +23,7 @@ from iou_eval.data.reconcile import Alignment, align
 from iou_eval.data.subsets import select
 from iou_eval.engine.memory import release_free_memory
 from iou_eval.engine.parallel import resolve_workers, start
-from iou_eval.errors import IouEvalError
+from iou_eval.errors import IouEvalError, UsageError
 from iou_eval.io.inputs import is_path, load_input, pair_doubts, prepare_pair, strict_error
 from iou_eval.io.loaders import detect_format
 from iou_eval.io.option_files import resolve, resolve_read
@@ -232,6 +232,38 @@ def _load_beside_cluster(
         return gt_ds, pending.result()
 
 
+def _coco_scored(
+    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
+) -> ProtocolResult:
+    """pycocotools' evaluation (boxes or masks), in category parts on ``workers`` or a cluster."""
+    point, boot = options.point, options.bootstrap
+    evaluation = run_coco(
+        alignment, protocol, point.iou_thr, workers, executor,
+        keep_accumulation=(
+            options.runtime.keep_accumulation or boot.bootstrap > 0 or options.analysis.any
+        ),
+    )  # fmt: skip
+    return coco_result(alignment, evaluation, point.score_thr)
+
+
+def _voc_scored(
+    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
+) -> ProtocolResult:
+    """The VOC devkit's ``voc_eval`` at ``--iou-thr`` (one process: it is fast)."""
+    point = options.point
+    return voc_result(alignment, run_voc(alignment, protocol, point.iou_thr), point.score_thr)
+
+
+# Protocol name -> how an aligned pair is scored into a ProtocolResult.  A new
+# protocol is one module in iou_eval/protocols/, its factory in
+# protocols.params.BY_NAME, and one line here.
+SCORERS: dict[str, Callable[..., ProtocolResult]] = {
+    "coco": _coco_scored,
+    "voc07": _voc_scored,
+    "voc12": _voc_scored,
+}
+
+
 def score(
     alignment: Alignment,
     protocol: Protocol,
@@ -245,17 +277,13 @@ def score(
     ``executor``: a Dask cluster's, to match COCO categories and draw the
     replicates on; the numbers are the same.
     """
-    point, boot = options.point, options.bootstrap
-    if protocol.is_voc:
-        result = voc_result(alignment, run_voc(alignment, protocol, point.iou_thr), point.score_thr)
-    else:
-        evaluation = run_coco(
-            alignment, protocol, point.iou_thr, workers, executor,
-            keep_accumulation=(
-                options.runtime.keep_accumulation or boot.bootstrap > 0 or options.analysis.any
-            ),
-        )  # fmt: skip
-        result = coco_result(alignment, evaluation, point.score_thr)
+    boot = options.bootstrap
+    scorer = SCORERS.get(protocol.name)
+    if scorer is None:
+        raise UsageError(
+            f"--protocol: no scorer for {protocol.name!r} (known: {', '.join(SCORERS)})"
+        )
+    result = scorer(alignment, protocol, options, workers, executor)
     if boot.bootstrap <= 0:
         return result
     big = len(alignment.pred) * boot.bootstrap >= PARALLEL_MIN_WORK
