@@ -14,10 +14,11 @@ Rules (``path`` is the value of ``-o``):
   (ground truth, predictions, baseline, names file …), or lies inside a
   protected folder (a batch folder would read the report as input next
   time).
-- A symbolic link is written through only when its target is a regular file
-  that is not protected: the target is replaced and the link kept, as an
-  editor or ``cp`` does.  A dangling link, or a link to anything else, is
-  refused rather than followed to a place the user did not name.
+- A symbolic link is never written through: the file it points to is not
+  the name the user gave, and replacing it silently would change a file
+  elsewhere (a shared baseline, another run's report).  A link is refused,
+  naming its target; a link to ``/dev/null`` discards the report, as
+  ``/dev/null`` does.
 - The file is written whole or not at all: a temporary ``.iou-eval-XXXX``
   in the target's folder, flushed and fsynced, then ``os.replace``.  A new
   file gets the mode the umask gives a new file (``0o666 & ~umask``); a
@@ -125,6 +126,12 @@ def check_output_path(path: str, protected: Sequence[str | None] = ()) -> str | 
             ) from None  # fmt: skip
         if not stat.S_ISREG(st.st_mode) and not _is_dev_null(st):
             raise _refuse(path, f"a symbolic link to {for_terminal(target)}, {_kind(st)}")
+        if not _is_dev_null(st):
+            raise _refuse(
+                path, f"a symbolic link to {for_terminal(target)}: the report is not written "
+                "through a link (it would replace that file)",
+                hint="name the file itself, or remove the link",
+            )  # fmt: skip
     else:
         st = lst
     if st is not None:

@@ -191,15 +191,18 @@ def test_no_file_is_created_in_dev():
 # -- symbolic links ------------------------------------------------------------
 
 
-def test_a_link_to_a_regular_file_writes_the_target_and_keeps_the_link(tmp_path):
+def test_a_link_to_a_regular_file_is_refused_and_both_are_kept(tmp_path):
+    """-o through a link would replace a file the user did not name: refused, nothing written."""
     target = tmp_path / "real" / "report.md"
     target.parent.mkdir()
     target.write_text("old")
     link = tmp_path / "report.md"
     link.symlink_to(target)
-    write_output(str(link), "new")
+    message = refused(link)
+    assert "a symbolic link to" in message and str(target) in message
+    assert "not written through a link" in message
     assert link.is_symlink() and os.readlink(link) == str(target)
-    assert target.read_text() == "new"
+    assert target.read_text() == "old"
     assert temps(tmp_path) == [] and temps(target.parent) == []
 
 
