@@ -177,15 +177,21 @@ def _click_option(name: str, cli: Cli, default: str | None = None):
     )
 
 
-def record_options(*records: type, defaults: dict[str, str] | None = None):
+def record_options(
+    *records: type, defaults: dict[str, str] | None = None, own: tuple[str, ...] = ()
+):
     """Every command-line option of the option records, in field order.
 
-    ``defaults``: field name -> this command's default as text.
+    ``defaults``: field name -> this command's default as text.  ``own``:
+    fields the command declares itself (with its own help and checks); the
+    record's value is then read from that option.
     """
 
     def apply(fn):
         for record in reversed(records):
             for name, cli, _ in reversed(cli_fields(record)):
+                if name in own:
+                    continue
                 fn = _click_option(name, cli, (defaults or {}).get(name))(fn)
         return fn
 

@@ -55,7 +55,7 @@ Exit codes: 0 success, 1 bad input, 2 usage error.
     "--sort", type=click.Choice(SORT_CHOICES), default="errors", show_default=True,
     help="Which images --worst keeps: most errors first, by image id, or by a column.",
 )  # fmt: skip
-@record_options(ReadOptions, ProtocolOptions, PointOptions, RuntimeOptions)
+@record_options(ReadOptions, ProtocolOptions, PointOptions, RuntimeOptions, own=("images",))
 @click.option("--quiet", "-q", is_flag=True, help="Do not print warnings or the summary line.")
 def draw_command(gt: str, pred: str, **o: Any) -> None:
     """Draw ground truths and predictions on copies of the images.

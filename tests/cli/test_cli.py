@@ -227,3 +227,20 @@ def test_no_stage_bar_when_stderr_is_not_a_terminal(scene, monkeypatch):
 
     monkeypatch.setattr(iou_eval.cli.evaluate, "LONG_RUN_BYTES", 0)
     assert "reading" not in run(*scene).err
+
+
+def test_every_command_declares_each_option_once():
+    """A parameter declared twice makes click warn on every run (``draw --images`` did)."""
+    import warnings
+
+    from click.testing import CliRunner
+
+    from iou_eval.cli.main import main as group
+
+    for name, command in group.commands.items():
+        flags = [opt for p in command.params for opt in p.opts]
+        assert len(flags) == len(set(flags)), (name, sorted(f for f in flags if flags.count(f) > 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # click's UserWarning would fail here
+        r = CliRunner().invoke(group, ["draw", "--help"])
+    assert r.exit_code == 0 and "--images" in r.output
