@@ -295,9 +295,13 @@ def check_output(output: str | None, protected: Sequence[str | None]) -> None:
 def annotate(lines: Sequence[str], stdout_taken: bool) -> None:
     # Workflow commands are read from stdout; when stdout carries JSON/CSV
     # they go to stderr instead, so the payload stays parseable.  Each line
-    # is built by escape.workflow_command: data cannot start another.
-    for line in lines:
-        click.echo(line, err=stdout_taken)
+    # is built by escape.workflow_command: data cannot start another.  They
+    # are written as the report is: a reader that closed the pipe (`| head -1`)
+    # ends the output quietly and leaves the exit code to the outcome.
+    from iou_eval.io.output import write_output
+
+    if lines:
+        write_output("/dev/stderr" if stdout_taken else "-", "".join(f"{ln}\n" for ln in lines))
 
 
 def warn(warnings: Sequence[str], quiet: bool) -> None:

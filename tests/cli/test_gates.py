@@ -172,3 +172,33 @@ def test_paired_baseline_deltas_with_bootstrap(tmp_path, worse):
     ap = next(c for c in doc["checks"] if c["name"] == "AP")
     lo, hi = ap["interval"]
     assert lo <= ap["margin"] <= hi
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ("-o", "{tmp}/report.json", "--annotations", "github"),  # annotations on stdout
+        ("-f", "markdown"),
+        ("-f", "json", "--annotations", "github"),
+    ],
+)
+def test_a_closed_stdout_keeps_the_gates_exit_code(tmp_path, extra):
+    """`iou-eval ... --fail-under ... | head -1`: the reader leaves early; the exit code stays 3."""
+    import os
+    import subprocess
+    import sys
+
+    args = [a.format(tmp=tmp_path) for a in extra]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before the first line is written
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "iou_eval", str(ROOT / "sample_data/coco/gt.json"),
+             str(ROOT / "sample_data/coco/preds.json"), "--fail-under", "AP=0.99",
+             "--fail-under", "AP50=0.99", *args],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert p.returncode == 3, p.stderr
+    assert "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr
