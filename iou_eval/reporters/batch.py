@@ -77,6 +77,7 @@ def render_batch(
         short = classes.rename(columns={c: _short(c) for c in classes.columns})
         lines += ["", "### AP per class" if md else "AP per class", ""]
         lines += [("" if md else "  ") + ln for ln in table(*_rows(short))]
+    lines += _failed_checks(batch, md, table)
     if batch.errors:
         lines += [
             "",
@@ -85,6 +86,23 @@ def render_batch(
         ]
         lines += [f"- {esc(m)}" if md else f"  {esc(m)}" for _, m in batch.errors]
     return "\n".join(lines) + "\n"
+
+
+def _failed_checks(batch: BatchResult, md: bool, table) -> list[str]:
+    """Each file's failed gates and baseline checks: which one, its value, its threshold."""
+    rows = []
+    for path, result in batch.results.items():
+        for c in result.failed_checks:
+            rows.append([_short(path), c.name, cell(c.threshold), cell(c.value) or "undefined",
+                         "" if c.margin is None else f"{c.margin:+.4f}", c.reason])  # fmt: skip
+    if not rows:
+        return []
+    headers = ["file", "check", "threshold / baseline", "value", "margin / delta", "reason"]
+    out = ["", "### Failed checks" if md else "Failed checks", ""]
+    return out + [
+        ("" if md else "  ") + ln
+        for ln in table(headers, rows, [False, False, True, True, True, False])
+    ]
 
 
 def _short(path: str) -> str:

@@ -77,6 +77,17 @@ def test_gates_apply_to_every_file(models):
     assert passed == {"a_full": True, "b_minus1": True, "c_half": False}
 
 
+def test_markdown_names_each_failed_gate_and_its_file(models):
+    md = run(GT, *models, "--fail-under", "AP=0.5", "--fail-under", "AP50=0.1", "-f", "markdown",
+             expect=3).out  # fmt: skip
+    section = md.split("### Failed checks", 1)[1].split("###", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| c\\_half")]  # Markdown-escaped
+    assert len(rows) == 1 and "| AP=0.5 | 0.5000 |" in rows[0] and "is below 0.5" in rows[0]
+    assert "a\\_full" not in section and "AP50" not in section  # passed checks are not listed
+    table = run(GT, *models, "--fail-under", "AP=0.5", expect=3).out
+    assert "Failed checks" in table and "c_half.json" in table.split("Failed checks", 1)[1]
+
+
 def test_voc_leaderboard(models):
     board = json.loads(run(GT, *models, "-p", "voc12", "-f", "json").out)["leaderboard"]
     assert "mAP" in board[0]
