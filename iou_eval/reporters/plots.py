@@ -32,6 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
 BLUE, ORANGE, GREEN, VERMILION, PURPLE, GREY = (
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#777777",
 )  # fmt: skip
+# The lines of a score sweep: (label, colour, the colour's name in titles).
+# Vermilion reads as orange on screen: titles say so.
+SWEEP_LINES = (("precision", BLUE, "blue"), ("recall", GREEN, "green"), ("F1", VERMILION, "orange"))
 # Small multiples beyond this many classes stop being readable: the rest are noted.
 MAX_PANELS = 24
 # Bars: all classes up to this many, else the best and worst half of it each.
@@ -296,9 +299,9 @@ def draw_sweep(ax: Axes, sweep: ScoreSweep, gid: str, legend: bool = True) -> No
     # Below the lowest score every prediction is kept: the lowest cut's values hold down to lo.
     x = np.r_[lo, x] if len(x) else x
     order = np.r_[order[:1], order] if len(order) else order
-    for values, label, colour in ((sweep.precision, "precision", BLUE),
-                                  (sweep.recall, "recall", GREEN),
-                                  (sweep.f1, "F1", VERMILION)):  # fmt: skip
+    columns = {"precision": sweep.precision, "recall": sweep.recall, "F1": sweep.f1}
+    for label, colour, _ in SWEEP_LINES:
+        values = columns[label]
         (line,) = ax.plot(x, values[order], drawstyle="steps-pre", color=colour,
                           lw=1.8 if label == "F1" else 1.3, label=label)  # fmt: skip
         line.set_gid(f"{gid}-{label}")
@@ -343,8 +346,8 @@ def figure_sweep_per_class(sweeps: Mapping[str, ScoreSweep], limit: int = MAX_PA
         i = int(np.argmax(sw.f1)) if len(sw.f1) else -1
         best = f"best F1 {sw.f1[i]:.2f} @ {sw.scores[i]:.2f}" if i >= 0 else "no predictions"
         ax.set_title(f"{short(names[k], 22)}\n{best}", fontsize=8)
-    head = ("Per class against the score threshold: blue precision, green recall, "
-            "red F1, ★ best F1")  # fmt: skip
+    lines = ", ".join(f"{name} {label}" for label, _, name in SWEEP_LINES)
+    head = f"Per class against the score threshold: {lines}, ★ best F1"
     fig.suptitle(head + (f"\n{note}" if note else ""), fontsize=10)
     fig.supxlabel("score threshold (keep score ≥ t)", fontsize=9)
     return fig

@@ -264,3 +264,32 @@ def test_dollar_signs_in_names_are_not_math():
     assert plots.short("$x$") == r"\$x\$"
     assert plots.short("x" * 40, 10) == "xxxxxxxxx…"
     assert plots.short("model_0123456789.json", 11, middle=True) == "model….json"
+
+
+def _colour_word(hex_colour: str) -> str:
+    """The plain word a reader would use for a colour (hue of its RGB), for checking titles."""
+    import colorsys
+
+    r, g, b = (int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    hue = colorsys.rgb_to_hsv(r, g, b)[0] * 360
+    for word, upper in (("red", 15), ("orange", 45), ("yellow", 70), ("green", 170),
+                        ("blue", 260), ("purple", 330)):  # fmt: skip
+        if hue < upper:
+            return word
+    return "red"
+
+
+def test_per_class_sweep_title_names_each_line_by_its_colour():
+    """The title says "blue precision, green recall, orange F1": the colours the lines have."""
+    from matplotlib.colors import to_hex
+
+    rng = np.random.default_rng(3)
+    s = rng.random(40)
+    tp = rng.random(40) < 0.5
+    sweep = f1_sweep(s, tp, ~tp, 25)
+    with plots._style():
+        fig = plots.figure_sweep_per_class({"cat": sweep, "dog": sweep})
+    title = fig._suptitle.get_text()
+    lines = {ln.get_label(): to_hex(ln.get_color()) for ln in fig.axes[0].lines}
+    for label in ("precision", "recall", "F1"):
+        assert f"{_colour_word(lines[label])} {label}" in title, (label, lines[label], title)
