@@ -129,3 +129,29 @@ def test_the_import_contract_holds():
     p = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True, check=False)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert "2 kept, 0 broken" in p.stdout
+
+
+def test_a_run_ends_with_one_line_per_skip_reason(tmp_path):
+    """`make test` says why tests did not run: one line per reason, with its count."""
+    (tmp_path / "test_scene.py").write_text(
+        "import pytest\n"
+        "def test_runs(): pass\n"
+        "@pytest.mark.parametrize('case', ['01_a', '02_b', '03_c'])\n"
+        "def test_case(case): pytest.skip(f'acceptance case {case} not available at /nowhere')\n"
+        "@pytest.mark.skipif(True, reason='chromium is not installed')\n"
+        "def test_browser(): pass\n"
+        "@pytest.mark.skipif(True, reason='chromium is not installed')\n"
+        "def test_browser_too(): pass\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-o", "addopts=", "-p", "tests.skip_reasons",
+         "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    tail = p.stdout.split("why tests did not run", 1)[1].splitlines()
+    lines = [ln.strip() for ln in tail if "skipped:" in ln]
+    assert lines == [
+        "3 skipped: the acceptance cases are not available (IOU_EVAL_ACCEPTANCE=DIR points to them)",
+        "2 skipped: chromium is not installed",
+    ]
