@@ -43,8 +43,9 @@ IMAGE_COLUMNS = {
     "FP": "FP", "FN": "FN", "ignored": "ignored", "precision": "precision", "recall": "recall",
     "F1": "F1", "mean_IoU": "mean IoU",
 }  # fmt: skip
-TEXT_KEYS = {"class", "note", "image_id", "file_name", "file", "category_id", "name", "reason"}
-INT_KEYS = {"gt", "predictions", "TP", "FP", "FN", "ignored", "images", "boxes"}
+TEXT_KEYS = {"class", "note", "image_id", "file_name", "file", "category_id", "name", "reason",
+             "slice", "error", "scores", "ground truth"}  # fmt: skip
+INT_KEYS = {"gt", "predictions", "TP", "FP", "FN", "ignored", "images", "boxes", "count"}
 
 SORT_SCRIPT = """
 document.querySelectorAll("table.sortable").forEach(function (table) {
@@ -403,6 +404,88 @@ def protocol_sections(block: Mapping[str, Any], first: bool) -> list[str]:
     return out
 
 
+# The analyses' blocks of the document, each a section of the page.
+TIDE_NAMES = {"cls": "classification", "loc": "localisation", "both": "both cls and loc",
+              "dupe": "duplicate", "bkg": "background", "miss": "missed"}  # fmt: skip
+SLICE_COLUMNS = {"slice": "slice", "images": "images", "AP": "AP", "AP50": "AP50", "AP75": "AP75",
+                 "AR100": "AR100", "mAP": "mAP"}  # fmt: skip
+
+
+def slices_block(slices: Mapping[str, Any], summary: Mapping[str, Any], images: Any) -> str:
+    """One row per slice beside the whole set (``images`` of it), with the headline metrics."""
+    rows = [{"slice": "(all images)", "images": images, **summary}]
+    rows += [{"slice": name, "images": s.get("images"), **(s.get("summary") or {})}
+             for name, s in slices.items()]  # fmt: skip
+    return (
+        '<div class="scroll">'
+        + table(rows, SLICE_COLUMNS, bars=set(SLICE_COLUMNS) - {"slice", "images"})
+        + "</div>"
+    )
+
+
+def tide_block(tide: Mapping[str, Any]) -> str:
+    """TIDE's dAP and count of each error type, then the FP / FN dAPs (AP points, 0-100)."""
+    dap, counts = tide.get("dap") or {}, tide.get("counts") or {}
+    rows = [{"error": TIDE_NAMES.get(k, k), "dAP": dap.get(k), "count": counts.get(k)} for k in dap]
+    rows += [{"error": "all false positives", "dAP": tide.get("fp_dap")},
+             {"error": "all false negatives", "dAP": tide.get("fn_dap")}]  # fmt: skip
+    note = (f'<p class="note">{esc(tide.get("unit"))}: base AP {_g(tide.get("ap"))}; each dAP is '
+            "the AP gained by fixing that error alone.</p>")  # fmt: skip
+    return note + table(rows, {"error": "error", "dAP": "dAP", "count": "count"}, sortable=False)
+
+
+def confusion_block(confusion: Mapping[str, Any]) -> str:
+    """The matrix: rows ground truth, columns prediction, background last."""
+    labels = list(confusion.get("labels") or [])
+    columns = {
+        "ground truth": "ground truth \\ predicted",
+        **{f"p{j}": n for j, n in enumerate(labels)},
+    }
+    rows = [{"ground truth": labels[i], **{f"p{j}": int(v) for j, v in enumerate(row)}}
+            for i, row in enumerate(confusion.get("matrix") or [])]  # fmt: skip
+    note = (f'<p class="note">IoU ≥ {_g(confusion.get("iou_threshold"))}, scores ≥ '
+            f'{_g(confusion.get("score_threshold"))}; the whole matrix is in the JSON.</p>')  # fmt: skip
+    return note + '<div class="scroll">' + table(rows, columns, sortable=False) + "</div>"
+
+
+def calibration_block(cal: Mapping[str, Any]) -> str:
+    """Expected calibration error, the reliability bins and each class's ECE."""
+    edges = cal.get("bins") or []
+    # Bins are [lower, upper) but for the last, which holds a score of exactly its upper edge.
+    bins = [{"scores": f"[{_g(b.get('lower'))}, {_g(b.get('upper'))}{']' if i == len(edges) - 1 else ')'}",
+             "count": b.get("count"), "mean score": b.get("mean_score"), "accuracy": b.get("accuracy")}
+            for i, b in enumerate(edges)]  # fmt: skip
+    per_class = [{"class": k, "ECE": v.get("ece"), "count": v.get("count")}
+                 for k, v in (cal.get("per_class") or {}).items()]  # fmt: skip
+    note = (f'<p class="note">ECE {fmt(cal.get("ece"))} (matching at IoU '
+            f'{_g(cal.get("iou_threshold"))}; a fraction, 0 is perfectly calibrated).</p>')  # fmt: skip
+    body = note + table(bins, {"scores": "scores", "count": "count", "mean score": "mean score",
+                               "accuracy": "accuracy"}, sortable=False)  # fmt: skip
+    if per_class:
+        body += "<h3>Per class</h3>" + table(
+            per_class, {"class": "class", "ECE": "ECE", "count": "count"}
+        )
+    return body
+
+
+def analysis_sections(document: Mapping[str, Any]) -> list[str]:
+    """Sections for the slices and analyses the run asked for (none when it asked for none)."""
+    out = []
+    if document.get("slices"):
+        images = ((document.get("inputs") or {}).get("ground_truth") or {}).get("images")
+        body = slices_block(document["slices"], document.get("summary") or {}, images)
+        out.append(section("Slices", body, "slices"))
+    if document.get("tide"):
+        out.append(section("Why it misses (TIDE)", tide_block(document["tide"]), "tide"))
+    if document.get("confusion_matrix"):
+        out.append(section("Confusion matrix", confusion_block(document["confusion_matrix"]),
+                           "confusion"))  # fmt: skip
+    if document.get("calibration"):
+        out.append(section("Calibration", calibration_block(document["calibration"]),
+                           "calibration"))  # fmt: skip
+    return out
+
+
 def render_html(
     document: Mapping[str, Any],
     plots: Mapping[str, str] | None = None,
@@ -440,6 +523,7 @@ def render_html(
     if document.get("warnings"):
         sections.append(section("Warnings", warnings_block(document["warnings"]), "warnings"))
     sections += protocol_sections(document, first=True)[1:]
+    sections += analysis_sections(document)
     sections += _plots_section(plots, notes.get("plots"))
     if document.get("per_image"):
         total = (document.get("inputs") or {}).get("ground_truth", {}).get("images")

@@ -226,3 +226,55 @@ def test_hostile_class_names_through_the_command_line_stay_text(browser, tmp_pat
     assert XSS_FILE in _column(browser, session, "#worst", 1)
     assert not [e for e in browser.events if e.get("method") == "Page.javascriptDialogOpening"]
     assert browser.problems() == []
+
+
+@pytest.fixture(scope="module")
+def analysis_page(tmp_path_factory):
+    """``-f html`` with ``--tide --confusion --calibration --slices``, and the run's JSON document."""
+    from tests.cli.helpers import run
+
+    folder = tmp_path_factory.mktemp("analysis")
+    slices = folder / "slices.csv"
+    slices.write_text("image_id,slice\n1,day\n2,day\n3,night\n4,night\n5,day\n")
+    out = folder / "report.html"
+    gt, preds = str(SAMPLE / "gt.json"), str(SAMPLE / "preds.json")
+    flags = ("--tide", "--confusion", "--calibration", "--slices", str(slices))
+    run(gt, preds, *flags, "-f", "html", "-o", out, "-q")
+    return out, json.loads(run(gt, preds, *flags, "-f", "json").out)
+
+
+def _rows(browser, session, selector: str) -> list[list[str]]:
+    return browser.evaluate(
+        session,
+        f"Array.from(document.querySelectorAll('{selector} tbody tr')).filter(r => {{"
+        " const b = r.getBoundingClientRect(); return b.width > 0 && b.height > 0; })"
+        ".map(r => Array.from(r.cells).map(c => c.innerText.trim()))",
+    )
+
+
+def test_the_analyses_show_as_tables_with_the_documents_numbers(browser, analysis_page, tmp_path):
+    """TIDE, confusion, calibration and slices: each a visible table holding the JSON's numbers."""
+    page, doc = analysis_page
+    session = load(browser, page)
+    assert browser.problems() == []
+    titles = browser.evaluate(
+        session, "Array.from(document.querySelectorAll('h2')).map(h => h.innerText)"
+    )
+    for title in ("Slices", "Why it misses (TIDE)", "Confusion matrix", "Calibration"):
+        assert title in titles
+    slices = _rows(browser, session, "#slices")
+    assert [r[0] for r in slices] == ["(all images)", "day", "night"]
+    assert slices[1][2] == f"{doc['slices']['day']['summary']['AP']:.4f}"
+    tide = {r[0]: r[1:] for r in _rows(browser, session, "#tide")}
+    assert tide["missed"] == [
+        f"{doc['tide']['dap']['miss']:.4f}",
+        str(doc["tide"]["counts"]["miss"]),
+    ]
+    assert tide["all false negatives"][0] == f"{doc['tide']['fn_dap']:.4f}"
+    cm = doc["confusion_matrix"]
+    shown = [r[1:] for r in _rows(browser, session, "#confusion")]
+    assert shown == [[str(v) for v in row] for row in cm["matrix"]]
+    cal = _rows(browser, session, "#calibration table:first-of-type")
+    assert [r[1] for r in cal] == [str(b["count"]) for b in doc["calibration"]["bins"]]
+    assert cal[-1][0] == "[0.9, 1]"  # the last bin holds a score of exactly 1
+    screenshot(browser, session, tmp_path / "analysis-report.png")
