@@ -26,5 +26,5 @@ def test_wheel_contains_every_module(tmp_path):
     assert any(n.endswith("entry_points.txt") for n in names)
     # The optional mask kernel is compiled into the wheel where a compiler is at hand.
     if shutil.which("cc") or shutil.which("gcc"):
-        for module in ("_rlekernel", "_rleresults"):
+        for module in ("geometry/_rlekernel", "io/_rleresults"):
             assert any(n.startswith(f"iou_eval/{module}") and n.endswith(".so") for n in names)
