@@ -7,6 +7,10 @@ Public API::
     result.summary          # dict of the 12 COCO stats
     result.per_class        # pandas.DataFrame
     result.to_dict()        # the JSON document the CLI writes
+
+    ev = Evaluator(iou_type="bbox")   # batches from a training loop
+    ev.update(preds, targets)         # torchmetrics-style per-image dicts
+    ev.compute()                      # the same result as evaluate() on files
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ __all__ = [
     "__version__",
     "evaluate",
     "load",
+    "Evaluator",
     "Protocol",
     "EvalOptions",
     "IouEvalError",
@@ -31,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from iou_eval.errors import InputError, IouEvalError
     from iou_eval.options import EvalOptions
     from iou_eval.protocols.params import Protocol
+    from iou_eval.streaming import Evaluator
     from iou_eval.toolkit import iou
 
 
@@ -40,6 +46,10 @@ def __getattr__(name: str) -> Any:
         from iou_eval import api
 
         return getattr(api, name)
+    if name == "Evaluator":
+        from iou_eval.streaming import Evaluator
+
+        return Evaluator
     if name in ("IouEvalError", "InputError"):
         from iou_eval import errors
 

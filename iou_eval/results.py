@@ -406,6 +406,35 @@ class EvaluationResult:
         doc.update(analysis_blocks(self.analysis))
         return doc
 
+    def to_torchmetrics(self) -> dict[str, Any]:
+        """The dict torchmetrics' ``MeanAveragePrecision.compute()`` returns, pycocotools' values.
+
+        Keys: ``map``, ``map_50``, ``map_75``, ``map_small``, ``map_medium``,
+        ``map_large``, ``mar_1``, ``mar_10``, ``mar_100`` (named by the
+        maxDets), ``mar_small``, ``mar_medium``, ``mar_large``,
+        ``map_per_class``, ``mar_100_per_class`` and ``classes`` (every
+        category id that a ground truth or a prediction has, ascending).
+        With boxes and masks scored, each key but ``classes`` twice, prefixed
+        ``bbox_`` and ``segm_``.  -1 where pycocotools gives -1 (no ground
+        truth in the slice, a threshold or cap not evaluated; per class: no
+        ground truth).  Values as torchmetrics types them: float32 (numpy
+        scalars, per-class arrays), ``classes`` int32, a one-element array
+        squeezed to a scalar.  The COCO protocol's results only.
+        """
+        coco = [r for r in self.results if r.protocol.name == "coco" and r.arrays is not None]
+        if not coco:
+            from iou_eval.errors import UsageError
+
+            raise UsageError("to_torchmetrics: the result holds no COCO protocol (protocol='coco')")
+        classes = observed_classes(self)
+        out: dict[str, Any] = {}
+        for r in coco:
+            prefix = "" if len(coco) == 1 else f"{r.protocol.iou_type}_"
+            out.update(torchmetrics_block(r, classes, prefix))
+        ids = np.asarray(classes[1])
+        out["classes"] = _squeezed(ids.astype(np.int32) if ids.dtype.kind in "iu" else ids)
+        return out
+
     def tidy(self) -> pd.DataFrame:
         """Every number in one long table: protocol, scope, key, metric, value."""
         rows: list[tuple[str, str, Any, str, Any]] = []
@@ -511,3 +540,72 @@ def class_sweeps(r: ProtocolResult) -> tuple[dict[str, ScoreSweep], ScoreSweep |
         cls, cols.score[s], cols.tp[s], cols.fp[s], class_gt[: len(names)]
     )
     return {names[c]: sw for c, sw in per_class.items()}, pooled
+
+
+# torchmetrics' key for each of pycocotools' 12 statistics ({m}: the maxDets it reads).
+_TORCHMETRICS_KEYS = {
+    "AP": "map", "AP50": "map_50", "AP75": "map_75", "APs": "map_small", "APm": "map_medium",
+    "APl": "map_large", "AR1": "mar_{m0}", "AR10": "mar_{m1}", "AR100": "mar_{m2}",
+    "ARs": "mar_small", "ARm": "mar_medium", "ARl": "mar_large",
+}  # fmt: skip
+
+
+def _squeezed(a: np.ndarray) -> Any:
+    """As torchmetrics squeezes its results: a one-element array becomes a scalar."""
+    return a.reshape(())[()] if a.size == 1 else a
+
+
+def observed_classes(result: EvaluationResult) -> tuple[np.ndarray, list]:
+    """``(positions[C], ids[C])``: the categories a ground truth or a prediction has, by id.
+
+    torchmetrics lists every label its inputs hold; categories that only a
+    file's category list names are left out as they are there.
+    """
+    a = result.alignment
+    cats = result.primary.classes
+    if a is None:
+        rows = np.arange(len(cats["category_id"]))
+    else:
+        rows = np.union1d(np.unique(a.gt.category_idx), np.unique(a.pred.category_idx))
+    ids = [cats["category_id"][i] for i in rows.tolist()] if len(cats["category_id"]) else []
+    if all(isinstance(k, int) for k in ids):
+        order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
+        rows, ids = rows[order], [ids[i] for i in order.tolist()]
+    return rows.astype(np.int64), ids
+
+
+def _class_mean(values: np.ndarray) -> float:
+    v = values[values > -1]
+    return float(np.mean(v)) if v.size else -1.0
+
+
+def torchmetrics_block(r: ProtocolResult, classes: tuple[np.ndarray, list], prefix: str) -> dict:
+    """One COCO result's torchmetrics keys (see :meth:`EvaluationResult.to_torchmetrics`)."""
+    from iou_eval.protocols.accumulate import stat_max_det
+
+    md = r.protocol.max_dets
+    caps = {f"m{i}": (md[i] if i < len(md) else -1) for i in range(3)}
+    out: dict[str, Any] = {}
+    for key, name in _TORCHMETRICS_KEYS.items():
+        value = r.summary.get(key)
+        out[prefix + name.format(**caps)] = np.float32(-1.0 if value is None else value)
+    arrays = r.arrays
+    assert arrays is not None
+    rows = classes[0]
+    ap = np.full(len(rows), -1.0)
+    ar = np.full(len(rows), -1.0)
+    k_arrays = arrays.precision.shape[2] if arrays.precision.ndim == 5 else 0
+    ap_at, ar_at = stat_max_det("AP", md), stat_max_det("AR100", md)
+    if not r.protocol.class_agnostic:
+        for j, k in enumerate(rows.tolist()):
+            if k >= k_arrays:
+                continue  # a category only predictions have: no ground truth, -1
+            if ap_at is not None:
+                ap[j] = _class_mean(arrays.precision[:, :, k, 0, md.index(ap_at)])
+            if ar_at is not None:
+                ar[j] = _class_mean(arrays.recall[:, k, 0, md.index(ar_at)])
+    if r.protocol.class_agnostic or not len(rows):
+        ap, ar = np.array([-1.0]), np.array([-1.0])
+    out[prefix + "map_per_class"] = _squeezed(ap.astype(np.float32))
+    out[prefix + f"mar_{caps['m2']}_per_class"] = _squeezed(ar.astype(np.float32))
+    return out

@@ -97,6 +97,12 @@ def load_input(
 
         kind = in_memory_format(source)
         ds = load_object(source, role, load_options(read, role, kind, workers, masks))
+    return finish_loaded(ds, role, read)
+
+
+def finish_loaded(ds: Dataset, role: str, read: ReadOptions) -> Dataset:
+    """What every side read goes through (step 1's end): the ground truth's sizes from
+    ``--images``, and the scale of its numbers checked."""
     if role == "gt" and read.images:
         from iou_eval.io.loaders.image_folder import with_image_folder
 

@@ -1,0 +1,655 @@
+"""Per-image dicts of a training or inference loop as numpy columns: what ``Evaluator.update`` reads.
+
+One image is a dict as torchmetrics' ``MeanAveragePrecision`` takes it:
+
+- predictions ``{"boxes": [N, 4], "scores": [N], "labels": [N]}``, targets
+  ``{"boxes": [N, 4], "labels": [N]}`` with optional ``"iscrowd"`` (0/1)
+  and ``"area"`` (used where > 0; 0, torchmetrics' default, or NaN: the
+  mask's area when masks are kept, else the box's ``w * h``);
+- ``"masks"``: ``[N, H, W]`` bool (or 0/1 integers), or ``N`` pycocotools
+  RLE dicts ``{"size": [h, w], "counts": ...}``; read only when ``segm`` is
+  scored, and kept as compressed RLE strings;
+- ``"image_id"`` (targets or predictions): an int or a str (a one-element
+  array is fine); an image without one gets the next integer.
+
+Instead of a dict an image may be a supervision ``Detections`` (``xyxy``,
+``confidence``, ``class_id``, ``mask``) or an Ultralytics ``Results``
+(``boxes.xyxy``, ``boxes.conf``, ``boxes.cls``): their boxes are ``xyxy``.
+
+Arrays may be numpy or anything with ``__dlpack__`` or ``__array__``
+(torch tensors on the CPU or a GPU, jax, cupy): :func:`as_numpy` converts
+one array in one call, never a Python loop per box, and never imports torch.
+
+Boxes are kept as COCO writes them, ``[x, y, w, h]`` in float64 (``xyxy``:
+``w = x2 - x1``), so that the state is exactly the COCO files it stands for.
+
+A field is one entry of :data:`FIELDS` (how a value becomes a column) and
+one column of the state: ``keypoints`` or ``obb`` are such entries.  Every
+check runs before anything is kept; a bad value is an
+:class:`~iou_eval.errors.InputError` naming the image, the field and the
+place (``preds[3].boxes[2]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import Key, normalize_id
+from iou_eval.errors import InputError
+
+# How errors name the stream (the place follows: ``update():preds[3].boxes: ...``).
+SOURCE = "update()"
+SIDES = {"pred": "preds", "gt": "targets"}
+
+
+def as_numpy(value: Any) -> np.ndarray:
+    """``value`` as a numpy array: numpy as it is, ``__dlpack__`` without a copy where the
+    array lives in host memory, a device array copied to the host, else ``__array__``.
+
+    Never imports torch: a tensor is read through the protocols it implements
+    (``detach`` first where it has one, as a tensor that requires grad has).
+    """
+    if isinstance(value, np.ndarray):
+        return value
+    detach = getattr(value, "detach", None)
+    if callable(detach) and not isinstance(value, np.generic):
+        value = detach()
+    if hasattr(value, "__dlpack__"):
+        for copy in (False, True):
+            try:
+                # A device array needs copying to the host (numpy >= 2.1 asks for it).
+                return (
+                    np.from_dlpack(value, device="cpu", copy=True)
+                    if copy
+                    else np.from_dlpack(value)
+                )
+            except (BufferError, RuntimeError, TypeError, ValueError, NotImplementedError):
+                continue
+        for host in ("cpu", "get"):  # torch, cupy: to host memory, then as numpy
+            move = getattr(value, host, None)
+            if callable(move):
+                return as_numpy(move())
+    return np.asarray(value)
+
+
+@dataclass(frozen=True)
+class Place:
+    """One image of a batch, for errors: its side, position and id."""
+
+    side: str
+    index: int
+    image: Key | None
+
+    def error(self, field: str, message: str, row: int | None = None) -> InputError:
+        where = f"{SIDES[self.side]}[{self.index}].{field}" + ("" if row is None else f"[{row}]")
+        who = f"image {self.image!r}" if self.image is not None else "image"
+        return InputError(SOURCE, f"{who}: {field} {message}", where=where)
+
+
+def _array(value: Any, place: Place, field: str) -> np.ndarray:
+    try:
+        return as_numpy(value)
+    except (TypeError, ValueError, RuntimeError, BufferError) as exc:
+        raise place.error(field, f"is not an array ({exc})") from None
+
+
+def _rows(arr: np.ndarray, place: Place, field: str, n: int | None, tail: tuple[int, ...]):
+    """``arr`` as ``[n, *tail]`` (an empty array of any shape: no rows); a located error else."""
+    if arr.size == 0 and (n in (None, 0)):
+        return arr.reshape((0, *tail))
+    want = ("N" if n is None else str(n),) + tuple(map(str, tail))
+    if arr.ndim != 1 + len(tail) or arr.shape[1:] != tail or (n is not None and len(arr) != n):
+        raise place.error(field, f"must be [{', '.join(want)}], got shape {list(arr.shape)}")
+    return arr
+
+
+def numbers(value: Any, place: Place, field: str, n: int | None, tail=()) -> np.ndarray:
+    """A float64 column ``[n, *tail]``, each number finite."""
+    arr = _rows(_array(value, place, field), place, field, n, tail)
+    if arr.dtype.kind not in "iufb":
+        raise place.error(field, f"must hold numbers, got {arr.dtype}")
+    out = arr.astype(np.float64)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        r = int(np.flatnonzero(bad.reshape(len(out), -1).any(axis=1))[0])
+        raise place.error(field, f"must be finite numbers, got {out[r].tolist()}", r)
+    return out
+
+
+def labels(value: Any, place: Place, n: int, class_names: Sequence[str] | None) -> np.ndarray:
+    """``[n]`` int64 labels: category ids, or indices into ``class_names`` when given."""
+    arr = _rows(_array(value, place, "labels"), place, "labels", n, ())
+    if arr.dtype.kind == "f":
+        whole = np.isfinite(arr) & (arr == np.floor(arr))
+        if not whole.all():
+            r = int(np.flatnonzero(~whole)[0])
+            raise place.error("labels", f"must be whole numbers, got {arr[r]!r}", r)
+    elif arr.dtype.kind not in "iu":
+        raise place.error("labels", f"must be integers, got {arr.dtype}")
+    out = arr.astype(np.int64)
+    if class_names is not None and len(out):
+        bad = (out < 0) | (out >= len(class_names))
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise place.error(
+                "labels",
+                f"{int(out[r])} is not in class_names (indices 0 to {len(class_names) - 1})",
+                r,
+            )
+    return out
+
+
+def xywh_boxes(value: Any, place: Place, n: int | None, fmt: BoxFormat) -> np.ndarray:
+    """``[n, 4]`` boxes in ``fmt`` as COCO's ``[x, y, w, h]`` float64 (``w, h >= 0``)."""
+    b = numbers(value, place, "boxes", n, (4,))
+    if fmt is BoxFormat.XYXY:
+        out = np.column_stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]])
+    elif fmt is BoxFormat.CXCYWH:
+        out = np.column_stack([b[:, 0] - b[:, 2] / 2.0, b[:, 1] - b[:, 3] / 2.0, b[:, 2], b[:, 3]])
+    else:
+        out = b
+    out = out.reshape(-1, 4)
+    negative = (out[:, 2:] < 0).any(axis=1)
+    if negative.any():
+        r = int(np.flatnonzero(negative)[0])
+        what = "x2 < x1 or y2 < y1" if fmt is BoxFormat.XYXY else "a negative width or height"
+        raise place.error("boxes", f"has {what}: {b[r].tolist()} read as {fmt.value}", r)
+    return out
+
+
+def flags(value: Any, place: Place, n: int, field: str) -> np.ndarray:
+    """``[n]`` bool from 0/1 or booleans."""
+    arr = numbers(value, place, field, n)
+    bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise place.error(field, f"must be 0 or 1, got {arr[r]:g}", r)
+    return arr.astype(bool)
+
+
+def given_area(value: Any, place: Place, n: int) -> np.ndarray:
+    """``[n]`` areas; NaN where not given (0, torchmetrics' default, counts as not given)."""
+    arr = _rows(_array(value, place, "area"), place, "area", n, ()).astype(np.float64)
+    bad = np.isinf(arr) | (arr < 0)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise place.error("area", f"must be a finite number >= 0, got {arr[r]!r}", r)
+    return np.where(arr > 0, arr, np.nan)
+
+
+# ---------------------------------------------------------------------- fields
+
+
+@dataclass(frozen=True)
+class Field:
+    """How one per-image field becomes a column of ``N`` rows.
+
+    Attributes:
+        key: the dict key (``boxes``, ``scores``...).
+        column: the state's column name.
+        sides: ``{"pred", "gt"}`` or one of them.
+        read: ``(value, place, n, reader) -> [N, ...]`` array.
+        default: the column where the field is absent (``n -> array``), or
+            None: the field is required.
+    """
+
+    key: str
+    column: str
+    sides: frozenset[str]
+    read: Callable[[Any, Place, int, BatchReader], np.ndarray]
+    default: Callable[[int], np.ndarray] | None = None
+
+
+BOTH = frozenset({"pred", "gt"})
+FIELDS: tuple[Field, ...] = (
+    Field("scores", "score", frozenset({"pred"}), lambda v, p, n, r: numbers(v, p, "scores", n)),
+    Field("labels", "label", BOTH, lambda v, p, n, r: labels(v, p, n, r.class_names)),
+    Field(
+        "iscrowd", "iscrowd", frozenset({"gt"}), lambda v, p, n, r: flags(v, p, n, "iscrowd"),
+        default=lambda n: np.zeros(n, dtype=bool),
+    ),
+    Field(
+        "area", "given_area", frozenset({"gt"}), lambda v, p, n, r: given_area(v, p, n),
+        default=lambda n: np.full(n, np.nan),
+    ),
+)  # fmt: skip
+
+
+# ----------------------------------------------------------------------- masks
+
+
+@dataclass(frozen=True)
+class MaskRows:
+    """Compressed RLE masks of ``N`` rows, checked (the columns a COCO results reader keeps).
+
+    Attributes:
+        data: ``[B]`` uint8 the strings back to back; length: ``[N]`` int64.
+        size: ``[N, 2]`` int64 ``[h, w]``; area: ``[N]`` float64 pixels;
+        box: ``[N, 4]`` int64 a box holding the pixels (the matcher's bounds).
+    """
+
+    data: np.ndarray
+    length: np.ndarray
+    size: np.ndarray
+    area: np.ndarray
+    box: np.ndarray
+
+    @staticmethod
+    def empty() -> MaskRows:
+        z = np.zeros
+        return MaskRows(
+            z(0, np.uint8), z(0, np.int64), z((0, 2), np.int64), z(0), z((0, 4), np.int64)
+        )
+
+    @staticmethod
+    def concat(parts: Sequence[MaskRows]) -> MaskRows:
+        if not parts:
+            return MaskRows.empty()
+        if len(parts) == 1:
+            return parts[0]
+        return MaskRows(*(np.concatenate([getattr(p, f) for p in parts]) for f in _MASK_FIELDS))
+
+    def columns(self, prefix: str) -> dict[str, np.ndarray]:
+        return {f"{prefix}{f}": getattr(self, f) for f in _MASK_FIELDS}
+
+
+_MASK_FIELDS = ("data", "length", "size", "area", "box")
+
+
+def _encode_bitmaps(arr: np.ndarray, place: Place, n: int) -> MaskRows:
+    """``[n, H, W]`` bool (or 0/1) masks as pycocotools' compressed RLE, checked."""
+    from pycocotools import mask as mask_utils
+
+    if arr.ndim != 3 or len(arr) != n:
+        raise place.error("masks", f"must be [{n}, H, W], got shape {list(arr.shape)}")
+    ints = arr.dtype.kind in "iu"
+    if arr.dtype != np.bool_ and (not ints or (arr.size and ((arr != 0) & (arr != 1)).any())):
+        raise place.error("masks", f"must be bool (or 0/1), got {arr.dtype}")
+    h, w = arr.shape[1:]
+    if n == 0:
+        return MaskRows.empty()
+    # pycocotools encodes column-major [H, W, N] uint8: one C call for all n masks.
+    rles = mask_utils.encode(np.asfortranarray(arr.transpose(1, 2, 0), dtype=np.uint8))
+    strings = [r["counts"] for r in rles]
+    return _checked(strings, np.tile([h, w], (n, 1)).astype(np.int64), place)
+
+
+def _checked(strings: list[bytes], size: np.ndarray, place: Place) -> MaskRows:
+    from iou_eval.geometry.rle import BadRle, check_joined
+
+    length = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    data = np.frombuffer(b"".join(strings), dtype=np.uint8)
+    box = np.zeros((len(strings), 4), dtype=np.int64)
+    try:
+        area = check_joined(data, length, size[:, 0], size[:, 1], box)
+    except BadRle as exc:
+        raise place.error("masks", exc.reason, exc.row) from None
+    return MaskRows(data, length, size, area.astype(np.float64), box)
+
+
+def _encode_dicts(value: Sequence[Any], place: Place, n: int) -> MaskRows:
+    """``n`` pycocotools RLE dicts (compressed or not) as checked compressed strings."""
+    from iou_eval.geometry.masks import encode_segmentations
+
+    if len(value) != n:
+        raise place.error("masks", f"must be {n} masks, got {len(value)}")
+    sizes = []
+    for r, d in enumerate(value):
+        size = d.get("size") if isinstance(d, Mapping) else None
+        if not isinstance(d, Mapping) or not isinstance(size, (list, tuple)) or len(size) != 2:
+            raise place.error(
+                "masks", "must be bool arrays or RLE dicts {'size': [h, w], 'counts': ...}", r
+            )
+        sizes.append(size)
+    try:
+        hw = np.array(sizes, dtype=np.int64).reshape(n, 2)
+    except (TypeError, ValueError, OverflowError):
+        raise place.error("masks", f"RLE sizes must be two integers, got {sizes}") from None
+    if (hw <= 0).any():
+        r = int(np.flatnonzero((hw <= 0).any(axis=1))[0])
+        raise place.error("masks", f"RLE size must be positive, got {hw[r].tolist()}", r)
+    try:
+        column, _ = encode_segmentations(
+            list(value), hw[:, 0], hw[:, 1], path=SOURCE, origins=np.arange(n),
+            origin_label=f"{SIDES[place.side]}[{place.index}].masks",
+        )  # fmt: skip
+    except InputError as exc:
+        raise InputError(
+            SOURCE, f"image {place.image!r}: masks {exc.message}", where=exc.where, hint=exc.hint
+        ) from None
+    data, length = column.strings.joined()
+    return MaskRows(data, length, hw, column.area, column.boxes)
+
+
+def read_masks(value: Any, place: Place, n: int) -> MaskRows:
+    """An image's masks: ``[n, H, W]`` bitmaps or ``n`` RLE dicts."""
+    if isinstance(value, (list, tuple)) and (not value or isinstance(value[0], Mapping)):
+        return _encode_dicts(value, place, n)
+    return _encode_bitmaps(_array(value, place, "masks"), place, n)
+
+
+# ---------------------------------------------------------------------- images
+
+
+def as_image_dict(entry: Any, place: Place) -> tuple[Mapping[str, Any], BoxFormat | None]:
+    """A per-image entry as a dict, and the layout its boxes come in (None: the evaluator's).
+
+    supervision ``Detections`` and Ultralytics ``Results`` are read by their
+    attributes (boxes ``xyxy``); a dict as it is.
+    """
+    if isinstance(entry, Mapping):
+        return entry, None
+    if hasattr(entry, "xyxy") and hasattr(entry, "class_id"):  # supervision Detections
+        out = {"boxes": entry.xyxy, "labels": entry.class_id}
+        if getattr(entry, "confidence", None) is not None:
+            out["scores"] = entry.confidence
+        if getattr(entry, "mask", None) is not None:
+            out["masks"] = entry.mask
+        return out, BoxFormat.XYXY
+    boxes = getattr(entry, "boxes", None)
+    if boxes is not None and hasattr(boxes, "xyxy") and hasattr(boxes, "cls"):  # Ultralytics
+        return {"boxes": boxes.xyxy, "scores": boxes.conf, "labels": boxes.cls}, BoxFormat.XYXY
+    raise place.error("", f"expected a dict of arrays per image, got {type(entry).__name__}")
+
+
+def image_id(pred: Mapping[str, Any], gt: Mapping[str, Any], place: Place) -> Key | None:
+    """The image's id as its dicts give it (targets first), or None."""
+    ids = []
+    for side, d in (("gt", gt), ("pred", pred)):
+        v = d.get("image_id")
+        if v is None:
+            continue
+        p = Place(side, place.index, None)
+        arr = _array(v, p, "image_id")
+        if arr.size != 1:
+            raise p.error("image_id", f"must be one id, got shape {list(arr.shape)}")
+        try:
+            ids.append(normalize_id(arr.reshape(()).item()))
+        except ValueError as exc:
+            raise p.error("image_id", str(exc)) from None
+    if len(ids) == 2 and ids[0] != ids[1]:
+        raise Place("pred", place.index, ids[0]).error(
+            "image_id", f"{ids[1]!r} differs from the target's {ids[0]!r}"
+        )
+    return ids[0] if ids else None
+
+
+@dataclass
+class BatchReader:
+    """Reads batches of per-image dicts with the evaluator's settings.
+
+    Attributes:
+        box_format: the layout of dict boxes.
+        class_names: labels are indices into it; None: labels are category ids.
+        masks: keep masks (``segm`` is scored).
+        boxes_required: every row needs a box (``bbox`` is scored).
+    """
+
+    box_format: BoxFormat
+    class_names: tuple[str, ...] | None
+    masks: bool
+    boxes_required: bool
+
+    def side(self, d: Mapping[str, Any], fmt: BoxFormat | None, place: Place) -> dict[str, Any]:
+        """The columns of one image's rows on one side (see :data:`FIELDS`)."""
+        n = self._count(d, place)
+        cols: dict[str, Any] = {}
+        if d.get("boxes") is not None:
+            cols["xywh"] = xywh_boxes(d["boxes"], place, n, fmt or self.box_format)
+            cols["has_box"] = np.ones(n, dtype=bool)
+        elif self.boxes_required:
+            raise place.error("boxes", "are missing (bbox is scored)")
+        else:
+            cols["xywh"] = np.zeros((n, 4))
+            cols["has_box"] = np.zeros(n, dtype=bool)
+        for f in FIELDS:
+            if place.side not in f.sides:
+                continue
+            value = d.get(f.key)
+            if value is None and f.default is None:
+                raise place.error(f.key, "are missing")
+            if value is not None:
+                cols[f.column] = f.read(value, place, n, self)
+            elif f.default is not None:
+                cols[f.column] = f.default(n)
+        if self.masks:
+            if d.get("masks") is None and n:
+                raise place.error("masks", "are missing (segm is scored)")
+            cols["masks"] = MaskRows.empty() if n == 0 else read_masks(d["masks"], place, n)
+            if n == 0 and d.get("masks") is not None:
+                cols["empty_size"] = _empty_size(d["masks"])
+        return cols
+
+    def _count(self, d: Mapping[str, Any], place: Place) -> int:
+        """``N``: the rows the image's labels (else boxes) give."""
+        key = "labels" if d.get("labels") is not None else "boxes"
+        if d.get(key) is None:
+            raise place.error("labels", "are missing")
+        arr = _array(d[key], place, key)
+        if key == "boxes":
+            return len(_rows(arr, place, key, None, (4,)))
+        return len(_rows(arr, place, key, None, ()))
+
+
+def _empty_size(value: Any) -> tuple[int, int] | None:
+    """The ``[H, W]`` a ``[0, H, W]`` bitmap array tells, if any."""
+    if isinstance(value, (list, tuple)):
+        return None
+    try:
+        shape = as_numpy(value).shape
+    except (TypeError, ValueError, RuntimeError, BufferError):
+        return None
+    return (int(shape[1]), int(shape[2])) if len(shape) == 3 and min(shape[1:]) > 0 else None
+
+
+def keep_top(
+    image: np.ndarray, label: np.ndarray, score: np.ndarray, cap: int, per_class: bool
+) -> np.ndarray:
+    """``[N]`` bool: the ``cap`` highest-scored rows of each image (and label, ``per_class``).
+
+    Equal scores keep the order given, as pycocotools' stable sort of
+    ``-score`` keeps it: exactly the rows its ``maxDets`` cap ever reads.
+    """
+    keys = (-score, label, image) if per_class else (-score, image)
+    order = np.lexsort(keys)
+    img = image[order]
+    same = img[1:] == img[:-1]
+    if per_class:
+        lab = label[order]
+        same &= lab[1:] == lab[:-1]
+    starts = np.flatnonzero(np.r_[True, ~same])
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    keep = np.zeros(len(order), dtype=bool)
+    keep[order[rank < cap]] = True
+    return keep
+
+
+# --------------------------------------------------------------------- batches
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The images and rows of one ``update()``, checked.
+
+    Attributes:
+        ids: ``[I]`` the images' ids, None where not given.
+        height, width: ``[I]`` float64 the images' size (their masks'), NaN unknown.
+        gt, pred: column name -> ``[N, ...]`` array; ``image`` ``[N]`` int64 is
+            the row's image (its position in the batch); ``mask_*`` columns
+            hold the masks (:class:`MaskRows`) where ``segm`` is scored.
+    """
+
+    ids: list[Key | None]
+    height: np.ndarray
+    width: np.ndarray
+    gt: dict[str, np.ndarray]
+    pred: dict[str, np.ndarray]
+
+
+def _image_size(gt: dict[str, Any], pred: dict[str, Any], place: Place) -> tuple[float, float]:
+    """The image's ``(height, width)`` from its masks (all of one size), NaN where none tell."""
+    sides = [(s, c["masks"].size) for s, c in (("gt", gt), ("pred", pred)) if "masks" in c]
+    ref = next((tuple(size[0].tolist()) for _, size in sides if len(size)), None)
+    if ref is None:
+        ref = next((c["empty_size"] for c in (gt, pred) if c.get("empty_size")), None)
+    if ref is None:
+        return np.nan, np.nan
+    for side, size in sides:
+        bad = (size != np.asarray(ref)).any(axis=1)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise Place(side, place.index, place.image).error(
+                "masks",
+                f"are {size[r, 0]}x{size[r, 1]} pixels, other masks of the image "
+                f"{ref[0]}x{ref[1]} (height x width)",
+                r,
+            )
+    return float(ref[0]), float(ref[1])
+
+
+def _entries(value: Any, side: str) -> Sequence[Any]:
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise InputError(
+            SOURCE,
+            f"{SIDES[side]} must be a list with one dict per image, got {type(value).__name__}",
+            hint="update(preds, targets): lists of dicts (or two DataFrames, one row per box)",
+        )
+    return value
+
+
+def _joined(parts: list[dict[str, Any]], counts: list[int]) -> dict[str, np.ndarray]:
+    """One side's per-image columns concatenated, with each row's image."""
+    out: dict[str, np.ndarray] = {"image": np.repeat(np.arange(len(parts), dtype=np.int64), counts)}
+    names = [k for k in parts[0] if k not in ("masks", "empty_size")] if parts else []
+    for name in names:
+        out[name] = np.concatenate([p[name] for p in parts])
+    if parts and "masks" in parts[0]:
+        out.update(MaskRows.concat([p["masks"] for p in parts]).columns("mask_"))
+    return out
+
+
+def _with_area(gt: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Ground-truth ``area``: as given where > 0, else the mask's (masks kept) or ``w * h``."""
+    given = gt.pop("given_area", None)
+    if given is None:
+        return gt
+    xywh = gt["xywh"]
+    own = gt["mask_area"] if "mask_area" in gt else xywh[:, 2] * xywh[:, 3]
+    gt["area"] = np.where(np.isnan(given), own, given)
+    return gt
+
+
+def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
+    """Check and convert one ``update(preds, targets)`` (lists of per-image dicts, or frames)."""
+    if is_frame(preds) or is_frame(targets):
+        preds, targets = frame_images(preds, targets, reader.box_format)
+    preds, targets = _entries(preds, "pred"), _entries(targets, "gt")
+    if len(preds) != len(targets):
+        raise InputError(
+            SOURCE,
+            f"preds and targets must hold one dict per image each, got {len(preds)} and "
+            f"{len(targets)}",
+        )
+    ids: list[Key | None] = []
+    sizes = np.full((len(preds), 2), np.nan)
+    parts: dict[str, list[dict[str, Any]]] = {"gt": [], "pred": []}
+    for i, (p, t) in enumerate(zip(preds, targets, strict=True)):
+        pd_, pfmt = as_image_dict(p, Place("pred", i, None))
+        gd, gfmt = as_image_dict(t, Place("gt", i, None))
+        key = image_id(pd_, gd, Place("pred", i, None))
+        gcols = reader.side(gd, gfmt, Place("gt", i, key))
+        pcols = reader.side(pd_, pfmt, Place("pred", i, key))
+        sizes[i] = _image_size(gcols, pcols, Place("pred", i, key))
+        ids.append(key)
+        parts["gt"].append(gcols)
+        parts["pred"].append(pcols)
+    gt, pred = ({} if not parts[s] else _joined(parts[s], [len(c["label"]) for c in parts[s]])
+                for s in ("gt", "pred"))  # fmt: skip
+    return Batch(ids, sizes[:, 0].copy(), sizes[:, 1].copy(), _with_area(gt), pred)
+
+
+# ------------------------------------------------------------------ DataFrames
+
+_FRAME_BOXES = {
+    BoxFormat.XYXY: (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax")),
+    BoxFormat.XYWH: (("x", "y", "w", "h"), ("x", "y", "width", "height")),
+    BoxFormat.CXCYWH: (("cx", "cy", "w", "h"), ("cx", "cy", "width", "height")),
+}
+_FRAME_FIELDS = {
+    "labels": ("labels", "label", "category_id", "class_id"),
+    "scores": ("scores", "score", "confidence"),
+    "iscrowd": ("iscrowd",),
+    "area": ("area",),
+}
+
+
+def is_frame(obj: Any) -> bool:
+    """A pandas DataFrame, judged by its class (pandas is not imported here)."""
+    return any(
+        c.__name__ == "DataFrame" and c.__module__.startswith("pandas") for c in type(obj).__mro__
+    )
+
+
+def _frame_dicts(frame: Any, side: str, fmt: BoxFormat) -> dict[Key, dict[str, Any]]:
+    """Image id -> its per-image dict, from a frame of one row per box (rows kept in order)."""
+    name = SIDES[side]
+    columns = {str(c).strip().lower(): c for c in frame.columns}
+    if "image_id" not in columns:
+        raise InputError(SOURCE, f"{name} DataFrame needs an image_id column", where=name)
+    box_cols = next((b for b in _FRAME_BOXES[fmt] if all(c in columns for c in b)), None)
+    if box_cols is None:
+        raise InputError(
+            SOURCE,
+            f"{name} DataFrame needs the box columns {', '.join(_FRAME_BOXES[fmt][0])} "
+            f"(box_format {fmt.value})",
+            where=name,
+        )
+    raw = frame[columns["image_id"]].to_numpy()
+    uniq, first, codes = np.unique(raw.astype(str), return_index=True, return_inverse=True)
+    order = np.argsort(codes.reshape(-1), kind="stable")  # rows by image, in row order
+    bounds = np.r_[0, np.cumsum(np.bincount(codes.reshape(-1), minlength=len(uniq)))]
+    boxes = np.column_stack([frame[columns[c]].to_numpy() for c in box_cols])
+    fields: dict[str, np.ndarray] = {}
+    for key, aliases in _FRAME_FIELDS.items():
+        hit = next((a for a in aliases if a in columns), None)
+        if hit is not None:
+            fields[key] = frame[columns[hit]].to_numpy()
+    out: dict[Key, dict[str, Any]] = {}
+    for j in np.argsort(first, kind="stable").tolist():  # images in order of first row
+        rows = order[bounds[j] : bounds[j + 1]]
+        try:
+            image = normalize_id(raw[rows[0]])
+        except ValueError as exc:
+            raise InputError(
+                SOURCE, f"{name} DataFrame image_id: {exc}", where=f"{name}.row[{rows[0]}]"
+            ) from None
+        out[image] = {"image_id": image, "boxes": boxes[rows]}
+        out[image].update((k, v[rows]) for k, v in fields.items())
+    return out
+
+
+def frame_images(preds: Any, targets: Any, fmt: BoxFormat) -> tuple[list, list]:
+    """Two frames (one row per box, an ``image_id`` column) as aligned lists of per-image dicts.
+
+    The images are those either frame names (targets' first, in order of
+    first appearance); an image one frame lacks has no rows there.
+    """
+    for obj, side in ((preds, "pred"), (targets, "gt")):
+        if not is_frame(obj):
+            raise InputError(
+                SOURCE,
+                f"{SIDES[side]} must be a DataFrame when the other is, got {type(obj).__name__}",
+            )
+    p, g = _frame_dicts(preds, "pred", fmt), _frame_dicts(targets, "gt", fmt)
+    keys = list(dict.fromkeys([*g, *p]))
+
+    def empty(key: Key, side: str) -> dict[str, Any]:
+        base = {"image_id": key, "boxes": np.zeros((0, 4)), "labels": np.zeros(0, np.int64)}
+        return {**base, "scores": np.zeros(0)} if side == "pred" else base
+
+    return [p.get(k) or empty(k, "pred") for k in keys], [g.get(k) or empty(k, "gt") for k in keys]

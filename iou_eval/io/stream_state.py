@@ -1,0 +1,362 @@
+"""What a streaming evaluator keeps: the images seen and their rows, as numpy columns.
+
+The state stands for two COCO files, a ground-truth dataset and a results
+list (:meth:`StreamState.to_coco` writes them), and gives the two
+:class:`~iou_eval.data.dataset.Dataset` tables the COCO loader reads from
+those files (:meth:`StreamState.datasets`), so that scoring it gives the
+file path's numbers bit for bit.  In those files the images come in id
+order (as pycocotools orders them) and each image's rows in the order
+given: the numbers do not depend on the order of ``update()`` calls or of
+merged shards.
+
+Columns, per side (``gt``, ``pred``), ``[N]`` rows unless said:
+``image`` int64 (position in :attr:`StreamState.ids`), ``label`` int64,
+``xywh[N, 4]`` float64, ``has_box`` bool; ground truth ``area`` float64
+and ``iscrowd`` bool; predictions ``score`` float64; with masks
+``mask_data[B]`` uint8 (the compressed strings back to back),
+``mask_length``, ``mask_size[N, 2]``, ``mask_area``, ``mask_box[N, 4]``.
+
+:meth:`StreamState.to_bytes` is a plain ``.npz`` payload (no pickle): the
+columns, and a JSON header with the image ids and the settings.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from iou_eval.data.box_format import BoxFormat
+from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, Key, assemble, sort_key
+from iou_eval.errors import InputError
+
+MAGIC = "iou-eval stream state"
+VERSION = 1
+# Columns whose length is not the row count (byte buffers).
+BUFFERS = frozenset({"mask_data"})
+_DTYPES = {
+    "image": np.int64, "label": np.int64, "xywh": np.float64, "has_box": np.bool_,
+    "area": np.float64, "iscrowd": np.bool_, "score": np.float64, "mask_data": np.uint8,
+    "mask_length": np.int64, "mask_size": np.int64, "mask_area": np.float64,
+    "mask_box": np.int64,
+}  # fmt: skip
+_TAILS = {"xywh": (4,), "mask_size": (2,), "mask_box": (4,)}
+
+
+def _starts(length: np.ndarray) -> np.ndarray:
+    return np.cumsum(length) - length
+
+
+def take_rows(cols: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows ``rows`` of a side's columns (the mask strings re-joined in that order)."""
+    out = {k: v[rows] for k, v in cols.items() if k not in BUFFERS}
+    if "mask_data" in cols:
+        length = cols["mask_length"]
+        start = _starts(length)[rows]
+        data = cols["mask_data"]
+        pieces = [
+            data[a : a + n] for a, n in zip(start.tolist(), length[rows].tolist(), strict=True)
+        ]
+        out["mask_data"] = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
+    return out
+
+
+@dataclass
+class Side:
+    """One side's columns, as chunks appended by ``update()`` and joined when read."""
+
+    chunks: list[dict[str, np.ndarray]] = field(default_factory=list)
+
+    def append(self, cols: dict[str, np.ndarray]) -> None:
+        if cols and len(cols["image"]):
+            self.chunks.append(cols)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Every column joined (kept joined: the next read is free)."""
+        if len(self.chunks) > 1:
+            names = self.chunks[0].keys()
+            self.chunks = [{k: np.concatenate([c[k] for c in self.chunks]) for k in names}]
+        return dict(self.chunks[0]) if self.chunks else {}
+
+    def __len__(self) -> int:
+        return sum(len(c["image"]) for c in self.chunks)
+
+    def nbytes(self) -> int:
+        return sum(a.nbytes for c in self.chunks for a in c.values())
+
+
+@dataclass
+class StreamState:
+    """The images seen (``ids[I]``, ``height[I]``, ``width[I]``) and both sides' rows.
+
+    Attributes:
+        given: predictions given to ``update()``, kept or not (the cap drops some).
+    """
+
+    ids: list[Key] = field(default_factory=list)
+    height: list[float] = field(default_factory=list)
+    width: list[float] = field(default_factory=list)
+    gt: Side = field(default_factory=Side)
+    pred: Side = field(default_factory=Side)
+    given: int = 0
+    index: dict[Key, int] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(
+        self,
+        ids: list[Key],
+        height: np.ndarray,
+        width: np.ndarray,
+        gt: dict[str, np.ndarray],
+        pred: dict[str, np.ndarray],
+        given: int,
+    ) -> None:
+        """Append images and their rows (``image`` columns count from 0 in ``ids``)."""
+        base = len(self.ids)
+        for side, cols in ((self.gt, gt), (self.pred, pred)):
+            if cols:
+                side.append({**cols, "image": cols["image"] + base})
+        self.index.update((k, base + i) for i, k in enumerate(ids))
+        self.ids.extend(ids)
+        self.height.extend(np.asarray(height, dtype=np.float64).tolist())
+        self.width.extend(np.asarray(width, dtype=np.float64).tolist())
+        self.given += given
+
+    def image_rows(self, side: str, position: int) -> dict[str, np.ndarray]:
+        """The rows of one image on one side (duplicates are compared this way)."""
+        cols = getattr(self, side).columns()
+        if not cols:
+            return {}
+        return take_rows(cols, np.flatnonzero(cols["image"] == position))
+
+    # ------------------------------------------------------------ the files
+
+    def categories(self, class_names: tuple[str, ...] | None) -> CategoryTable:
+        """``class_names`` (ids 0..K-1), or every label seen (ids sorted, names their text)."""
+        if class_names is not None:
+            return CategoryTable(tuple(range(len(class_names))), tuple(class_names))
+        labels = [s.columns().get("label", np.zeros(0, np.int64)) for s in (self.gt, self.pred)]
+        ids = tuple(np.unique(np.concatenate(labels)).tolist())
+        return CategoryTable(ids, tuple(str(k) for k in ids))
+
+    def _order(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(images[I], rank[I])``: the images in id order, and each image's place in it."""
+        order = np.array(
+            sorted(range(len(self.ids)), key=lambda i: sort_key(self.ids[i])), dtype=np.int64
+        )
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return order, rank
+
+    def _sorted_side(self, side: str, rank: np.ndarray) -> dict[str, np.ndarray]:
+        """A side's columns with rows in image-id order (each image's rows as given)."""
+        cols = getattr(self, side).columns()
+        if not cols:
+            return {}
+        rows = np.argsort(rank[cols["image"]], kind="stable")
+        out = {k: v[rows] for k, v in cols.items() if k not in BUFFERS}
+        out["image"] = rank[cols["image"]][rows]
+        if "mask_data" in cols:
+            out["mask_data"] = cols["mask_data"]
+            out["mask_start"] = _starts(cols["mask_length"])[rows]
+        return out
+
+    def datasets(
+        self, categories: CategoryTable, source: str, masks: bool
+    ) -> tuple[Dataset, Dataset]:
+        """``(ground truth, predictions)`` as the COCO loader reads :meth:`to_coco`'s files."""
+        order, rank = self._order()
+        images = ImageTable.build(
+            [self.ids[i] for i in order.tolist()],
+            None,
+            np.asarray(self.width, dtype=np.float64)[order],
+            np.asarray(self.height, dtype=np.float64)[order],
+        )
+        cat_ids = np.asarray(categories.ids, dtype=np.int64)
+        out = []
+        for side in ("gt", "pred"):
+            cols = self._sorted_side(side, rank)
+            out.append(_dataset(side, cols, images, categories, cat_ids, source, masks))
+        return out[0], out[1]
+
+    def to_coco(self, categories: CategoryTable) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The two files the state stands for: a COCO dataset and a COCO results list."""
+        order, rank = self._order()
+        images = []
+        for i in order.tolist():
+            im: dict[str, Any] = {"id": self.ids[i]}
+            if np.isfinite(self.height[i]):
+                im["height"], im["width"] = int(self.height[i]), int(self.width[i])
+            images.append(im)
+        gt = _records(self._sorted_side("gt", rank), images, "gt")
+        for i, ann in enumerate(gt):
+            ann["id"] = i + 1
+        cats = [{"id": k, "name": n} for k, n in zip(categories.ids, categories.names, strict=True)]
+        results = _records(self._sorted_side("pred", rank), images, "pred")
+        return {"images": images, "annotations": gt, "categories": cats}, results
+
+    # ------------------------------------------------------------- payload
+
+    def to_bytes(self, settings: dict[str, Any]) -> bytes:
+        """The state as an ``.npz`` payload: the columns, and a JSON header (no pickle)."""
+        header = {
+            "magic": MAGIC, "version": VERSION, "settings": settings, "ids": self.ids,
+            "given": self.given,
+        }  # fmt: skip
+        arrays: dict[str, np.ndarray] = {
+            "header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
+            "height": np.asarray(self.height, dtype=np.float64),
+            "width": np.asarray(self.width, dtype=np.float64),
+        }
+        for side in ("gt", "pred"):
+            arrays.update({f"{side}.{k}": v for k, v in getattr(self, side).columns().items()})
+        buf = io.BytesIO()
+        np.savez(buf, allow_pickle=False, **arrays)
+        return buf.getvalue()
+
+    @staticmethod
+    def from_bytes(data: bytes) -> tuple[StreamState, dict[str, Any]]:
+        """``(state, settings)`` of a :meth:`to_bytes` payload; an InputError if it is not one."""
+        try:
+            with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+            header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
+        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            raise _bad_payload(f"not a state payload ({exc})") from None
+        if not isinstance(header, dict) or header.get("magic") != MAGIC:
+            raise _bad_payload("not a state payload (no iou-eval header)")
+        if header.get("version") != VERSION:
+            raise _bad_payload(f"state version {header.get('version')!r}, expected {VERSION}")
+        state = _state_of(header, arrays)
+        return state, header.get("settings", {})
+
+
+def _bad_payload(message: str) -> InputError:
+    return InputError("<state bytes>", message)
+
+
+def _state_of(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> StreamState:
+    """The state a payload's header and arrays hold, each column's dtype and shape checked."""
+    ids = header.get("ids")
+    if not isinstance(ids, list) or not all(type(k) in (int, str) for k in ids):
+        raise _bad_payload("image ids must be a list of integers and strings")
+    n_images = len(ids)
+    state = StreamState(given=int(header.get("given", 0)))
+    sizes = [arrays.get("height"), arrays.get("width")]
+    if any(s is None or s.dtype != np.float64 or s.shape != (n_images,) for s in sizes):
+        raise _bad_payload(f"image sizes must be float64[{n_images}]")
+    for side in ("gt", "pred"):
+        cols = {k.split(".", 1)[1]: v for k, v in arrays.items() if k.startswith(f"{side}.")}
+        _check_columns(side, cols, n_images)
+        if cols:
+            getattr(state, side).append(cols)
+    state.ids = list(ids)
+    state.height, state.width = arrays["height"].tolist(), arrays["width"].tolist()
+    state.index = {k: i for i, k in enumerate(ids)}
+    if len(state.index) != n_images:
+        raise _bad_payload("an image id appears twice")
+    return state
+
+
+def _check_columns(side: str, cols: dict[str, np.ndarray], n_images: int) -> None:
+    if not cols:
+        return
+    n = len(cols.get("image", ()))
+    for name, arr in cols.items():
+        want = _DTYPES.get(name)
+        shape = None if name in BUFFERS else (n, *_TAILS.get(name, ()))
+        if want is None or arr.dtype != want or (shape is not None and arr.shape != shape):
+            raise _bad_payload(f"{side}.{name}: unexpected column {arr.dtype}{list(arr.shape)}")
+    image = cols["image"]
+    if len(image) and (image.min() < 0 or image.max() >= n_images):
+        raise _bad_payload(f"{side}.image: a row names an image the state does not hold")
+    if "mask_data" in cols and int(cols["mask_length"].sum()) != len(cols["mask_data"]):
+        raise _bad_payload(f"{side}.mask_data: the strings' lengths do not add up")
+
+
+def _dataset(
+    side: str,
+    cols: dict[str, np.ndarray],
+    images: ImageTable,
+    categories: CategoryTable,
+    cat_ids: np.ndarray,
+    source: str,
+    masks: bool,
+) -> Dataset:
+    """One side as ``load_coco`` reads its file (same columns, same checks, same masks)."""
+    gt = side == "gt"
+    n = len(cols.get("image", ()))
+    if not cols:
+        cols = {"image": np.zeros(0, np.int64), "label": np.zeros(0, np.int64),
+                "xywh": np.zeros((0, 4)), "has_box": np.zeros(0, bool),
+                "area": np.zeros(0), "iscrowd": np.zeros(0, bool), "score": np.zeros(0)}  # fmt: skip
+    ds = assemble(
+        source=source,
+        fmt="coco",
+        images=images,
+        categories=categories,
+        image_idx=cols["image"],
+        category_idx=np.searchsorted(cat_ids, cols["label"]).astype(np.int64),
+        boxes=cols["xywh"],
+        box_format=BoxFormat.XYWH,
+        score=None if gt else cols["score"],
+        area=cols["area"] if gt else None,
+        is_crowd=cols["iscrowd"] if gt else None,
+        ann_id=np.arange(1, n + 1, dtype=np.int64) if gt else None,
+        origin=np.arange(n, dtype=np.int64),
+        files=(source,),
+        origin_label="annotations" if gt else "",
+    )
+    if not masks:
+        return ds
+    from iou_eval.geometry.masks import CheckedRles, Strings
+    from iou_eval.geometry.segm import PendingMasks, encode_early
+
+    if "mask_data" in cols:
+        strings = Strings(cols["mask_data"], cols["mask_start"], cols["mask_length"])
+        checked = CheckedRles(strings, cols["mask_size"], cols["mask_area"], cols["mask_box"])
+    else:
+        checked = None
+    pending = PendingMasks(
+        segs=np.empty(n, dtype=object), has_bbox=cols["has_box"], path=source,
+        origins=ds.origin, origin_label=ds.origin_label, checked=checked,
+    )  # fmt: skip
+    ds = replace(ds, masks=pending)
+    return encode_early(ds) if gt else ds
+
+
+def _records(cols: dict[str, np.ndarray], images: list[dict], side: str) -> list[dict[str, Any]]:
+    """A side's rows as COCO annotations (ground truth) or results (predictions)."""
+    if not cols:
+        return []
+    n = len(cols["image"])
+    ids = [images[i]["id"] for i in cols["image"].tolist()]
+    labels = cols["label"].tolist()
+    boxes = cols["xywh"].tolist()
+    has_box = cols["has_box"].tolist()
+    out: list[dict[str, Any]] = []
+    for r in range(n):
+        rec: dict[str, Any] = {"image_id": ids[r], "category_id": labels[r]}
+        if has_box[r]:
+            rec["bbox"] = boxes[r]
+        out.append(rec)
+    if side == "gt":
+        for rec, a, c in zip(out, cols["area"].tolist(), cols["iscrowd"].tolist(), strict=True):
+            rec["area"], rec["iscrowd"] = a, int(c)
+    else:
+        for rec, s in zip(out, cols["score"].tolist(), strict=True):
+            rec["score"] = s
+    if "mask_data" in cols:
+        view = memoryview(cols["mask_data"].tobytes())
+        ends = cols["mask_start"] + cols["mask_length"]
+        sizes = cols["mask_size"].tolist()
+        for rec, a, b, size in zip(
+            out, cols["mask_start"].tolist(), ends.tolist(), sizes, strict=True
+        ):
+            rec["segmentation"] = {"size": size, "counts": bytes(view[a:b]).decode("ascii")}
+    return out
