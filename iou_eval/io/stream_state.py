@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import json
+from zipfile import BadZipFile
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -226,7 +227,7 @@ class StreamState:
             with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
             header = json.loads(arrays.pop("header").tobytes().decode("utf-8"))
-        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        except (OSError, EOFError, ValueError, KeyError, TypeError, BadZipFile) as exc:
             raise _bad_payload(f"not a state payload ({exc})") from None
         if not isinstance(header, dict) or header.get("magic") != MAGIC:
             raise _bad_payload("not a state payload (no iou-eval header)")
