@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import io
 import json
-from zipfile import BadZipFile
 from dataclasses import dataclass, field, replace
 from typing import Any
+from zipfile import BadZipFile
 
 import numpy as np
 
