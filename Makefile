@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format bench bench-data bench-iou bench-dask clean
+.PHONY: help compile demo report test soak check format bench bench-data bench-iou bench-dask bench-stream clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -85,6 +85,7 @@ bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against py
 	$(MAKE) --no-print-directory bench-iou
 	$(MAKE) --no-print-directory bench-dask
 	$(MAKE) --no-print-directory bench-memory
+	$(MAKE) --no-print-directory bench-stream
 
 BENCH_IOU_MAPS ?= 500
 
@@ -123,3 +124,20 @@ BENCH_MEMORY_SIZES ?=
 .PHONY: bench-memory
 bench-memory: $(VENV)/.runtime compile ## peak memory and time at 1M/5M/10M predictions into docs/benchmarks.md (~1.4 GB of data)
 	$(BIN)/python tests/bench/bench_memory.py --sizes "$(BENCH_MEMORY_SIZES)" --seed $(BENCH_SEED)
+
+# torchmetrics runs on a CPU build of torch in the benchmark's venv only (never
+# a dependency of iou-eval); where it does not install it is reported as not run.
+BENCH_STREAM_PEERS ?= torch==2.13.0 "torchvision<0.29" torchmetrics
+
+$(BENCH_VENV)/.stream-peers: $(BENCH_VENV)/.peers
+	@for peer in $(BENCH_STREAM_PEERS); do \
+		$(BENCH_BIN)/python -m pip install $(PIP_FLAGS) $$peer \
+			|| echo "bench: could not install $$peer; it will be reported as not run" >&2; \
+	done
+	@touch $@
+
+BENCH_STREAM_IMAGES ?= 5000
+
+.PHONY: bench-stream
+bench-stream: $(VENV)/.runtime compile $(BENCH_VENV)/.stream-peers ## the streaming Evaluator on a val2017-sized stream (update/compute/memory) beside torchmetrics and hotcoco
+	$(BIN)/python tests/bench/bench_stream.py --images $(BENCH_STREAM_IMAGES) --seed $(BENCH_SEED)

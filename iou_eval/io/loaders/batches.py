@@ -100,17 +100,17 @@ def _array(value: Any, place: Place, field: str) -> np.ndarray:
 
 def _rows(arr: np.ndarray, place: Place, field: str, n: int | None, tail: tuple[int, ...]):
     """``arr`` as ``[n, *tail]`` (an empty array of any shape: no rows); a located error else."""
-    if arr.size == 0 and (n in (None, 0)):
+    shape = arr.shape
+    if len(shape) == 1 + len(tail) and shape[1:] == tail and (n is None or shape[0] == n):
+        return arr
+    if arr.size == 0 and n in (None, 0):
         return arr.reshape((0, *tail))
     want = ("N" if n is None else str(n),) + tuple(map(str, tail))
-    if arr.ndim != 1 + len(tail) or arr.shape[1:] != tail or (n is not None and len(arr) != n):
-        raise place.error(field, f"must be [{', '.join(want)}], got shape {list(arr.shape)}")
-    return arr
+    raise place.error(field, f"must be [{', '.join(want)}], got shape {list(shape)}")
 
 
-def numbers(value: Any, place: Place, field: str, n: int | None, tail=()) -> np.ndarray:
-    """A float64 column ``[n, *tail]``, each number finite."""
-    arr = _rows(_array(value, place, field), place, field, n, tail)
+def numbers(arr: np.ndarray, place: Any, field: str) -> np.ndarray:
+    """A float64 copy of a column ``[N, ...]``, each number finite."""
     if arr.dtype.kind not in "iufb":
         raise place.error(field, f"must hold numbers, got {arr.dtype}")
     out = arr.astype(np.float64)
@@ -121,9 +121,8 @@ def numbers(value: Any, place: Place, field: str, n: int | None, tail=()) -> np.
     return out
 
 
-def labels(value: Any, place: Place, n: int, class_names: Sequence[str] | None) -> np.ndarray:
-    """``[n]`` int64 labels: category ids, or indices into ``class_names`` when given."""
-    arr = _rows(_array(value, place, "labels"), place, "labels", n, ())
+def labels(arr: np.ndarray, place: Any, class_names: Sequence[str] | None) -> np.ndarray:
+    """``[N]`` int64 labels: category ids, or indices into ``class_names`` when given."""
     if arr.dtype.kind == "f":
         whole = np.isfinite(arr) & (arr == np.floor(arr))
         if not whole.all():
@@ -144,9 +143,9 @@ def labels(value: Any, place: Place, n: int, class_names: Sequence[str] | None) 
     return out
 
 
-def xywh_boxes(value: Any, place: Place, n: int | None, fmt: BoxFormat) -> np.ndarray:
-    """``[n, 4]`` boxes in ``fmt`` as COCO's ``[x, y, w, h]`` float64 (``w, h >= 0``)."""
-    b = numbers(value, place, "boxes", n, (4,))
+def xywh_boxes(arr: np.ndarray, place: Any, fmt: BoxFormat) -> np.ndarray:
+    """``[N, 4]`` boxes in ``fmt`` as COCO's ``[x, y, w, h]`` float64 (``w, h >= 0``)."""
+    b = numbers(arr, place, "boxes")
     if fmt is BoxFormat.XYXY:
         out = np.column_stack([b[:, 0], b[:, 1], b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]])
     elif fmt is BoxFormat.CXCYWH:
@@ -162,24 +161,46 @@ def xywh_boxes(value: Any, place: Place, n: int | None, fmt: BoxFormat) -> np.nd
     return out
 
 
-def flags(value: Any, place: Place, n: int, field: str) -> np.ndarray:
-    """``[n]`` bool from 0/1 or booleans."""
-    arr = numbers(value, place, field, n)
-    bad = (arr != 0) & (arr != 1)
+def flags(arr: np.ndarray, place: Any, field: str) -> np.ndarray:
+    """``[N]`` bool from 0/1 or booleans."""
+    out = numbers(arr, place, field)
+    bad = (out != 0) & (out != 1)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise place.error(field, f"must be 0 or 1, got {arr[r]:g}", r)
-    return arr.astype(bool)
+        raise place.error(field, f"must be 0 or 1, got {out[r]:g}", r)
+    return out.astype(bool)
 
 
-def given_area(value: Any, place: Place, n: int) -> np.ndarray:
-    """``[n]`` areas; NaN where not given (0, torchmetrics' default, counts as not given)."""
-    arr = _rows(_array(value, place, "area"), place, "area", n, ()).astype(np.float64)
-    bad = np.isinf(arr) | (arr < 0)
+def given_area(arr: np.ndarray, place: Any) -> np.ndarray:
+    """``[N]`` areas; NaN where not given (0, torchmetrics' default, counts as not given)."""
+    if arr.dtype.kind not in "iufb":
+        raise place.error("area", f"must hold numbers, got {arr.dtype}")
+    out = arr.astype(np.float64)
+    bad = np.isinf(out) | (out < 0)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise place.error("area", f"must be a finite number >= 0, got {arr[r]!r}", r)
-    return np.where(arr > 0, arr, np.nan)
+        raise place.error("area", f"must be a finite number >= 0, got {out[r]!r}", r)
+    return np.where(out > 0, out, np.nan)
+
+
+@dataclass(frozen=True)
+class BatchPlace:
+    """One side of a batch, for errors on its joined columns: a row is found in its image.
+
+    Attributes:
+        side: ``"pred"`` or ``"gt"``; ids: ``[I]`` the images' ids;
+        offsets: ``[I + 1]`` where each image's rows start in the columns.
+    """
+
+    side: str
+    ids: list[Key | None]
+    offsets: np.ndarray
+
+    def error(self, field: str, message: str, row: int | None = None) -> InputError:
+        if row is None:
+            return Place(self.side, 0, None).error(field, message)
+        i = int(np.searchsorted(self.offsets, row, side="right") - 1)
+        return Place(self.side, i, self.ids[i]).error(field, message, row - int(self.offsets[i]))
 
 
 # ---------------------------------------------------------------------- fields
@@ -189,32 +210,38 @@ def given_area(value: Any, place: Place, n: int) -> np.ndarray:
 class Field:
     """How one per-image field becomes a column of ``N`` rows.
 
+    Each image's value is checked for its shape (``[N, *tail]``) where it is
+    read; the batch's values are joined and checked as one column
+    (``check``), and a bad row is named in its image.
+
     Attributes:
         key: the dict key (``boxes``, ``scores``...).
         column: the state's column name.
         sides: ``{"pred", "gt"}`` or one of them.
-        read: ``(value, place, n, reader) -> [N, ...]`` array.
+        check: ``(joined[N, ...], place, reader) -> column[N, ...]``.
         default: the column where the field is absent (``n -> array``), or
             None: the field is required.
+        tail: each row's shape.
     """
 
     key: str
     column: str
     sides: frozenset[str]
-    read: Callable[[Any, Place, int, BatchReader], np.ndarray]
+    check: Callable[[np.ndarray, Any, BatchReader], np.ndarray]
     default: Callable[[int], np.ndarray] | None = None
+    tail: tuple[int, ...] = ()
 
 
 BOTH = frozenset({"pred", "gt"})
 FIELDS: tuple[Field, ...] = (
-    Field("scores", "score", frozenset({"pred"}), lambda v, p, n, r: numbers(v, p, "scores", n)),
-    Field("labels", "label", BOTH, lambda v, p, n, r: labels(v, p, n, r.class_names)),
+    Field("scores", "score", frozenset({"pred"}), lambda a, p, r: numbers(a, p, "scores")),
+    Field("labels", "label", BOTH, lambda a, p, r: labels(a, p, r.class_names)),
     Field(
-        "iscrowd", "iscrowd", frozenset({"gt"}), lambda v, p, n, r: flags(v, p, n, "iscrowd"),
+        "iscrowd", "iscrowd", frozenset({"gt"}), lambda a, p, r: flags(a, p, "iscrowd"),
         default=lambda n: np.zeros(n, dtype=bool),
     ),
     Field(
-        "area", "given_area", frozenset({"gt"}), lambda v, p, n, r: given_area(v, p, n),
+        "area", "given_area", frozenset({"gt"}), lambda a, p, r: given_area(a, p),
         default=lambda n: np.full(n, np.nan),
     ),
 )  # fmt: skip
@@ -364,6 +391,9 @@ def image_id(pred: Mapping[str, Any], gt: Mapping[str, Any], place: Place) -> Ke
         v = d.get("image_id")
         if v is None:
             continue
+        if type(v) is int or type(v) is str:  # the usual case, without an array
+            ids.append(normalize_id(v))
+            continue
         p = Place(side, place.index, None)
         arr = _array(v, p, "image_id")
         if arr.size != 1:
@@ -396,17 +426,15 @@ class BatchReader:
     boxes_required: bool
 
     def side(self, d: Mapping[str, Any], fmt: BoxFormat | None, place: Place) -> dict[str, Any]:
-        """The columns of one image's rows on one side (see :data:`FIELDS`)."""
+        """One image's rows on one side: its values shaped (checked for shape only), its masks."""
         n = self._count(d, place)
-        cols: dict[str, Any] = {}
+        raw: dict[str, np.ndarray] = {}
         if d.get("boxes") is not None:
-            cols["xywh"] = xywh_boxes(d["boxes"], place, n, fmt or self.box_format)
-            cols["has_box"] = np.ones(n, dtype=bool)
+            raw["boxes"] = _rows(_array(d["boxes"], place, "boxes"), place, "boxes", n, (4,))
+            if raw["boxes"].dtype.kind not in "iufb":
+                raise place.error("boxes", f"must hold numbers, got {raw['boxes'].dtype}")
         elif self.boxes_required:
             raise place.error("boxes", "are missing (bbox is scored)")
-        else:
-            cols["xywh"] = np.zeros((n, 4))
-            cols["has_box"] = np.zeros(n, dtype=bool)
         for f in FIELDS:
             if place.side not in f.sides:
                 continue
@@ -414,16 +442,53 @@ class BatchReader:
             if value is None and f.default is None:
                 raise place.error(f.key, "are missing")
             if value is not None:
-                cols[f.column] = f.read(value, place, n, self)
-            elif f.default is not None:
-                cols[f.column] = f.default(n)
+                arr = _rows(_array(value, place, f.key), place, f.key, n, f.tail)
+                if arr.dtype.kind not in "iufb":
+                    raise place.error(f.key, f"must hold numbers, got {arr.dtype}")
+                raw[f.key] = arr
+        part: dict[str, Any] = {"n": n, "raw": raw, "fmt": fmt or self.box_format}
         if self.masks:
             if d.get("masks") is None and n:
                 raise place.error("masks", "are missing (segm is scored)")
-            cols["masks"] = MaskRows.empty() if n == 0 else read_masks(d["masks"], place, n)
+            part["masks"] = MaskRows.empty() if n == 0 else read_masks(d["masks"], place, n)
             if n == 0 and d.get("masks") is not None:
-                cols["empty_size"] = _empty_size(d["masks"])
+                part["empty_size"] = _empty_size(d["masks"])
+        return part
+
+    def joined(self, parts: list[dict[str, Any]], place: BatchPlace) -> dict[str, np.ndarray]:
+        """One side's images as checked columns: each field joined, then checked once."""
+        counts = [p["n"] for p in parts]
+        cols: dict[str, np.ndarray] = {
+            "image": np.repeat(np.arange(len(parts), dtype=np.int64), counts)
+        }
+        cols["xywh"], cols["has_box"] = self._boxes(parts, place)
+        for f in FIELDS:
+            if place.side not in f.sides:
+                continue
+            pieces = [
+                p["raw"][f.key] if f.key in p["raw"] else f.default(p["n"])  # type: ignore[misc]
+                for p in parts
+            ]
+            column = _join(pieces, f.tail)
+            cols[f.column] = f.check(column, place, self)
+        if self.masks:
+            cols.update(MaskRows.concat([p["masks"] for p in parts]).columns("mask_"))
         return cols
+
+    def _boxes(
+        self, parts: list[dict[str, Any]], place: BatchPlace
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(xywh[N, 4], has_box[N])``: each image's boxes in its layout (zeros where none)."""
+        has = np.repeat([("boxes" in p["raw"]) for p in parts], [p["n"] for p in parts])
+        fmts = {p["fmt"] for p in parts}
+        pieces = [p["raw"].get("boxes", np.zeros((p["n"], 4))) for p in parts]
+        if len(fmts) == 1:
+            return xywh_boxes(_join(pieces, (4,)), place, fmts.pop()), has.astype(bool)
+        out = []
+        for i, (p, b) in enumerate(zip(parts, pieces, strict=True)):
+            sub = BatchPlace(place.side, place.ids[i : i + 1], np.array([0, p["n"]]))
+            out.append(xywh_boxes(b, sub, p["fmt"]))
+        return _join(out, (4,)), has.astype(bool)
 
     def _count(self, d: Mapping[str, Any], place: Place) -> int:
         """``N``: the rows the image's labels (else boxes) give."""
@@ -455,6 +520,9 @@ def keep_top(
     Equal scores keep the order given, as pycocotools' stable sort of
     ``-score`` keeps it: exactly the rows its ``maxDets`` cap ever reads.
     """
+    per_image = np.bincount(image)
+    if not len(per_image) or per_image.max() <= cap:  # no image holds more: every row stays
+        return np.ones(len(image), dtype=bool)
     keys = (-score, label, image) if per_class else (-score, image)
     order = np.lexsort(keys)
     img = image[order]
@@ -462,8 +530,9 @@ def keep_top(
     if per_class:
         lab = label[order]
         same &= lab[1:] == lab[:-1]
-    starts = np.flatnonzero(np.r_[True, ~same])
-    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    starts = np.flatnonzero(np.concatenate([[True], ~same]))
+    sizes = np.diff(np.append(starts, len(order)))
+    rank = np.arange(len(order)) - np.repeat(starts, sizes)
     keep = np.zeros(len(order), dtype=bool)
     keep[order[rank < cap]] = True
     return keep
@@ -522,14 +591,16 @@ def _entries(value: Any, side: str) -> Sequence[Any]:
     return value
 
 
-def _joined(parts: list[dict[str, Any]], counts: list[int]) -> dict[str, np.ndarray]:
-    """One side's per-image columns concatenated, with each row's image."""
-    out: dict[str, np.ndarray] = {"image": np.repeat(np.arange(len(parts), dtype=np.int64), counts)}
-    names = [k for k in parts[0] if k not in ("masks", "empty_size")] if parts else []
-    for name in names:
-        out[name] = np.concatenate([p[name] for p in parts])
-    if parts and "masks" in parts[0]:
-        out.update(MaskRows.concat([p["masks"] for p in parts]).columns("mask_"))
+def _join(pieces: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
+    """The images' arrays as one column (a new array: nothing of the caller's is kept)."""
+    if not pieces:
+        return np.zeros((0, *tail))
+    return np.concatenate(pieces)
+
+
+def _offsets(parts: list[dict[str, Any]]) -> np.ndarray:
+    out = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([p["n"] for p in parts], out=out[1:])
     return out
 
 
@@ -568,8 +639,10 @@ def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
         ids.append(key)
         parts["gt"].append(gcols)
         parts["pred"].append(pcols)
-    gt, pred = ({} if not parts[s] else _joined(parts[s], [len(c["label"]) for c in parts[s]])
-                for s in ("gt", "pred"))  # fmt: skip
+    gt, pred = (
+        reader.joined(parts[s], BatchPlace(s, ids, _offsets(parts[s]))) if parts[s] else {}
+        for s in ("gt", "pred")
+    )
     return Batch(ids, sizes[:, 0].copy(), sizes[:, 1].copy(), _with_area(gt), pred)
 
 
