@@ -248,6 +248,13 @@ def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray
     return MaskColumn(strings, h, w, area)
 
 
+def encode_bitmaps(bitmaps: np.ndarray) -> list[bytes]:
+    """The compressed RLE strings of ``[N, H, W]`` 0/1 masks, as ``pycocotools.mask.encode``
+    makes them (one call for all ``N``, column-major as COCO counts pixels)."""
+    rles = _mask.encode(np.asfortranarray(bitmaps.transpose(1, 2, 0), dtype=np.uint8))
+    return [r["counts"] for r in rles]
+
+
 # --------------------------------------------------------------------- places
 
 

@@ -290,7 +290,7 @@ _MASK_FIELDS = ("data", "length", "size", "area", "box")
 
 def _encode_bitmaps(arr: np.ndarray, place: Place, n: int) -> MaskRows:
     """``[n, H, W]`` bool (or 0/1) masks as pycocotools' compressed RLE, checked."""
-    from pycocotools import mask as mask_utils
+    from iou_eval.geometry.masks import encode_bitmaps
 
     if arr.ndim != 3 or len(arr) != n:
         raise place.error("masks", f"must be [{n}, H, W], got shape {list(arr.shape)}")
@@ -300,10 +300,7 @@ def _encode_bitmaps(arr: np.ndarray, place: Place, n: int) -> MaskRows:
     h, w = arr.shape[1:]
     if n == 0:
         return MaskRows.empty()
-    # pycocotools encodes column-major [H, W, N] uint8: one C call for all n masks.
-    rles = mask_utils.encode(np.asfortranarray(arr.transpose(1, 2, 0), dtype=np.uint8))
-    strings = [r["counts"] for r in rles]
-    return _checked(strings, np.tile([h, w], (n, 1)).astype(np.int64), place)
+    return _checked(encode_bitmaps(arr), np.tile([h, w], (n, 1)).astype(np.int64), place)
 
 
 def _checked(strings: list[bytes], size: np.ndarray, place: Place) -> MaskRows:
