@@ -110,7 +110,9 @@ def stray_files(paths: Sequence[str]) -> list[str]:
 
 def _visible(folder: str) -> list[str]:
     # Hidden names (.DS_Store, macOS's ._x.json) are never a model's output.
-    return sorted(f for f in os.listdir(folder) if not f.startswith("."))
+    from iou_eval.io.source import list_folder
+
+    return sorted(f for f in list_folder(folder) if not f.startswith("."))
 
 
 def is_batch_folder(path: str) -> bool:

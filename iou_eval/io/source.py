@@ -195,6 +195,27 @@ def check_input_path(path: str) -> os.stat_result:
     return st
 
 
+def list_folder(path: str) -> list[str]:
+    """The names in folder ``path`` (unsorted, as ``os.listdir``), or a located error.
+
+    A folder that cannot be listed (permission denied, gone meanwhile, not
+    a folder after all) is an :class:`InputError` naming it, never an
+    ``OSError`` reaching the user.
+    """
+    try:
+        return os.listdir(path)
+    except FileNotFoundError:
+        raise InputError(path, "no such file or folder") from None
+    except NotADirectoryError:
+        raise InputError(path, "expected a folder, found a file") from None
+    except OSError as exc:
+        raise InputError(
+            path,
+            f"cannot list this folder: {exc.strerror or exc}",
+            hint="give the user running iou-eval read and execute permission on it (chmod a+rx)",
+        ) from None
+
+
 def _read_path(path: str, limit: int) -> Source:
     st = check_input_path(path)
     regular = stat.S_ISREG(st.st_mode)

@@ -191,7 +191,9 @@ def folder_files(path: str, ext: str, what: str) -> list[str]:
         raise InputError(path, "no such file or folder")
     if not os.path.isdir(path):
         return [path]
-    entries = sorted(os.listdir(path))
+    from iou_eval.io.source import list_folder
+
+    entries = sorted(list_folder(path))
     files = [
         os.path.join(path, e)
         for e in entries

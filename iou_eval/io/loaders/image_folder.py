@@ -44,12 +44,19 @@ def folder_images(folder: str) -> list[str]:
     if not os.path.isdir(folder):
         raise InputError(folder, "--images: expected a folder of images")
     found = []
-    for root, dirs, files in os.walk(folder):
+    for root, dirs, files in os.walk(folder, onerror=_unlisted):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for f in files:
             if not f.startswith(".") and f.rpartition(".")[-1].lower() in IMG_FORMATS:
                 found.append(os.path.join(root, f))
     return sorted(found)
+
+
+def _unlisted(exc: OSError) -> None:
+    """``os.walk`` skips a folder it cannot list; ``--images`` says so instead."""
+    from iou_eval.io.source import list_folder
+
+    list_folder(exc.filename or "")  # raises the located error (or lists it after all)
 
 
 def _stem(name: str) -> str:

@@ -49,7 +49,7 @@ from iou_eval.escape import excerpt, quoted
 from iou_eval.io.loaders.common import LoadOptions, decode_json
 from iou_eval.io.loaders.shapes import ShapeReader, pending_outlines
 from iou_eval.io.loaders.source import read_file_bytes, strip_gz
-from iou_eval.io.source import read_head
+from iou_eval.io.source import list_folder, read_head
 from iou_eval.numbers import is_number_token
 
 _BOXES = {"rectangle"}
@@ -91,7 +91,12 @@ def _json_files(path: str, quiet: bool = False) -> list[str]:
         if quiet:
             return []
         raise InputError(path, "no such file or folder")
-    entries = sorted(os.listdir(path))
+    try:
+        entries = sorted(list_folder(path))
+    except InputError:
+        if quiet:
+            return []
+        raise
     files = [
         os.path.join(path, e)
         for e in entries

@@ -267,8 +267,10 @@ def detect_format(path: str) -> str:
     if not stdin and not os.path.exists(path):
         raise InputError(path, "no such file or folder")
     if not stdin and os.path.isdir(path):
+        from iou_eval.io.source import list_folder
+
         # Hidden names (macOS's ._x.xml, .DS_Store) say nothing about the format.
-        entries = sorted(e for e in os.listdir(path) if not e.startswith("."))
+        entries = sorted(e for e in list_folder(path) if not e.startswith("."))
         for fmt in _FORMATS.values():
             if fmt.detect_folder is not None and fmt.detect_folder(path, entries):
                 return fmt.name

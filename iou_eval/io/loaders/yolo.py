@@ -67,6 +67,7 @@ from iou_eval.io.loaders.common import LoadOptions, strict_floats
 from iou_eval.io.loaders.image_header import image_size
 from iou_eval.io.loaders.shapes import box_outlines, object_column, scale_polygons
 from iou_eval.io.loaders.source import read_text_file, strip_gz
+from iou_eval.io.source import list_folder
 from iou_eval.numbers import is_number_token, quote_token
 
 # More classes than any dataset has (ImageNet-21k: ~21,000); a larger nc is a typo or hostile.
@@ -97,8 +98,8 @@ def looks_like_yolo(path: str) -> bool:
     if not os.path.isdir(path):
         return False
     try:
-        entries = set(os.listdir(path))
-    except OSError:
+        entries = set(list_folder(path))
+    except InputError:
         return False
     if any(n in entries for n in YAML_NAMES):
         return True
@@ -109,7 +110,11 @@ def looks_like_yolo(path: str) -> bool:
     if os.path.basename(os.path.normpath(path)) == "labels":
         # `predict` saves the images beside labels/; a bare folder of .txt is the txt format's.
         parent = os.path.dirname(os.path.abspath(path))
-        return any(_is_image(e) for e in os.listdir(parent)) or find_data_yaml(parent) is not None
+        try:
+            siblings = list_folder(parent)
+        except InputError:
+            return False
+        return any(_is_image(e) for e in siblings) or find_data_yaml(parent) is not None
     return False
 
 
@@ -952,7 +957,7 @@ def _assemble(
 def _load_predictions(path: str, options: LoadOptions) -> tuple[Dataset, list[np.ndarray | None]]:
     folder = path
     labels = os.path.join(path, "labels")
-    if os.path.isdir(labels) and not any(e.lower().endswith(".txt") for e in os.listdir(path)):
+    if os.path.isdir(labels) and not any(e.lower().endswith(".txt") for e in list_folder(path)):
         folder = labels  # the run folder of `predict`: its labels/ holds the files
     files = _prediction_files(folder)
     rows = _read_label_lines(files, "pred")
@@ -1006,7 +1011,7 @@ def _prediction_files(folder: str) -> list[str]:
         raise InputError(folder, "no such file or folder")
     if not os.path.isdir(folder):
         return [folder]
-    entries = sorted(os.listdir(folder))
+    entries = sorted(list_folder(folder))
     files = [
         os.path.join(folder, e)
         for e in entries
@@ -1037,7 +1042,7 @@ def _prediction_sizes(
     parent = os.path.dirname(os.path.normpath(os.path.abspath(folder)))
     beside: dict[str, str] = {}
     if os.path.isdir(parent):
-        for e in sorted(os.listdir(parent)):
+        for e in sorted(list_folder(parent)):
             if _is_image(e):
                 beside.setdefault(os.path.splitext(e)[0], os.path.join(parent, e))
     for i, key in enumerate(ids):
