@@ -280,6 +280,8 @@ def _pred_masks(pred: Dataset) -> tuple[Dataset, list[str]]:
             f"has (first: {place}); pycocotools would stop there: their boxes and areas come "
             "from their masks"
         )
+    if bbox_branch:
+        warnings.append(box_area_note(pred.source, int((~from_mask).sum()), len(pred)))
     xyxy, bbox_area, area = pred.xyxy.copy(), pred.bbox_area.copy(), pred.bbox_area.copy()
     rows = np.flatnonzero(from_mask)
     if len(rows):
@@ -288,6 +290,21 @@ def _pred_masks(pred: Dataset) -> tuple[Dataset, list[str]]:
         bbox_area[rows] = xywh[:, 2] * xywh[:, 3]
         area[rows] = column.area[rows]
     return replace(pred, masks=column, xyxy=xyxy, bbox_area=bbox_area, area=area), warnings
+
+
+def box_area_note(source: str, boxed: int, total: int) -> str:
+    """The note that pycocotools' first-result rule gave ``boxed`` of ``total`` results box areas.
+
+    ``loadRes`` looks at the first result only: when it has a ``bbox``, every
+    result's ``area`` is its box's ``w * h``, and under ``segm`` that area,
+    not the mask's, places the result in the area ranges.
+    """
+    return (
+        f"{source}: the first result has a 'bbox', so, as in pycocotools' loadRes, the area of "
+        f"{boxed} of {total} results is their box's w*h, not their mask's pixel count: the area "
+        "ranges of segm (APs, APm, APl, ARs, ARm, ARl) place them by their boxes; for mask "
+        "areas, write the results without 'bbox'"
+    )
 
 
 def _pred_polygon_masks(pred: Dataset, pending: PendingPolygons) -> tuple[Dataset, list[str]]:

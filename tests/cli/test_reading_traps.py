@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import ACCEPTANCE
 from ..unit.formats_helpers import image, write
 from .helpers import run
 
@@ -76,3 +77,40 @@ def test_a_folder_without_read_permission_is_a_located_error(tmp_path):
     finally:
         gt.chmod(0o755)
     assert f"{gt}: cannot list this folder" in r.err
+
+
+# --------------------------------------------------------------------------- segm: box areas
+
+CASE07 = ACCEPTANCE / "cases" / "07_fce_shapes_polygons"
+
+
+@pytest.mark.skipif(not CASE07.exists(), reason="acceptance cases not present")
+def test_segm_with_boxed_results_says_box_areas_decide_the_area_ranges(tmp_path):
+    gt, dt = CASE07 / "gt_dataset.json", CASE07 / "dt_dataset.json"
+    doc, err = report(gt, dt, "--iou-type", "segm")
+    assert doc["summary"]["APm"] == pytest.approx(0.7921, abs=5e-5)  # pycocotools' number
+    (note,) = [w for w in doc["warnings"] if "first result has a 'bbox'" in w]
+    assert "the area of 9 of 9 results is their box's w*h" in note
+    assert "write the results without 'bbox'" in note and note not in doc["doubts"]
+    # What the note says to do gives the mask areas (and no such note).
+    records = json.loads(dt.read_text())
+    unboxed = write(tmp_path / "dt.json",
+                    json.dumps([{k: v for k, v in r.items() if k not in ("bbox", "area")} for r in records]))  # fmt: skip
+    doc, _ = report(gt, unboxed, "--iou-type", "segm")
+    assert doc["summary"]["APm"] == pytest.approx(0.7368, abs=5e-5)
+    assert not [w for w in doc["warnings"] if "first result has a 'bbox'" in w]
+
+
+def test_segm_box_area_note_on_a_small_scene(tmp_path):
+    """One 40 x 40 square; the result's box is 40 x 40 but its mask a 20 x 40 half."""
+    square = [[10, 10, 50, 10, 50, 50, 10, 50]]
+    gt = {"images": [{"id": 1, "width": 64, "height": 64}], "categories": [{"id": 1, "name": "a"}],
+          "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "iscrowd": 0, "area": 1600,
+                           "bbox": [10, 10, 40, 40], "segmentation": square}]}  # fmt: skip
+    res = [{"image_id": 1, "category_id": 1, "score": 0.9, "bbox": [10, 10, 40, 40],
+            "segmentation": [[10, 10, 30, 10, 30, 50, 10, 50]]}]  # fmt: skip
+    g, p = write(tmp_path / "gt.json", json.dumps(gt)), write(tmp_path / "r.json", json.dumps(res))
+    doc, _ = report(g, p, "--iou-type", "segm")
+    assert any("the area of 1 of 1 results is their box's w*h" in w for w in doc["warnings"])
+    doc, _ = report(g, p)  # boxes only: no masks read, nothing to say
+    assert not any("first result has a 'bbox'" in w for w in doc["warnings"])
