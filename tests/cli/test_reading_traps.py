@@ -114,3 +114,32 @@ def test_segm_box_area_note_on_a_small_scene(tmp_path):
     assert any("the area of 1 of 1 results is their box's w*h" in w for w in doc["warnings"])
     doc, _ = report(g, p)  # boxes only: no masks read, nothing to say
     assert not any("first result has a 'bbox'" in w for w in doc["warnings"])
+
+
+# --------------------------------------------------------------------------- YOLO: past the edge
+
+
+def test_a_yolo_box_past_the_edge_is_read_as_written_with_a_note(tmp_path):
+    """``1 0.95 0.5 0.2 0.3`` on a 100 x 100 image: x 85..105, y 35..65 (Ultralytics accepts it)."""
+    image(tmp_path / "images/val/a.png", 100, 100)
+    write(tmp_path / "labels/val/a.txt", "1 0.95 0.5 0.2 0.3\n0 0.2 0.2 0.1 0.1\n")
+    write(tmp_path / "data.yaml", "val: images/val\nnames: [cat, dog]\n")
+    preds = write(tmp_path / "p.json", json.dumps([
+        {"image_id": "a", "category_id": 1, "bbox": [85, 35, 15, 30], "score": 0.9},
+        {"image_id": "a", "category_id": 0, "bbox": [15, 15, 10, 10], "score": 0.8}]))  # fmt: skip
+    doc, _ = report(tmp_path / "data.yaml", preds, "--strict")
+    # The clipped prediction overlaps the box as written by IoU 15/20 = 0.75: matched at
+    # 6 of the 10 thresholds (AP 0.6), where a clipped ground truth would give 1.
+    assert doc["summary"]["AP"] == pytest.approx((0.6 + 1.0) / 2)
+    (note,) = [w for w in doc["warnings"] if "past the image's edge" in w]
+    assert "1 box(es) run past" in note and "a.txt:1" in note and "x1 y1 x2 y2 = 0.85 0.35 1.05 0.65" in note
+    assert doc["doubts"] == []
+
+
+def test_a_yolo_box_whose_numbers_leave_the_unit_square_is_still_refused(tmp_path):
+    image(tmp_path / "images/val/a.png", 100, 100)
+    write(tmp_path / "labels/val/a.txt", "0 1.3 0.5 0.2 0.3\n")
+    write(tmp_path / "data.yaml", "val: images/val\nnames: [cat]\n")
+    preds = write(tmp_path / "p.json", "[]")
+    r = run(tmp_path / "data.yaml", preds, expect=1)
+    assert "a.txt:1: box coordinates must be fractions of the image size" in r.err

@@ -519,10 +519,33 @@ def _xyxy_fractions(rows: _Rows, cxcywh: np.ndarray) -> tuple[np.ndarray, list[n
 
 
 def _check_fractions(
-    xyxy: np.ndarray, rows: _Rows, files: Sequence[str | None], polygons: list
-) -> None:
-    """Refuse coordinates beyond Ultralytics' 1 % tolerance (they are not fractions)."""
-    bad = ((xyxy < _COORD_MIN) | (xyxy > _COORD_MAX)).any(axis=1)
+    xyxy: np.ndarray,
+    rows: _Rows,
+    files: Sequence[str | None],
+    polygons: list,
+    cxcywh: np.ndarray,
+    source: str,
+) -> list[str]:
+    """Refuse coordinates that are not fractions; note boxes that run past the image's edge.
+
+    Ultralytics checks a box row's own numbers (``cx cy w h`` in [0, 1]), not
+    its corners: ``1 0.95 0.5 0.2 0.3`` reaches x = 1.05 and is accepted,
+    read as written.  A row is refused when its numbers and its corners
+    both leave [0, 1] by more than 1 %; a polygon's numbers are its corners.
+
+    Args:
+        xyxy: ``[N, 4]`` every row's box (fractions).
+        cxcywh: ``[B, 4]`` the numbers of the box rows (``rows.box_rows``).
+
+    Returns:
+        A note counting the boxes read as written past the edge (or nothing).
+    """
+    past = ((xyxy < _COORD_MIN) | (xyxy > _COORD_MAX)).any(axis=1)
+    numbers_ok = np.zeros(len(xyxy), dtype=bool)
+    at = np.asarray(rows.box_rows, dtype=np.int64)
+    if len(at):
+        numbers_ok[at] = ((cxcywh >= _COORD_MIN) & (cxcywh <= _COORD_MAX)).all(axis=1)
+    bad = past & ~numbers_ok
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         what = "polygon" if polygons[r] is not None else "box"
@@ -534,6 +557,14 @@ def _check_fractions(
             hint="Ultralytics leaves such an image out as corrupt; pixel coordinates are the "
             "txt format's (--gt-format txt)",
         )
+    if not past.any():
+        return []
+    r = int(np.flatnonzero(past)[0])
+    return [
+        f"{source}: {int(past.sum())} box(es) run past the image's edge, their numbers in "
+        f"[0, 1] (first: {files[rows.file_of[r]]}:{rows.line_of[r]}: x1 y1 x2 y2 = "
+        f"{' '.join(f'{v:g}' for v in xyxy[r])}); read as written, as Ultralytics reads them"
+    ]
 
 
 # --------------------------------------------------------------------------- the score column
@@ -770,7 +801,7 @@ def _load_ground_truth(
     classes = _class_column(rows, label_files, None if names is None else len(names))
     boxes = _box_columns(rows, label_files, pred=False)
     xyxy, polygons = _xyxy_fractions(rows, boxes)
-    _check_fractions(xyxy, rows, label_files, polygons)
+    warnings += _check_fractions(xyxy, rows, label_files, polygons, boxes, path)
     file_of = np.asarray(rows.file_of, dtype=np.int64)
     keep_rows, dropped = _unique_rows(file_of, classes, xyxy, polygons)
     if dropped:
@@ -981,7 +1012,7 @@ def _load_predictions(path: str, options: LoadOptions) -> tuple[Dataset, list[np
     for r, s in rows.poly_scores.items():
         score[r] = s
     xyxy, polygons = _xyxy_fractions(rows, cxcywh)
-    _check_fractions(xyxy, rows, files, polygons)
+    warnings += _check_fractions(xyxy, rows, files, polygons, cxcywh, path)
     ids = [os.path.splitext(strip_gz(os.path.basename(f)))[0] for f in files]
     width, height = _prediction_sizes(folder, ids, options)
     file_of = np.asarray(rows.file_of, dtype=np.int64)
