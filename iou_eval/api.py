@@ -376,6 +376,10 @@ def _evaluate(
         from iou_eval.geometry.segm import with_masks
 
         alignment = with_masks(alignment)
+    elif alignment.pred.masks is not None:
+        from iou_eval.geometry.segm import boxes_from_masks
+
+        alignment = boxes_from_masks(alignment)  # results that give masks without boxes
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted)
     if opts.read.strict and (error := strict_error(warnings)) is not None:
         raise error

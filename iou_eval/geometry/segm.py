@@ -12,7 +12,9 @@ are encoded here, and the predictions' boxes and areas follow ``loadRes``:
   later result without a ``bbox`` would crash pycocotools: it is scored with
   its mask's area and box, and a warning says so.
 * otherwise every result goes through the segm branch: its area is the mask
-  area and its box the mask's bounds (``toBbox``), a given box notwithstanding.
+  area (a given box notwithstanding) and, without a ``bbox``, its box the
+  mask's bounds (``toBbox``).  A ``bbox``-only run reads such results the
+  same way (:func:`boxes_from_masks`).
 * a result's own ``area``, ``id`` and ``iscrowd`` are never read.
 
 Ground truth keeps its ``area`` field for the area ranges, as COCO does.
@@ -248,7 +250,11 @@ def encode_early(gt: Dataset) -> Dataset:
     return replace(gt, masks=replace(pending, segs=given, encoded=encoded))
 
 
-def _pred_masks(pred: Dataset) -> tuple[Dataset, list[str]]:
+def _pred_masks(pred: Dataset, segm: bool = True) -> tuple[Dataset, list[str]]:
+    """The predictions' masks encoded, and their boxes and areas as ``loadRes`` gives them.
+
+    ``segm``: masks are scored (the note on box areas concerns their area ranges).
+    """
     from iou_eval.geometry.masks import mask_boxes
 
     pending = pred.masks
@@ -271,24 +277,26 @@ def _pred_masks(pred: Dataset) -> tuple[Dataset, list[str]]:
             )
     column, notes = replace(pending, segs=segs).encode(*_row_sizes(pred))
     warnings += notes
-    # Which rows take their box and area from the mask.
-    from_mask = ~pending.has_bbox if bbox_branch else np.ones(len(pred), dtype=bool)
-    if bbox_branch and from_mask.any():
-        file, place = pred.where(int(np.flatnonzero(from_mask)[0]))
+    # A result without a box takes the mask's (toBbox); in the segm branch every
+    # result's area is its mask's, a given box notwithstanding (loadRes keeps the box).
+    box_from_mask = ~pending.has_bbox
+    area_from_mask = box_from_mask if bbox_branch else np.ones(len(pred), dtype=bool)
+    if bbox_branch and box_from_mask.any():
+        file, place = pred.where(int(np.flatnonzero(box_from_mask)[0]))
         warnings.append(
-            f"{file}: {int(from_mask.sum())} result(s) have no 'bbox' although the first one "
-            f"has (first: {place}); pycocotools would stop there: their boxes and areas come "
-            "from their masks"
+            f"{file}: {int(box_from_mask.sum())} result(s) have no 'bbox' although the first "
+            f"one has (first: {place}); pycocotools would stop there: their boxes and areas "
+            "come from their masks"
         )
-    if bbox_branch:
-        warnings.append(box_area_note(pred.source, int((~from_mask).sum()), len(pred)))
+    if bbox_branch and segm:
+        warnings.append(box_area_note(pred.source, int((~box_from_mask).sum()), len(pred)))
     xyxy, bbox_area, area = pred.xyxy.copy(), pred.bbox_area.copy(), pred.bbox_area.copy()
-    rows = np.flatnonzero(from_mask)
+    rows = np.flatnonzero(box_from_mask)
     if len(rows):
         xywh = mask_boxes(column.take(rows))
         xyxy[rows] = np.column_stack([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]])
         bbox_area[rows] = xywh[:, 2] * xywh[:, 3]
-        area[rows] = column.area[rows]
+    area[area_from_mask] = column.area[area_from_mask]
     return replace(pred, masks=column, xyxy=xyxy, bbox_area=bbox_area, area=area), warnings
 
 
@@ -343,6 +351,33 @@ def with_masks(alignment: Alignment) -> Alignment:
     release_free_memory()
     return replace(
         alignment, gt=gt, pred=pred, warnings=(*alignment.warnings, *gt_notes, *pred_notes)
+    )
+
+
+def boxes_from_masks(alignment: Alignment) -> Alignment:
+    """A ``bbox``-only run whose results give masks without boxes, scored as ``loadRes`` reads them.
+
+    The COCO loader keeps the masks of such results (:class:`PendingMasks`);
+    here they give each result without a ``bbox`` its box (``toBbox``) and,
+    when the first result has no box, every result its mask's area (the
+    area ranges read it).  The masks are dropped once read.  Any other
+    alignment comes back unchanged.
+    """
+    pred = alignment.pred
+    if not isinstance(pred.masks, PendingMasks):
+        return alignment
+    scored, notes = _pred_masks(pred, segm=False)
+    unboxed = int((~pred.masks.has_bbox).sum())
+    first = "" if pred.masks.has_bbox[:1].all() else (
+        " and, as the first result has no 'bbox', every result's area is its mask's pixel count"
+    )  # fmt: skip
+    notes.append(
+        f"{pred.source}: {unboxed} result(s) give a mask and no 'bbox': as pycocotools' loadRes "
+        f"does, their box is the mask's bounds (toBbox){first}"
+    )
+    release_free_memory()
+    return replace(
+        alignment, pred=replace(scored, masks=None), warnings=(*alignment.warnings, *notes)
     )
 
 

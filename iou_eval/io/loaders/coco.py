@@ -299,6 +299,11 @@ def checked_rles(cols: dict, rows) -> Any:
     return CheckedRles(strings, size, cols["rle_area"], cols["rle_box"]).take(rows)
 
 
+# The error for an annotation without a box; a result that gives a mask instead
+# is read again with its mask (load_coco), as pycocotools' loadRes reads it.
+NO_BBOX = "annotation has no 'bbox'"
+
+
 def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.ndarray:
     """``[N, 4]`` the ``bbox`` numbers; in masks mode a missing box is zeros (from the mask later)."""
     n = len(anns)
@@ -315,10 +320,10 @@ def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.nd
         first = next(i for i, a in enumerate(anns) if a.bbox is None)
         raise InputError(
             path,
-            "annotation has no 'bbox'",
+            NO_BBOX,
             where=label.format(offset + first),
-            hint="iou-eval evaluates boxes; every annotation needs [x, y, w, h] "
-            "(results that carry masks only: score them with --iou-type segm)",
+            hint="every ground-truth annotation needs its box [x, y, w, h] (a result may "
+            "give a mask instead)",
         ) from None
 
 
@@ -659,6 +664,21 @@ def _unknown_notes(
     return out
 
 
+def _check_mask_or_box(r: _Read, path: str) -> None:
+    """Every result of a masks re-read gives a ``bbox`` or a ``segmentation`` (located error)."""
+    cols = r.cols
+    present = np.fromiter((s is not None for s in cols["segmentation"]), dtype=bool)
+    present |= cols["rle_size"][:, 0] > 0
+    neither = ~cols["has_bbox"] & ~present
+    if neither.any():
+        raise InputError(
+            path,
+            "result has neither a 'bbox' nor a 'segmentation'",
+            where=r.label.format(int(np.flatnonzero(neither)[0])),
+            hint="every result needs [x, y, w, h], or a mask that gives its box",
+        )
+
+
 def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None = None) -> Dataset:
     """Read a COCO ground-truth dataset or a COCO results file.
 
@@ -669,7 +689,16 @@ def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None 
     ``options.masks`` the segmentations come along (``Dataset.masks``).
     ``data``: the JSON itself (an in-memory input named ``path``), not read from disk.
     """
-    r = _read(path, role, options, data)
+    try:
+        r = _read(path, role, options, data)
+    except InputError as exc:
+        if role != "pred" or options.masks or exc.message != NO_BBOX:
+            raise
+        # Results that give masks without boxes: their boxes (and maybe areas)
+        # come from the masks once the image sizes are known (geometry.segm).
+        options = replace(options, masks=True)
+        r = _read(path, role, options, data)
+        _check_mask_or_box(r, path)
     cols = r.cols
     images, image_idx = _image_table(r.images, cols["image_id"], path)
     categories, category_idx = _category_table(r.categories, cols["category_id"], role, path)
