@@ -24,7 +24,14 @@ from iou_eval.data.subsets import select
 from iou_eval.engine.memory import release_free_memory
 from iou_eval.engine.parallel import resolve_workers, start
 from iou_eval.errors import IouEvalError, UsageError
-from iou_eval.io.inputs import is_path, load_input, pair_doubts, prepare_pair, strict_error
+from iou_eval.io.inputs import (
+    is_path,
+    load_input,
+    pair_doubts,
+    prepare_pair,
+    strict_error,
+    unsized,
+)
 from iou_eval.io.loaders import detect_format
 from iou_eval.io.option_files import resolve, resolve_read
 from iou_eval.options import EvalOptions, ReadOptions
@@ -364,6 +371,9 @@ def _evaluate(
     masks = opts.protocol.masks
     gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
+    if unsized(gt_ds):
+        # No pixel sizes: the area ranges would compare fractions with pixel bounds.
+        protocols = [p if p.is_voc else p.without_area_ranges() for p in protocols]
     alignment = align(gt_ds, pred_ds, opts.read.image_size)
     alignment, selected = select(alignment, opts.analysis.img_ids, opts.analysis.cat_ids)
     plain = alignment

@@ -97,20 +97,64 @@ def load_input(
 
         kind = in_memory_format(source)
         ds = load_object(source, role, load_options(read, role, kind, workers, masks))
-    return finish_loaded(ds, role, read)
+    return finish_loaded(ds, role, read, source)
 
 
-def finish_loaded(ds: Dataset, role: str, read: ReadOptions) -> Dataset:
+def finish_loaded(ds: Dataset, role: str, read: ReadOptions, source: Any = None) -> Dataset:
     """What every side read goes through (step 1's end): the ground truth's sizes from
-    ``--images``, and the scale of its numbers checked."""
-    if role == "gt" and read.images:
-        from iou_eval.io.loaders.image_folder import with_image_folder
-
-        ds = with_image_folder(ds, read.images)
+    ``--images`` (or, for Open Images, an ``images/`` folder beside ``source``), and the
+    scale of its numbers checked."""
+    if role == "gt":
+        ds = _with_sizes(ds, source, read.images)
     own = read.gt_normalized if role == "gt" else read.pred_normalized
     fractions = load_options(read, role, ds.format).normalized
     shared = read.normalized and not own
     return _with_warnings(ds, scale_doubts(ds, role, fractions, shared))
+
+
+def unsized(ds: Dataset) -> bool:
+    """Whether ``ds`` is a ground truth of unit images (Open Images without sizes).
+
+    Its area ranges (small, medium, large) then compare fractions of a
+    1 x 1 image with pixel bounds: the numbers that read them are undefined.
+    """
+    from iou_eval.io.loaders.registry import UNIT_IMAGE_FORMATS
+
+    return ds.format in UNIT_IMAGE_FORMATS and not ds.fractions
+
+
+def images_beside(source: Any) -> str | None:
+    """The ``images/`` folder beside a ground-truth file (or inside a ground-truth folder)."""
+    if not is_path(source) or os.fspath(source) == "-":
+        return None
+    path = os.fspath(source)
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    candidate = os.path.join(folder, "images")
+    return candidate if os.path.isdir(candidate) else None
+
+
+def _with_sizes(ds: Dataset, source: Any, images: str | None) -> Dataset:
+    """The ground truth with ``--images DIR``'s sizes, or (Open Images) those of ``images/`` beside it.
+
+    An Open Images ground truth says where its sizes came from in a note; an
+    ``images/`` folder beside the CSV is read as ``--images`` would read it,
+    and left alone when it holds none of the ground truth's images.
+    """
+    from iou_eval.io.loaders.image_folder import folder_images, match_images, with_image_folder
+
+    unit = unsized(ds)
+    folder, how = images, "--images"
+    if folder is None and unit:
+        folder, how = images_beside(source), "the images/ folder beside the ground truth"
+        if folder is not None and not (match_images(ds.images, folder_images(folder)) >= 0).any():
+            note = f"{ds.source}: {folder} holds none of the ground truth's images: not used"
+            return _with_warnings(ds, [note])
+    if folder is None:
+        return ds
+    out = with_image_folder(ds, folder)
+    if not unit or unsized(out):
+        return out
+    return _with_warnings(out, [f"{ds.source}: image sizes from {folder} ({how})"])
 
 
 def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset, Dataset, bool]:

@@ -112,6 +112,14 @@ class Protocol:
             out["honour_ignore"] = self.honour_ignore
         return out
 
+    def without_area_ranges(self) -> Protocol:
+        """This protocol with its first area range (``all``) only.
+
+        For a ground truth without pixel sizes: the summary's area-range
+        numbers (APs ... ARl) are then undefined, not computed from fractions.
+        """
+        return replace(self, area_ranges=self.area_ranges[:1])
+
     def summary_labels(self) -> dict[str, str]:
         """Each COCO summary statistic's IoU, area and maxDets, as pycocotools prints them.
 

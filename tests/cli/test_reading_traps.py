@@ -143,3 +143,62 @@ def test_a_yolo_box_whose_numbers_leave_the_unit_square_is_still_refused(tmp_pat
     preds = write(tmp_path / "p.json", "[]")
     r = run(tmp_path / "data.yaml", preds, expect=1)
     assert "a.txt:1: box coordinates must be fractions of the image size" in r.err
+
+
+# --------------------------------------------------------------------------- Open Images sizes
+
+AREA_KEYS = ("APs", "APm", "APl", "ARs", "ARm", "ARl")
+
+
+def _open_images_copy(tmp_path: Path, with_images: bool) -> Path:
+    import shutil
+
+    folder = tmp_path / "oi"
+    folder.mkdir()
+    for name in ("gt.csv", "preds.csv"):
+        shutil.copy(SAMPLE / "openimages" / name, folder / name)
+    if with_images:
+        shutil.copytree(SAMPLE / "images", folder / "images")
+    return folder
+
+
+def test_open_images_without_sizes_leaves_the_area_ranges_undefined():
+    gt, preds = SAMPLE / "openimages/gt.csv", SAMPLE / "openimages/preds.csv"
+    doc, _ = report(gt, preds)
+    assert [doc["summary"][k] for k in AREA_KEYS] == [None] * 6
+    assert doc["summary"]["AP"] is not None and doc["summary"]["AR100"] is not None
+    (note,) = [w for w in doc["warnings"] if "unknown image sizes" in w]
+    assert "APs, APm, APl, ARs, ARm and ARl are left undefined (null)" in note
+    assert "images/ folder beside the CSV" in note and note not in doc["doubts"]
+    text = run(gt, preds).out
+    for key in AREA_KEYS:
+        (line,) = [ln for ln in text.splitlines() if ln.strip().startswith(key + " ")]
+        assert line.split()[1] == "n/a", line
+
+
+def test_open_images_sizes_from_images_dir_or_an_images_folder_beside_the_csv(tmp_path):
+    given, _ = report(SAMPLE / "openimages/gt.csv", SAMPLE / "openimages/preds.csv",
+                      "--images", SAMPLE / "images")  # fmt: skip
+    assert None not in [given["summary"][k] for k in AREA_KEYS]
+    assert f"image sizes from {SAMPLE / 'images'} (--images)" in "\n".join(given["warnings"])
+    folder = _open_images_copy(tmp_path, with_images=True)
+    beside, _ = report(folder / "gt.csv", folder / "preds.csv")
+    assert beside["summary"] == given["summary"]
+    (note,) = [w for w in beside["warnings"] if "image sizes from" in w]
+    assert note.endswith(f"image sizes from {folder / 'images'} (the images/ folder beside the ground truth)")  # fmt: skip
+    assert not [w for w in beside["warnings"] if "unknown image sizes" in w]
+
+
+def test_an_images_folder_beside_the_csv_without_its_images_is_not_used(tmp_path):
+    folder = _open_images_copy(tmp_path, with_images=False)
+    image(folder / "images/other.png", 40, 30)
+    doc, _ = report(folder / "gt.csv", folder / "preds.csv")
+    assert [doc["summary"][k] for k in AREA_KEYS] == [None] * 6
+    assert any("holds none of the ground truth's images: not used" in w for w in doc["warnings"])
+
+
+def test_images_dir_without_the_ground_truths_images_leaves_the_area_ranges_undefined():
+    doc, _ = report(SAMPLE / "openimages/gt.csv", SAMPLE / "openimages/preds.csv",
+                    "--images", SAMPLE / "voc")  # fmt: skip
+    assert [doc["summary"][k] for k in AREA_KEYS] == [None] * 6
+    assert any("none of its 11 images are in" in d for d in doc["doubts"])

@@ -33,7 +33,7 @@ def test_columns_x_x_y_y_become_xyxy_fractions_of_a_unit_image(tmp_path):
     np.testing.assert_array_equal(d.xyxy, [[0.1, 0.2, 0.5, 0.6], [0, 0, 1, 1]])
     assert d.is_crowd.tolist() == [False, True]  # IsGroupOf = 1: a crowd region
     assert d.categories.ids == ("/m/01g317",)
-    assert "area ranges (small, medium, large) need pixel sizes" in d.warnings[0]
+    assert "APs, APm, APl, ARs, ARm and ARl are left undefined (null)" in d.warnings[0]
 
 
 def test_predictions_columns_in_any_order(tmp_path):

@@ -104,8 +104,15 @@ def with_image_folder(gt: Dataset, folder: str) -> Dataset:
     """
     files = folder_images(folder)
     unit = gt.format in UNIT_IMAGE_FORMATS and not gt.fractions
+    at = match_images(gt.images, files)
+    if unit and not (at >= 0).any():
+        # No size found: the boxes stay fractions of unit images, whose
+        # area-range numbers are left undefined (api).
+        return replace(gt, warnings=(*gt.warnings, Doubt(
+            f"{gt.source}: none of its {len(gt.images)} images are in {folder}: no image sizes, "
+            "the area ranges stay undefined"
+        )))  # fmt: skip
     ds = as_fractions(gt) if unit else gt
-    at = match_images(ds.images, files)
     width, height = ds.images.width.copy(), ds.images.height.copy()
     unknown = ~(np.isfinite(width) & np.isfinite(height))
     notes: list[str] = []

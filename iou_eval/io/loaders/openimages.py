@@ -15,9 +15,11 @@ Choices:
   order ``XMin, XMax, YMin, YMax``.  Coordinates are fractions of the image
   in [0, 1] (1 % tolerance).  No image sizes are known: boxes stay
   fractions of a 1 x 1 image (``width = height = 1``).  IoU does not change
-  when an image's axes are scaled, so AP and AR are exact; the area ranges
-  (small/medium/large) need pixel sizes and say nothing here (a warning
-  says so).
+  when an image's axes are scaled, so AP and AR need no sizes; the area
+  ranges (small/medium/large) need pixel sizes: without them the six
+  numbers that read them are undefined (a note says so).  Sizes come from
+  ``--images DIR`` or an ``images/`` folder beside the CSV
+  (:func:`iou_eval.io.inputs.load_input`).
 - ``IsGroupOf = 1`` marks a group box: a crowd region under the COCO
   rules.  The other flags are not read.  Flags are 1, 0 or -1 (unknown,
   read as 0); an empty flag is 0.
@@ -363,8 +365,9 @@ def _assemble(
     warnings = []
     if not pred:
         warnings.append(
-            f"{path}: {UNIT_NOTE}: AP and AR are exact, the area ranges (small, medium, large) "
-            "need pixel sizes (--images DIR)"
+            f"{path}: {UNIT_NOTE}: AP and AR need none, but the area ranges do: APs, APm, APl, "
+            "ARs, ARm and ARl are left undefined (null); pass --images DIR, or put the images "
+            "in an images/ folder beside the CSV"
         )
     return assemble(
         source=path,
