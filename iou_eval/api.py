@@ -390,7 +390,7 @@ def _evaluate(
         from iou_eval.geometry.segm import boxes_from_masks
 
         alignment = boxes_from_masks(alignment)  # results that give masks without boxes
-    warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted)
+    warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
     if opts.read.strict and (error := strict_error(warnings)) is not None:
         raise error
     results: list[ProtocolResult] = []

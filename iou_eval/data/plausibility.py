@@ -12,6 +12,9 @@ option fixes it, the option spelled so it can be pasted:
 - :func:`scale_doubts`: box numbers all in [0, 1] read as pixels, or
   numbers well above 1 read as fractions (``--normalized`` given for both
   files when only one holds fractions).
+- :func:`fraction_doubts`: most box numbers in [0, 1] (a few past 1) read
+  as pixels, the boxes a pixel wide against ground truths or images tens
+  of pixels wide; the flag named is checked to read them sensibly.
 - :func:`class_shift_doubt`: prediction class ids that become the ground
   truth's under an offset or the COCO-80 map
   (:mod:`iou_eval.data.class_shift`).
@@ -169,6 +172,117 @@ def scale_doubts(ds: Dataset, side: str, normalized: bool, shared: bool) -> list
             f"fractions of the image size, read as pixels; {fix}"
         )
     ]
+
+
+# A file whose box numbers lie in [0, 1] this often holds fractions, however
+# far a few of them pass 1 (an exporter's unclipped box: h = 1.0157).
+FRACTION_SHARE = 0.9
+# Fractions read as pixels make boxes about a pixel wide: a median side up to
+# TINY_SIDE pixels, against ground-truth boxes (or images) at least
+# REFERENCE_SIDE wide, is no pixel file.
+TINY_SIDE = 2.0
+REFERENCE_SIDE = 16.0
+
+
+def _median_side(xyxy: np.ndarray) -> float:
+    """The median of each box's larger side, ``xyxy[N, 4]`` (N > 0)."""
+    return float(np.median(np.maximum(xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1])))
+
+
+def _reference(ds: Dataset, gt: Dataset | None) -> tuple[float, str] | None:
+    """The scale the boxes should have: the ground truth's boxes, else the image sizes."""
+    if gt is not None and len(gt) and not gt.fractions:
+        keep = ~gt.is_crowd
+        if keep.any():
+            return _median_side(gt.xyxy[keep]), "ground-truth boxes"
+    w, h, known = _row_sizes(ds)
+    if known.any():
+        return float(np.median(np.maximum(w[known], h[known]))), "images"
+    return None
+
+
+def _fraction_reading(ds: Dataset, raw: np.ndarray, prefer: BoxFormat) -> tuple[BoxFormat, int, int] | None:
+    """The layout in which ``raw[N, 4]`` read as fractions fits the images best.
+
+    Returns ``(layout, boxes that fit, boxes whose image has a size)``, or None
+    without sizes.  ``prefer`` (the layout the flag reads) wins when half fit.
+    """
+    w, h, known = _row_sizes(ds)
+    if not known.any():
+        return None
+    scale = np.stack([w, h], axis=1)[known]
+    best: tuple[BoxFormat, int, int] | None = None
+    for fmt in (prefer, *(f for f in BoxFormat if f is not prefer)):
+        xyxy = to_xyxy(raw[known], fmt, scale)[0]
+        n_fit = int(fits(xyxy, w[known], h[known]).sum())
+        if fmt is prefer and 2 * n_fit >= int(known.sum()):
+            return fmt, n_fit, int(known.sum())
+        if best is None or n_fit > best[1]:
+            best = (fmt, n_fit, int(known.sum()))
+    return best
+
+
+def fraction_doubts(
+    ds: Dataset, side: str, fix_layout: BoxFormat, gt: Dataset | None = None
+) -> list[str]:
+    """Fractions read as pixels although a few numbers pass 1.
+
+    The loaders' own test (every number in [0, 1]) falls to one outlier; here
+    a share of the numbers decides, with the boxes' scale: read as pixels,
+    fractions are about a pixel wide, against ground truths (or images)
+    tens or hundreds wide.  The fix named is checked first: read as
+    fractions in ``fix_layout`` (what ``--pred-normalized`` reads), half the
+    boxes at least must fit their image; another layout is named with it when
+    only that one fits.
+
+    Args:
+        ds: an aligned dataset whose numbers were read as pixels (its images
+            carry the ground truth's sizes).
+        side: ``"gt"`` or ``"pred"``.
+        fix_layout: the layout the file's numbers take with ``--{side}-normalized``.
+        gt: for predictions, the aligned ground truth, whose boxes show the
+            scale; else (and for the ground truth itself) the image sizes do.
+    """
+    if ds.format not in LAYOUT_OPEN or ds.box_format is None or not len(ds) or ds.fractions:
+        return []
+    raw = from_xyxy(ds.xyxy, ds.box_format)
+    unit = (raw >= 0) & (raw <= 1)
+    if unit.all() or unit.mean() < FRACTION_SHARE or (raw == np.floor(raw)).all():
+        return []  # all in [0, 1]: the loaders' and scale_doubts' case; else pixels
+    tiny = _median_side(ds.xyxy)
+    ref = _reference(ds, gt)
+    if tiny > TINY_SIDE or ref is None or ref[0] < REFERENCE_SIDE:
+        return []
+    r = int(np.flatnonzero(~unit.all(axis=1))[0])
+    file, place = ds.where(r)
+    outside = int((~unit).sum())
+    head = (
+        f"{ds.source}: {int(unit.sum())} of {unit.size} {_what(side)} box numbers lie in [0, 1] "
+        f"({outside} outside, first: {file}:{place}: {' '.join(f'{v:g}' for v in raw[r])}), and "
+        f"read as pixels the boxes are {tiny:.3g} pixels wide (median) against {ref[1]} "
+        f"{ref[0]:.0f} wide: they look like fractions of the image size"
+    )
+    return [Doubt(head + _fraction_fix(ds, raw, side, fix_layout))]
+
+
+def _fraction_fix(ds: Dataset, raw: np.ndarray, side: str, fix_layout: BoxFormat) -> str:
+    """How a fraction doubt ends: the flag that reads the file, checked against the image sizes."""
+    flag = _flag(side, "normalized")
+    reading = _fraction_reading(ds, raw, fix_layout)
+    if ds.format not in OPTION_LAYOUT:
+        if reading is not None and reading[0] is BoxFormat.XYWH and 2 * reading[1] >= reading[2]:
+            return "; COCO boxes are pixels: scale them by the image sizes"
+        return "; COCO boxes are pixels: check how the file was written"
+    if reading is None:
+        return f"; pass {flag} with --image-size WxH (the ground truth gives no image sizes)"
+    fmt, n_fit, n = reading
+    if 2 * n_fit < n:
+        return (
+            f"; but read as fractions only {n_fit} of {n} fit their image under any layout: "
+            "check how the file was written"
+        )
+    fix = flag if fmt is fix_layout else f"{flag} {_flag(side, 'box-format')} {fmt.value}"
+    return f"; read so ({fmt.value}), {n_fit} of {n} fit their image: pass {fix}"
 
 
 def _above_one(ds: Dataset, side: str, shared: bool) -> list[str]:

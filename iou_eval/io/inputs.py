@@ -28,6 +28,7 @@ from iou_eval.data.doubts import Doubt
 from iou_eval.data.plausibility import (
     class_coverage_doubts,
     class_shift_doubt,
+    fraction_doubts,
     layout_doubts,
     scale_doubts,
 )
@@ -202,11 +203,31 @@ def _open_images_scaled(gt: Dataset, pred: Dataset) -> Dataset:
     return out
 
 
-def pair_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]:
-    """Doubts about the aligned pair (step 3): layouts, classes that do not join."""
+def fraction_layout(read: ReadOptions, role: str, ds: Dataset) -> BoxFormat:
+    """The layout ``ds``'s numbers would be read in with ``--gt-normalized`` / ``--pred-normalized``."""
+    given = read.layout(role)
+    if given:
+        return BoxFormat(given)
+    if ds.format == "txt":
+        return BoxFormat.CXCYWH  # the txt format's default for fractions
+    return ds.box_format or BoxFormat.XYWH
+
+
+def pair_doubts(
+    alignment: Alignment, shift_found: bool = False, read: ReadOptions | None = None
+) -> list[str]:
+    """Doubts about the aligned pair (step 3): layouts, scales, classes that do not join.
+
+    ``read``: the options the files were read with (which file was read as
+    fractions, which layout a flag would give).
+    """
+    read = read or ReadOptions()
     out: list[str] = []
     out += layout_doubts(alignment.gt, "gt")
     out += layout_doubts(alignment.pred, "pred")
+    for role, ds, other in (("gt", alignment.gt, None), ("pred", alignment.pred, alignment.gt)):
+        if not load_options(read, role, ds.format).normalized:
+            out += fraction_doubts(ds, role, fraction_layout(read, role, ds), other)
     if not shift_found:
         out += class_coverage_doubts(alignment.gt, alignment.pred, alignment.n_categories)
     return out

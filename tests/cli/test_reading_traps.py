@@ -202,3 +202,91 @@ def test_images_dir_without_the_ground_truths_images_leaves_the_area_ranges_unde
                     "--images", SAMPLE / "voc")  # fmt: skip
     assert [doc["summary"][k] for k in AREA_KEYS] == [None] * 6
     assert any("none of its 11 images are in" in d for d in doc["doubts"])
+
+
+# --------------------------------------------------------------------------- fractions read as pixels
+
+CASE02 = ACCEPTANCE / "cases" / "02_rdm_toyexample_voc_xml"
+needs_case02 = pytest.mark.skipif(not CASE02.exists(), reason="acceptance cases not present")
+
+
+def _as_csv(folder: Path, out: Path, header: str) -> Path:
+    """The per-image text files of ``folder`` (``class score a b c d``) as one CSV."""
+    rows = [f"{f.stem},{','.join(line.split())}" for f in sorted(folder.glob("*.txt"))
+            for line in f.read_text().splitlines() if line.strip()]  # fmt: skip
+    return write(out, header + "\n" + "\n".join(rows) + "\n")
+
+
+@needs_case02
+@pytest.mark.parametrize(
+    ("dets", "flags"),
+    [("dets_classname_rel_xcycwh", ()), ("dets_classid_rel_xcycwh", ("--names", "voc.names"))],
+)
+def test_fractions_with_an_outlier_read_as_pixels_are_a_doubt(dets, flags):
+    """One ``h`` of 1.0157 defeats "every number in [0, 1]"; most numbers and the scale do not."""
+    flags = tuple(str(CASE02 / f) if f.endswith(".names") else f for f in flags)
+    gt, preds = CASE02 / "gts_vocpascal_format", CASE02 / dets
+    doc, _ = report(gt, preds, "-p", "voc07", *flags)
+    assert doc["summary"]["mAP"] == 0.0
+    (d,) = doc["doubts"]
+    assert "47 of 48 prediction box numbers lie in [0, 1]" in d and "2008_006599.txt:1" in d
+    assert "they look like fractions of the image size" in d and d.endswith("pass --pred-normalized")
+    r = run(gt, preds, "-p", "voc07", *flags, "--strict", expect=1)
+    assert "--strict: 1 doubt(s)" in r.err
+    fixed, _ = report(gt, preds, "-p", "voc07", *flags, "--pred-normalized", "--strict")
+    assert fixed["summary"]["mAP"] == pytest.approx(0.8864, abs=5e-5) and fixed["doubts"] == []
+
+
+@needs_case02
+@pytest.mark.parametrize(
+    ("header", "fix"),
+    [("image,label,score,cx,cy,w,h", ("--pred-normalized",)),
+     ("image,label,score,x,y,w,h", ("--pred-normalized", "--pred-box-format", "cxcywh"))],
+)  # fmt: skip
+def test_fractions_with_an_outlier_in_a_csv_are_a_doubt_whose_fix_works(tmp_path, header, fix):
+    gt = CASE02 / "gts_vocpascal_format"
+    preds = _as_csv(CASE02 / "dets_classname_rel_xcycwh", tmp_path / "dets.csv", header)
+    doc, _ = report(gt, preds, "-p", "voc07")
+    (d,) = doc["doubts"]
+    assert d.endswith("pass " + " ".join(fix)), d  # the flags that read the file: checked
+    run(gt, preds, "-p", "voc07", "--strict", expect=1)
+    fixed, _ = report(gt, preds, "-p", "voc07", *fix, "--strict")
+    assert fixed["summary"]["mAP"] == pytest.approx(0.8864, abs=5e-5) and fixed["doubts"] == []
+
+
+def _fraction_scene(tmp_path: Path) -> tuple[Path, Path]:
+    """Ground truth in pixels (CSV with image sizes 640 x 480), predictions as fractions
+    in ``cx cy w h`` with one box whose height passes 1 (an unclipped exporter)."""
+    gt_rows, pred_rows = [], []
+    rng = __import__("numpy").random.default_rng(3)
+    for i in range(8):
+        x, y = rng.uniform(20, 300, 2)
+        w, h = rng.uniform(80, 300), rng.uniform(60, 200)
+        gt_rows.append(f"im{i},640,480,cat,{x:.2f},{y:.2f},{x + w:.2f},{y + h:.2f}")
+        cx, cy, fw, fh = (x + w / 2) / 640, (y + h / 2) / 480, w / 640, h / 480
+        if i == 7:
+            fh = 1.02  # runs past the image: a false positive, ranked last
+        pred_rows.append(f"im{i},cat,0.{9 - i},{cx:.6f},{cy:.6f},{fw:.6f},{fh:.6f}")
+    gt = write(tmp_path / "gt.csv", "image,img_width,img_height,label,x1,y1,x2,y2\n" + "\n".join(gt_rows) + "\n")  # fmt: skip
+    preds = write(tmp_path / "p.csv", "image,label,score,cx,cy,w,h\n" + "\n".join(pred_rows) + "\n")
+    return gt, preds
+
+
+def test_fractions_with_an_outlier_are_a_doubt_on_a_small_scene(tmp_path):
+    gt, preds = _fraction_scene(tmp_path)
+    doc, _ = report(gt, preds)
+    (d,) = doc["doubts"]
+    assert "31 of 32 prediction box numbers lie in [0, 1]" in d and "p.csv:9" in d
+    assert d.endswith("pass --pred-normalized")
+    fixed = report(gt, preds, "--pred-normalized")[0]
+    assert fixed["summary"]["AP50"] == pytest.approx(88 / 101)  # recall 7/8 at precision 1
+
+
+def test_pixel_files_raise_no_fraction_doubt(tmp_path):
+    """Small pixel boxes near the corner and a few numbers in [0, 1] are still pixels."""
+    write(tmp_path / "gt.csv", "image,img_width,img_height,label,x,y,w,h\n"
+          "a,640,480,cat,0,0,3,2\nb,640,480,cat,0.5,0.5,1.5,1.5\nc,640,480,cat,100,100,200,150\n")  # fmt: skip
+    write(tmp_path / "p.csv", "image,label,score,x,y,w,h\n"
+          "a,cat,0.9,0,0,3,2\nb,cat,0.8,0.5,0.5,1.5,1.5\nc,cat,0.7,100,100,200,150\n")  # fmt: skip
+    doc, _ = report(tmp_path / "gt.csv", tmp_path / "p.csv", "--strict")
+    assert doc["doubts"] == [] and doc["summary"]["AP"] == pytest.approx(1.0)

@@ -12,6 +12,7 @@ from iou_eval.data.plausibility import (
     class_coverage_doubts,
     class_shift_doubt,
     fits,
+    fraction_doubts,
     from_xyxy,
     layout_doubts,
     scale_doubts,
@@ -167,3 +168,56 @@ def test_most_predictions_in_unknown_classes_name_the_options():
     (d,) = class_coverage_doubts(pred, pred, 1)
     assert "2 of 3 predictions are in classes the ground truth does not have (40)" in d
     assert "--class-offset N, --class-map FILE|coco80" in d
+
+
+# --------------------------------------------------------------------------- fractions read as pixels
+
+
+def _fractions_as_pixels(fmt="cxcywh", fmt_name="csv", size=(640.0, 480.0)):
+    """Ten fraction boxes (one height past 1) read as pixels in ``fmt``, one image ``size``."""
+    boxes = [[0.1 + 0.05 * i, 0.5, 0.2, 0.3] for i in range(10)]
+    boxes[3][3] = 1.05
+    return dataset(boxes, fmt=fmt, fmt_name=fmt_name, size=size)
+
+
+def _pixel_gt(size=(640.0, 480.0)):
+    return dataset([[100, 100, 200, 150]] * 3, fmt="xywh", fmt_name="voc-xml", size=size, score=False)
+
+
+def test_fractions_with_an_outlier_are_a_doubt_naming_the_checked_flag():
+    (d,) = fraction_doubts(_fractions_as_pixels(), "pred", BoxFormat.CXCYWH, _pixel_gt())
+    assert is_doubt(d) and "39 of 40 prediction box numbers lie in [0, 1]" in d
+    assert "against ground-truth boxes 200 wide" in d
+    assert d.endswith("read so (cxcywh), 9 of 10 fit their image: pass --pred-normalized")
+
+
+def test_the_fraction_fix_names_the_layout_that_fits():
+    """Read as x y w h the centres become corners: 0.9 + 0.2 leaves the image; cx cy w h fits."""
+    boxes = [[0.9, 0.85, 0.2, 0.3]] * 9 + [[0.5, 0.5, 0.15, 1.05]]
+    ds = dataset(boxes, fmt="xywh", fmt_name="csv", size=(640.0, 480.0))
+    (d,) = fraction_doubts(ds, "pred", BoxFormat.XYWH, _pixel_gt())
+    assert d.endswith("pass --pred-normalized --pred-box-format cxcywh")
+
+
+def test_the_fraction_fix_without_image_sizes_asks_for_them():
+    ds = _fractions_as_pixels(size=(np.nan, np.nan))
+    (d,) = fraction_doubts(ds, "pred", BoxFormat.CXCYWH, _pixel_gt(size=(np.nan, np.nan)))
+    assert d.endswith("pass --pred-normalized with --image-size WxH (the ground truth gives no image sizes)")
+
+
+def test_coco_fractions_are_a_doubt_without_a_flag():
+    ds = _fractions_as_pixels(fmt="xywh", fmt_name="coco")
+    (d,) = fraction_doubts(ds, "pred", BoxFormat.XYWH, _pixel_gt())
+    assert d.endswith("COCO boxes are pixels: scale them by the image sizes")
+
+
+def test_no_fraction_doubt_on_pixels_small_references_or_numbers_all_in_the_unit_square():
+    gt = _pixel_gt()
+    pixels = dataset([[10, 20, 30, 40], [0, 0, 1, 1], [0.5, 0.5, 2, 2]], fmt="xywh", fmt_name="csv")
+    assert fraction_doubts(pixels, "pred", BoxFormat.XYWH, gt) == []
+    tiny_gt = dataset([[1, 1, 2, 2]] * 3, fmt="xywh", fmt_name="voc-xml", size=(8.0, 8.0), score=False)
+    assert fraction_doubts(_fractions_as_pixels(size=(8.0, 8.0)), "pred", BoxFormat.CXCYWH, tiny_gt) == []
+    unit = dataset([[0.1, 0.2, 0.3, 0.4]] * 4, fmt="cxcywh", fmt_name="csv")
+    assert fraction_doubts(unit, "pred", BoxFormat.CXCYWH, gt) == []  # scale_doubts' case
+    read_as_fractions = dataset([[0.1, 0.2, 0.3, 1.2]] * 4, fmt="cxcywh", fmt_name="csv", normalized=True)
+    assert fraction_doubts(read_as_fractions, "pred", BoxFormat.CXCYWH, gt) == []
