@@ -25,12 +25,14 @@ from iou_eval.engine.memory import release_free_memory
 from iou_eval.engine.parallel import resolve_workers, start
 from iou_eval.errors import IouEvalError, UsageError
 from iou_eval.io.inputs import (
+    detect_pred_format,
     is_path,
     load_input,
     pair_doubts,
     prepare_pair,
     strict_error,
     unsized,
+    with_note,
 )
 from iou_eval.io.loaders import detect_format
 from iou_eval.io.option_files import resolve, resolve_read
@@ -156,7 +158,9 @@ def _load_pair(
     """Both datasets; with workers, the ground truth is read in a child meanwhile.
 
     A ground-truth error is reported before a predictions error, as when the
-    files are read one after the other.
+    files are read one after the other.  The predictions' format, unless
+    given, is judged from their content and the ground truth's format
+    (:func:`~iou_eval.io.inputs.detect_pred_format`).
     """
 
     def load_gt() -> Dataset:
@@ -166,18 +170,18 @@ def _load_pair(
 
     if not is_path(preds):
         return load_gt(), load(preds, "pred", read.pred_format, read=read, masks=masks)
+    pred_fmt, note = read.pred_format, None
+    if pred_fmt is None:
+        pred_fmt, note = detect_pred_format(preds, _gt_format(gt, read))
+    read = dataclasses.replace(read, pred_format=pred_fmt)
     if executor is not None:
-        return _load_beside_cluster(load_gt, preds, read, masks, executor)
-    pred_fmt = read.pred_format
+        gt_ds, pred_ds = _load_beside_cluster(load_gt, preds, read, masks, executor)
+        return gt_ds, with_note(pred_ds, note)
     concurrent = workers > 1 and is_path(gt) and _size(preds) >= PARALLEL_MIN_BYTES
-    if concurrent and pred_fmt is None:
-        try:
-            pred_fmt = detect_format(preds)
-        except IouEvalError:
-            pred_fmt = None  # reported when the predictions are read, after the ground truth
     if not concurrent or pred_fmt is None:
         gt_ds = load_gt()
-        return gt_ds, load(preds, "pred", read.pred_format, read=read, workers=workers, masks=masks)
+        pred_ds = load(preds, "pred", pred_fmt, read=read, workers=workers, masks=masks)
+        return gt_ds, with_note(pred_ds, note)
     _import_readers((read.gt_format, pred_fmt), gt, masks)
     # With masks the ground truth's child rasterises polygons for about as
     # long as the results take to read: it keeps one of the workers busy.
@@ -189,9 +193,21 @@ def _load_pair(
         except IouEvalError:
             job.result()  # the ground truth's own error comes first
             raise
-        return job.result(), pred_ds
+        return job.result(), with_note(pred_ds, note)
     finally:
         job.cancel()
+
+
+def _gt_format(gt: Any, read: ReadOptions) -> str | None:
+    """The ground truth's format as given or detected (None if it cannot be told yet)."""
+    if isinstance(gt, Dataset):
+        return gt.format
+    if read.gt_format or not is_path(gt):
+        return read.gt_format
+    try:
+        return detect_format(os.fspath(gt))
+    except IouEvalError:
+        return None  # the ground truth's reader says what is wrong, first
 
 
 def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:

@@ -73,6 +73,50 @@ def load_options(
     )
 
 
+# What the note says when Ultralytics predictions were recognised.
+_ULTRALYTICS = (
+    "Ultralytics predictions ('class cx cy w h conf' or 'class x1 y1 ... conf', fractions, "
+    "confidence last)"
+)
+
+
+def detect_pred_format(path: Any, gt_format: str | None) -> tuple[str | None, str | None]:
+    """The predictions' format from their content and the ground truth's, and a note saying so.
+
+    Beside a YOLO dataset, a folder of ``.txt`` files that reads as
+    Ultralytics ``predict`` output (6 numbers a line, or a polygon and a
+    confidence; every coordinate in [0, 1]) is YOLO predictions, where its
+    content alone would make it the ``txt`` format (score second).  A
+    ``predict`` run folder (``labels/`` inside) is YOLO predictions beside
+    any ground truth.
+
+    Returns ``(format, note)``; ``(None, None)`` when the content says
+    nothing: the loader then says what is wrong, after the ground truth's
+    own errors.
+    """
+    if not is_path(path):
+        return None, None
+    from iou_eval.errors import IouEvalError
+    from iou_eval.io.loaders.yolo import is_predict_run, ultralytics_prediction_lines
+
+    path = os.fspath(path)
+    try:
+        fmt: str | None = detect_format(path)
+    except IouEvalError:
+        fmt = None
+    folder = path != "-" and os.path.isdir(path)
+    if fmt == "yolo" and folder and is_predict_run(path):
+        return fmt, f"{path}: read as {_ULTRALYTICS}: the labels/ folder of a predict run"
+    if gt_format == "yolo" and fmt in (None, "txt") and folder and ultralytics_prediction_lines(path):
+        return "yolo", f"{path}: read as {_ULTRALYTICS}, beside a YOLO dataset"
+    return fmt, None
+
+
+def with_note(ds: Dataset, note: str | None) -> Dataset:
+    """``ds`` with ``note`` appended to its warnings (None: unchanged)."""
+    return _with_warnings(ds, [note] if note else [])
+
+
 def _with_warnings(ds: Dataset, more: list[str]) -> Dataset:
     return dataclasses.replace(ds, warnings=(*ds.warnings, *more)) if more else ds
 

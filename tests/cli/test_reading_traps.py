@@ -290,3 +290,57 @@ def test_pixel_files_raise_no_fraction_doubt(tmp_path):
           "a,cat,0.9,0,0,3,2\nb,cat,0.8,0.5,0.5,1.5,1.5\nc,cat,0.7,100,100,200,150\n")  # fmt: skip
     doc, _ = report(tmp_path / "gt.csv", tmp_path / "p.csv", "--strict")
     assert doc["doubts"] == [] and doc["summary"]["AP"] == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------- Ultralytics predict folders
+
+
+def test_sample_predictions_labels_beside_the_data_yaml_need_no_flag():
+    data, labels = SAMPLE / "yolo/data.yaml", SAMPLE / "yolo/predictions/labels"
+    flagged, _ = report(data, labels, "--pred-format", "yolo")
+    doc, err = report(data, labels, "--strict")
+    assert doc["summary"] == flagged["summary"] and doc["inputs"]["predictions"]["format"] == "yolo"
+    assert "read as Ultralytics predictions ('class cx cy w h conf' or 'class x1 y1 ... conf', fractions, confidence last), beside a YOLO dataset" in err  # fmt: skip
+    run_folder, err = report(data, SAMPLE / "yolo/predictions", "--strict")  # labels/ inside
+    assert run_folder["summary"] == flagged["summary"] and "the labels/ folder of a predict run" in err
+
+
+def _dataset(tmp_path: Path) -> Path:
+    """A two-image YOLO dataset of 200 x 100 images, one object each."""
+    for stem, line in (("a", "0 0.25 0.5 0.2 0.4"), ("b", "1 0.5 0.5 0.5 0.5")):
+        image(tmp_path / f"data/images/val/{stem}.png", 200, 100)
+        write(tmp_path / f"data/labels/val/{stem}.txt", line + "\n")
+    return write(tmp_path / "data/data.yaml", "val: images/val\nnames: [cat, dog]\n")
+
+
+def test_padilla_pixel_predictions_beside_a_yolo_dataset_stay_the_txt_format(tmp_path):
+    """``class score x y w h`` in pixels: 6 numbers a line, but not fractions: not predict output."""
+    data = _dataset(tmp_path)
+    write(tmp_path / "p/a.txt", "0 0.9 30 30 40 40\n")
+    write(tmp_path / "p/b.txt", "1 0.8 50 25 100 50\n")
+    doc, _ = report(data, tmp_path / "p", "--strict")
+    assert doc["inputs"]["predictions"]["format"] == "txt"
+    assert doc["summary"]["AP"] == pytest.approx(1.0)
+    assert not any("Ultralytics" in w for w in doc["warnings"])
+
+
+def test_the_hint_for_fraction_lines_names_the_reading_their_columns_support(tmp_path):
+    """Against a ground truth that is no YOLO dataset, a folder of 6 fractions a line stays ``txt``
+    and is refused; the hint names ``--pred-format yolo`` only when the confidence is last."""
+    gt = write(tmp_path / "gt.csv", "image,img_width,img_height,label,x1,y1,x2,y2\n"
+               "a,200,100,cat,30,30,70,70\nb,200,100,dog,50,25,150,75\n")  # fmt: skip
+    write(tmp_path / "ultra/a.txt", "cat 0.25 0.5 0.2 0.4 0.9\ncat 0.9 0.1 0.05 0.1 0.3\n")
+    write(tmp_path / "ultra/b.txt", "dog 0.5 0.5 0.5 0.5 0.8\n")
+    r = run(gt, tmp_path / "ultra", expect=1)
+    assert "coordinates look normalized" in r.err and r.err.rstrip().endswith("pass --pred-format yolo")
+    names = write(tmp_path / "names.txt", "cat\ndog\n")
+    write(tmp_path / "ultra_ids/a.txt", "0 0.25 0.5 0.2 0.4 0.9\n0 0.9 0.1 0.05 0.1 0.3\n")
+    write(tmp_path / "ultra_ids/b.txt", "1 0.5 0.5 0.5 0.5 0.8\n")
+    fixed, _ = report(gt, tmp_path / "ultra_ids", "--pred-format", "yolo", "--names", names, "--strict")
+    assert fixed["summary"]["AP50"] == pytest.approx(1.0)  # the hint reads the file
+    write(tmp_path / "scored/a.txt", "cat 0.9 0.25 0.5 0.2 0.4\ncat 0.3 0.9 0.1 0.05 0.1\n")
+    write(tmp_path / "scored/b.txt", "dog 0.8 0.5 0.5 0.5 0.5\n")
+    r = run(gt, tmp_path / "scored", expect=1)
+    assert "the 2nd number is the score ('class score cx cy w h'): pass --pred-normalized" in r.err
+    fixed, _ = report(gt, tmp_path / "scored", "--pred-normalized", "--strict")
+    assert fixed["summary"]["AP50"] == pytest.approx(1.0)

@@ -169,11 +169,26 @@ def _numbers(cells: list[str], fields: Sequence[str], where: Where) -> np.ndarra
     return values
 
 
-def _check_scale(boxes: np.ndarray, normalized: bool, where: Where, source: str) -> list[str]:
+_NORMALIZED_HINT = (
+    "pass --normalized (or --gt-normalized / --pred-normalized for one file), "
+    "with --image-size WxH unless the ground truth gives image sizes"
+)
+
+
+def _check_scale(
+    boxes: np.ndarray,
+    normalized: bool,
+    where: Where,
+    source: str,
+    score: np.ndarray | None = None,
+    file_of: np.ndarray | None = None,
+) -> list[str]:
     """Refuse pixel boxes that look normalized.
 
     Normalized numbers that look like pixels are a doubt of
     :func:`iou_eval.data.plausibility.scale_doubts`, which knows which flag was given.
+    ``score[N]`` and ``file_of[N]`` (per-image predictions): the hint is the
+    reading that the columns support (:func:`_fraction_hint`).
     """
     if not len(boxes) or normalized:
         return []
@@ -187,10 +202,41 @@ def _check_scale(boxes: np.ndarray, normalized: bool, where: Where, source: str)
                 "coordinates look normalized: every box number lies in [0, 1], "
                 f"this line has {' '.join(f'{v:g}' for v in boxes[r])}",
                 where=line,
-                hint="pass --normalized (or --gt-normalized / --pred-normalized for one file), "
-                "with --image-size WxH unless the ground truth gives image sizes",
+                hint=_fraction_hint(boxes, score, file_of),
             )
     return []
+
+
+def _fraction_hint(boxes: np.ndarray, score: np.ndarray | None, file_of: np.ndarray | None) -> str:
+    """The flag that reads fraction lines sensibly, checked against their columns.
+
+    ``class score cx cy w h`` is this format's with ``--pred-normalized``;
+    Ultralytics writes ``class cx cy w h conf``: when the columns say the
+    confidence is last (:func:`~iou_eval.io.loaders.yolo.guess_score_column`:
+    boxes inside the image, scores falling within each file), the YOLO reader
+    is named instead.
+    """
+    if score is None or file_of is None:
+        return _NORMALIZED_HINT
+    from iou_eval.io.loaders.yolo import guess_score_column
+
+    values = np.column_stack([np.zeros(len(boxes)), score, boxes])
+    guess = guess_score_column(values, file_of)
+    if not guess.last:
+        return (
+            "the 2nd number is the score ('class score cx cy w h'): pass --pred-normalized "
+            "(--normalized when the ground truth holds fractions too), with --image-size WxH "
+            "unless the ground truth gives image sizes"
+        )
+    if guess.doubt is None:
+        return (
+            "these lines read as Ultralytics predictions ('class cx cy w h conf', confidence "
+            f"last: {guess.evidence}): pass --pred-format yolo"
+        )
+    return (
+        "these lines read as Ultralytics predictions ('class cx cy w h conf'): pass --pred-format "
+        "yolo; if the score is the 2nd number ('class score cx cy w h'), pass --pred-normalized"
+    )
 
 
 def _images(
@@ -201,13 +247,15 @@ def _images(
     options: LoadOptions,
     where: Where,
     source: str,
+    score: np.ndarray | None = None,
+    file_of: np.ndarray | None = None,
 ) -> tuple[ImageTable, np.ndarray, list[str]]:
     """The image table ``[I]``, the rows' image column ``[N]`` and scale warnings.
 
     Checks that normalized boxes can find their image's size, and warns
     when the numbers do not look like the convention asked for.
     """
-    warnings = _check_scale(boxes, options.normalized, where, source)
+    warnings = _check_scale(boxes, options.normalized, where, source, score, file_of)
     # Sizes are the alignment's business: a text file gives none.
     images = ImageTable.build(image_ids, file_names)
     return images, np.asarray(image_idx, dtype=np.int64), warnings
@@ -324,6 +372,8 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
         options,
         where,
         path,
+        values[:, 0] if pred else None,
+        origin_file if pred else None,
     )
     return assemble(
         source=path,

@@ -105,6 +105,8 @@ def looks_like_yolo(path: str) -> bool:
         return True
     if "labels" in entries and ("images" in entries or any(_is_image(e) for e in entries)):
         return True  # a dataset folder, or a `predict` run folder (labels/ + the images)
+    if "labels" in entries and is_predict_run(path, entries):
+        return True  # a `predict` run folder whose images were not saved
     if _images_beside(path) is not None:
         return True
     if os.path.basename(os.path.normpath(path)) == "labels":
@@ -116,6 +118,73 @@ def looks_like_yolo(path: str) -> bool:
             return False
         return any(_is_image(e) for e in siblings) or find_data_yaml(parent) is not None
     return False
+
+
+# Files whose presence says a folder holds another format's data itself.
+_DATA_EXTS = (".txt", ".json", ".xml", ".csv", ".tsv", ".yaml", ".yml")
+# Lines a content check reads at most: enough to judge, bounded on a large run.
+_SNIFF_LINES = 2000
+
+
+def is_predict_run(path: str, entries: set[str] | None = None) -> bool:
+    """Whether ``path`` is an Ultralytics ``predict`` run folder: ``labels/`` of ``.txt`` inside.
+
+    The folder holds no data files of its own (its images may be there or
+    not: ``save=False`` saves none).
+    """
+    try:
+        names = entries if entries is not None else set(list_folder(path))
+        if "labels" not in names or any(strip_gz(e.lower()).endswith(_DATA_EXTS) for e in names):
+            return False
+        inside = list_folder(os.path.join(path, "labels"))
+    except InputError:
+        return False
+    return any(strip_gz(e.lower()).endswith(".txt") for e in inside)
+
+
+def ultralytics_prediction_lines(path: str) -> bool:
+    """Whether the ``.txt`` files of ``path`` (or of its ``labels/``) read as ``predict`` output.
+
+    Every line read (the first :data:`_SNIFF_LINES` lines of the files, in
+    name order) is ``class cx cy w h conf`` (6 numbers) or a polygon
+    ``class x1 y1 ... conf`` (an even count from 8), the class a whole number
+    and every other number in [0, 1] (1 % tolerance); one line at least.
+    """
+    folder = os.path.join(path, "labels") if is_predict_run(path) else path
+    try:
+        names = sorted(list_folder(folder)) if os.path.isdir(folder) else []
+    except InputError:
+        return False
+    files = [os.path.join(folder, e) for e in names if strip_gz(e.lower()).endswith(".txt")
+             and e != CLASSES_FILE and not e.startswith(".")]  # fmt: skip
+    seen = 0
+    for file in files:
+        try:
+            text = read_text_file(file)
+        except InputError:
+            return False
+        for raw in text.split("\n"):
+            tokens = raw.split()
+            if not tokens:
+                continue
+            if not _prediction_line(tokens):
+                return False
+            seen += 1
+            if seen >= _SNIFF_LINES:
+                return True
+    return seen > 0
+
+
+def _prediction_line(tokens: list[str]) -> bool:
+    """One line of ``predict`` output: a whole class, then numbers in [0, 1]."""
+    k = len(tokens)
+    if not (k == 6 or (k >= 8 and k % 2 == 0)):
+        return False
+    if not all(is_number_token(t) for t in tokens):
+        return False
+    values = [float(t) for t in tokens]
+    c = values[0]
+    return c >= 0 and c == int(c) and all(_COORD_MIN <= v <= _COORD_MAX for v in values[1:])
 
 
 def _images_beside(labels_dir: str) -> str | None:
