@@ -201,7 +201,9 @@ def _reference(ds: Dataset, gt: Dataset | None) -> tuple[float, str] | None:
     return None
 
 
-def _fraction_reading(ds: Dataset, raw: np.ndarray, prefer: BoxFormat) -> tuple[BoxFormat, int, int] | None:
+def _fraction_reading(
+    ds: Dataset, raw: np.ndarray, prefer: BoxFormat
+) -> tuple[BoxFormat, int, int] | None:
     """The layout in which ``raw[N, 4]`` read as fractions fits the images best.
 
     Returns ``(layout, boxes that fit, boxes whose image has a size)``, or None

@@ -107,7 +107,12 @@ def detect_pred_format(path: Any, gt_format: str | None) -> tuple[str | None, st
     folder = path != "-" and os.path.isdir(path)
     if fmt == "yolo" and folder and is_predict_run(path):
         return fmt, f"{path}: read as {_ULTRALYTICS}: the labels/ folder of a predict run"
-    if gt_format == "yolo" and fmt in (None, "txt") and folder and ultralytics_prediction_lines(path):
+    if (
+        gt_format == "yolo"
+        and fmt in (None, "txt")
+        and folder
+        and ultralytics_prediction_lines(path)
+    ):
         return "yolo", f"{path}: read as {_ULTRALYTICS}, beside a YOLO dataset"
     return fmt, None
 

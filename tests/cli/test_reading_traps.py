@@ -132,7 +132,11 @@ def test_a_yolo_box_past_the_edge_is_read_as_written_with_a_note(tmp_path):
     # 6 of the 10 thresholds (AP 0.6), where a clipped ground truth would give 1.
     assert doc["summary"]["AP"] == pytest.approx((0.6 + 1.0) / 2)
     (note,) = [w for w in doc["warnings"] if "past the image's edge" in w]
-    assert "1 box(es) run past" in note and "a.txt:1" in note and "x1 y1 x2 y2 = 0.85 0.35 1.05 0.65" in note
+    assert (
+        "1 box(es) run past" in note
+        and "a.txt:1" in note
+        and "x1 y1 x2 y2 = 0.85 0.35 1.05 0.65" in note
+    )
     assert doc["doubts"] == []
 
 
@@ -230,7 +234,9 @@ def test_fractions_with_an_outlier_read_as_pixels_are_a_doubt(dets, flags):
     assert doc["summary"]["mAP"] == 0.0
     (d,) = doc["doubts"]
     assert "47 of 48 prediction box numbers lie in [0, 1]" in d and "2008_006599.txt:1" in d
-    assert "they look like fractions of the image size" in d and d.endswith("pass --pred-normalized")
+    assert "they look like fractions of the image size" in d and d.endswith(
+        "pass --pred-normalized"
+    )
     r = run(gt, preds, "-p", "voc07", *flags, "--strict", expect=1)
     assert "--strict: 1 doubt(s)" in r.err
     fixed, _ = report(gt, preds, "-p", "voc07", *flags, "--pred-normalized", "--strict")
@@ -302,7 +308,9 @@ def test_sample_predictions_labels_beside_the_data_yaml_need_no_flag():
     assert doc["summary"] == flagged["summary"] and doc["inputs"]["predictions"]["format"] == "yolo"
     assert "read as Ultralytics predictions ('class cx cy w h conf' or 'class x1 y1 ... conf', fractions, confidence last), beside a YOLO dataset" in err  # fmt: skip
     run_folder, err = report(data, SAMPLE / "yolo/predictions", "--strict")  # labels/ inside
-    assert run_folder["summary"] == flagged["summary"] and "the labels/ folder of a predict run" in err
+    assert (
+        run_folder["summary"] == flagged["summary"] and "the labels/ folder of a predict run" in err
+    )
 
 
 def _dataset(tmp_path: Path) -> Path:
@@ -332,11 +340,15 @@ def test_the_hint_for_fraction_lines_names_the_reading_their_columns_support(tmp
     write(tmp_path / "ultra/a.txt", "cat 0.25 0.5 0.2 0.4 0.9\ncat 0.9 0.1 0.05 0.1 0.3\n")
     write(tmp_path / "ultra/b.txt", "dog 0.5 0.5 0.5 0.5 0.8\n")
     r = run(gt, tmp_path / "ultra", expect=1)
-    assert "coordinates look normalized" in r.err and r.err.rstrip().endswith("pass --pred-format yolo")
+    assert "coordinates look normalized" in r.err and r.err.rstrip().endswith(
+        "pass --pred-format yolo"
+    )
     names = write(tmp_path / "names.txt", "cat\ndog\n")
     write(tmp_path / "ultra_ids/a.txt", "0 0.25 0.5 0.2 0.4 0.9\n0 0.9 0.1 0.05 0.1 0.3\n")
     write(tmp_path / "ultra_ids/b.txt", "1 0.5 0.5 0.5 0.5 0.8\n")
-    fixed, _ = report(gt, tmp_path / "ultra_ids", "--pred-format", "yolo", "--names", names, "--strict")
+    fixed, _ = report(
+        gt, tmp_path / "ultra_ids", "--pred-format", "yolo", "--names", names, "--strict"
+    )
     assert fixed["summary"]["AP50"] == pytest.approx(1.0)  # the hint reads the file
     write(tmp_path / "scored/a.txt", "cat 0.9 0.25 0.5 0.2 0.4\ncat 0.3 0.9 0.1 0.05 0.1\n")
     write(tmp_path / "scored/b.txt", "dog 0.8 0.5 0.5 0.5 0.5\n")

@@ -45,7 +45,7 @@ def ultralytics_scene(root: Path, seed: int) -> tuple[Path, Path, dict, list[dic
     data = root / "datasets/shapes"
     run_dir = root / "runs/detect/predict"
     write(data / "data.yaml", "train: images/train\nval: images/val\n"
-          f"names:\n" + "".join(f"  {i}: {n}\n" for i, n in enumerate(NAMES)))  # fmt: skip
+          "names:\n" + "".join(f"  {i}: {n}\n" for i, n in enumerate(NAMES)))  # fmt: skip
     (data / "images/train").mkdir(parents=True)
     images, annotations, results = [], [], []
     for i in range(14):

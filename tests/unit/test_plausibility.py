@@ -181,7 +181,9 @@ def _fractions_as_pixels(fmt="cxcywh", fmt_name="csv", size=(640.0, 480.0)):
 
 
 def _pixel_gt(size=(640.0, 480.0)):
-    return dataset([[100, 100, 200, 150]] * 3, fmt="xywh", fmt_name="voc-xml", size=size, score=False)
+    return dataset(
+        [[100, 100, 200, 150]] * 3, fmt="xywh", fmt_name="voc-xml", size=size, score=False
+    )
 
 
 def test_fractions_with_an_outlier_are_a_doubt_naming_the_checked_flag():
@@ -202,7 +204,9 @@ def test_the_fraction_fix_names_the_layout_that_fits():
 def test_the_fraction_fix_without_image_sizes_asks_for_them():
     ds = _fractions_as_pixels(size=(np.nan, np.nan))
     (d,) = fraction_doubts(ds, "pred", BoxFormat.CXCYWH, _pixel_gt(size=(np.nan, np.nan)))
-    assert d.endswith("pass --pred-normalized with --image-size WxH (the ground truth gives no image sizes)")
+    assert d.endswith(
+        "pass --pred-normalized with --image-size WxH (the ground truth gives no image sizes)"
+    )
 
 
 def test_coco_fractions_are_a_doubt_without_a_flag():
@@ -215,9 +219,16 @@ def test_no_fraction_doubt_on_pixels_small_references_or_numbers_all_in_the_unit
     gt = _pixel_gt()
     pixels = dataset([[10, 20, 30, 40], [0, 0, 1, 1], [0.5, 0.5, 2, 2]], fmt="xywh", fmt_name="csv")
     assert fraction_doubts(pixels, "pred", BoxFormat.XYWH, gt) == []
-    tiny_gt = dataset([[1, 1, 2, 2]] * 3, fmt="xywh", fmt_name="voc-xml", size=(8.0, 8.0), score=False)
-    assert fraction_doubts(_fractions_as_pixels(size=(8.0, 8.0)), "pred", BoxFormat.CXCYWH, tiny_gt) == []
+    tiny_gt = dataset(
+        [[1, 1, 2, 2]] * 3, fmt="xywh", fmt_name="voc-xml", size=(8.0, 8.0), score=False
+    )
+    assert (
+        fraction_doubts(_fractions_as_pixels(size=(8.0, 8.0)), "pred", BoxFormat.CXCYWH, tiny_gt)
+        == []
+    )
     unit = dataset([[0.1, 0.2, 0.3, 0.4]] * 4, fmt="cxcywh", fmt_name="csv")
     assert fraction_doubts(unit, "pred", BoxFormat.CXCYWH, gt) == []  # scale_doubts' case
-    read_as_fractions = dataset([[0.1, 0.2, 0.3, 1.2]] * 4, fmt="cxcywh", fmt_name="csv", normalized=True)
+    read_as_fractions = dataset(
+        [[0.1, 0.2, 0.3, 1.2]] * 4, fmt="cxcywh", fmt_name="csv", normalized=True
+    )
     assert fraction_doubts(read_as_fractions, "pred", BoxFormat.CXCYWH, gt) == []
