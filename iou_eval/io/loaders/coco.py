@@ -664,6 +664,26 @@ def _unknown_notes(
     return out
 
 
+def _read_boxes_or_masks(
+    path: str, role: str, options: LoadOptions, data: bytes | None
+) -> tuple[_Read, LoadOptions]:
+    """:func:`_read`; results that give masks without boxes are read again with their masks.
+
+    Their boxes (and maybe areas) come from the masks once the image sizes
+    are known (:func:`iou_eval.geometry.segm.boxes_from_masks`), as
+    pycocotools' ``loadRes`` reads them.  Returns the read and the options it used.
+    """
+    try:
+        return _read(path, role, options, data), options
+    except InputError as exc:
+        if role != "pred" or options.masks or exc.message != NO_BBOX:
+            raise
+    options = replace(options, masks=True)
+    r = _read(path, role, options, data)
+    _check_mask_or_box(r, path)
+    return r, options
+
+
 def _check_mask_or_box(r: _Read, path: str) -> None:
     """Every result of a masks re-read gives a ``bbox`` or a ``segmentation`` (located error)."""
     cols = r.cols
@@ -689,16 +709,7 @@ def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None 
     ``options.masks`` the segmentations come along (``Dataset.masks``).
     ``data``: the JSON itself (an in-memory input named ``path``), not read from disk.
     """
-    try:
-        r = _read(path, role, options, data)
-    except InputError as exc:
-        if role != "pred" or options.masks or exc.message != NO_BBOX:
-            raise
-        # Results that give masks without boxes: their boxes (and maybe areas)
-        # come from the masks once the image sizes are known (geometry.segm).
-        options = replace(options, masks=True)
-        r = _read(path, role, options, data)
-        _check_mask_or_box(r, path)
+    r, options = _read_boxes_or_masks(path, role, options, data)
     cols = r.cols
     images, image_idx = _image_table(r.images, cols["image_id"], path)
     categories, category_idx = _category_table(r.categories, cols["category_id"], role, path)
