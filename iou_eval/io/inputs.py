@@ -26,6 +26,7 @@ from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import Dataset
 from iou_eval.data.doubts import Doubt
 from iou_eval.data.plausibility import (
+    LAYOUT_OPEN,
     class_coverage_doubts,
     class_shift_doubt,
     fraction_doubts,
@@ -275,7 +276,7 @@ def pair_doubts(
     out += layout_doubts(alignment.gt, "gt")
     out += layout_doubts(alignment.pred, "pred")
     for role, ds, other in (("gt", alignment.gt, None), ("pred", alignment.pred, alignment.gt)):
-        if not load_options(read, role, ds.format).normalized:
+        if ds.format in LAYOUT_OPEN and not load_options(read, role, ds.format).normalized:
             out += fraction_doubts(ds, role, fraction_layout(read, role, ds), other)
     if not shift_found:
         out += class_coverage_doubts(alignment.gt, alignment.pred, alignment.n_categories)
