@@ -619,7 +619,7 @@ def _category_lists(
     """
     if all(getattr(im, name) is None for im in images_in):
         return None
-    out = []
+    out: list[tuple[Key, ...]] = []
     for i, im in enumerate(images_in):
         raw = getattr(im, name)
         if raw is None:
