@@ -217,3 +217,29 @@ def test_lvis_api_sees_the_same_file(write_json, lvis_eval):
     assert {c["frequency"] for c in gt["categories"]} == {"r", "c", "f"}
     assert ref.results["APr"] != -1
     json.dumps(ref.results)  # plain numbers
+
+
+def test_acceptance_lvis_ground_truth_with_its_own_objects(tmp_path, lvis_eval):
+    """Case 13's LVIS v0.5 ground truth (1,230 categories) against lvis-api, with jittered
+    copies of its objects as results (its own detections are not published with it)."""
+    from ..acceptance.helpers import case_dir
+
+    gt = case_dir("13_fce_lvis_val_100") / "lvis_val_100.json"
+    doc = json.loads(gt.read_text())
+    rng = np.random.default_rng(13)
+    res = []
+    for a in doc["annotations"]:
+        x, y, w, h = a["bbox"]
+        j = rng.normal(0, 0.08, 4) * [w, h, w, h]
+        res.append({"image_id": a["image_id"], "category_id": a["category_id"],
+                    "bbox": [x + j[0], y + j[1], max(w + j[2], 1.0), max(h + j[3], 1.0)],
+                    "score": round(float(rng.random()), 2)})  # fmt: skip
+    cats = [c["id"] for c in doc["categories"]]
+    for img in doc["images"]:  # negatives and unlisted categories too
+        for c in rng.choice(cats, 40).tolist():
+            res.append({"image_id": img["id"], "category_id": c, "bbox": [10, 10, 50, 40],
+                        "score": round(float(rng.random()), 2)})  # fmt: skip
+    preds = tmp_path / "res.json"
+    preds.write_text(json.dumps(res))
+    ours = evaluate(str(gt), str(preds))
+    assert_same(ours, run_lvis_api(lvis_eval, str(gt), str(preds)), "case 13 ground truth")
