@@ -92,10 +92,19 @@ def _pair_keys(
     return np.sort(images[known] * n_categories + cats[known])
 
 
-def _member(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """``[N]`` bool: each key is in the sorted ``table``."""
-    if not len(table):
+# Up to this many (image, category) pairs, membership is a lookup in a flag per pair
+# (128 MiB at most): a pass over the keys, where a search is a cache miss per key.
+DENSE_PAIRS = 1 << 27
+
+
+def _member(keys: np.ndarray, table: np.ndarray, n_pairs: int) -> np.ndarray:
+    """``[N]`` bool: each key (in ``[0, n_pairs)``) is in the sorted ``table``."""
+    if not len(table) or not len(keys):
         return np.zeros(len(keys), dtype=bool)
+    if n_pairs <= DENSE_PAIRS:
+        flags = np.zeros(n_pairs, dtype=bool)
+        flags[table] = True
+        return flags[keys]
     i = np.minimum(np.searchsorted(table, keys), len(table) - 1)
     return table[i] == keys
 
@@ -137,10 +146,11 @@ def federated_view(alignment: Alignment) -> FederatedView:
     g_key = gt.image_idx[gt_rows].astype(np.int64) * k + gt.category_idx[gt_rows]
     category_pos = {_norm(c): i for i, c in enumerate(gt.categories.ids[:k])}
     negative = _pair_keys(gt.images.negative, category_pos, k)
-    labelled = np.union1d(g_key, negative)
+    labelled = np.concatenate([g_key, negative])
+    n_pairs = len(gt.images) * k
     d_key = pred.image_idx.astype(np.int64) * k + pred.category_idx
     keep = top & (pred.category_idx < k) & (pred.area > 0)
-    keep[keep] = _member(d_key[keep], labelled)
+    keep[keep] = _member(d_key[keep], np.sort(labelled), n_pairs)
     pred_rows = np.flatnonzero(keep)
     not_exhaustive = _pair_keys(gt.images.not_exhaustive, category_pos, k)
     view = replace(
@@ -152,7 +162,7 @@ def federated_view(alignment: Alignment) -> FederatedView:
         alignment=view,
         gt_rows=narrow_index(gt_rows),
         pred_rows=narrow_index(pred_rows),
-        unmatched_ignored=_member(d_key[pred_rows], not_exhaustive),
+        unmatched_ignored=_member(d_key[pred_rows], not_exhaustive, n_pairs),
         groups=frequency_groups(gt.categories.frequency, k),
     )
 

@@ -123,8 +123,21 @@ def tools(bench_python: str, iou_eval: str, lvis_api_images: int) -> list[tuple]
         return lambda gt, res, out: [bench_python, peer, name, str(gt), str(res), str(out)]
 
     return [
-        ("iou-eval", lambda gt, res, out: [iou_eval, str(gt), str(res), "-f", "json", "-o",
-                                           str(out), "--quiet"], None, True),  # fmt: skip
+        (
+            "iou-eval",
+            lambda gt, res, out: [
+                iou_eval,
+                str(gt),
+                str(res),
+                "-f",
+                "json",
+                "-o",
+                str(out),
+                "--quiet",
+            ],
+            None,
+            True,
+        ),  # fmt: skip
         ("lvis-api", peer_argv("lvis"), lvis_api_images, False),
         ("faster-coco-eval", peer_argv("faster_coco_eval"), None, False),
         ("hotcoco", peer_argv("hotcoco"), None, False),

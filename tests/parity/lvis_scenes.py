@@ -133,8 +133,7 @@ def make_lvis_scene(
     """
     rng = np.random.default_rng(seed)
     images = [
-        {"id": i + 1, "height": H, "width": W, "file_name": f"{i + 1}.jpg"}
-        for i in range(n_images)
+        {"id": i + 1, "height": H, "width": W, "file_name": f"{i + 1}.jpg"} for i in range(n_images)
     ]
     cats = _categories(rng, n_cats, groups)
     anns = _ground_truth(rng, images, n_cats, quirks)

@@ -243,3 +243,13 @@ def test_acceptance_lvis_ground_truth_with_its_own_objects(tmp_path, lvis_eval):
     preds.write_text(json.dumps(res))
     ours = evaluate(str(gt), str(preds))
     assert_same(ours, run_lvis_api(lvis_eval, str(gt), str(preds)), "case 13 ground truth")
+
+
+def test_sparse_pair_lookup_gives_the_same_numbers(write_json, lvis_eval, monkeypatch):
+    """Past DENSE_PAIRS (image, category) pairs, membership is searched, not looked up."""
+    import iou_eval.protocols.lvis
+
+    monkeypatch.setattr(iou_eval.protocols.lvis, "DENSE_PAIRS", 0)
+    gt, res = make_lvis_scene(3)
+    files = _files(write_json, gt, res)
+    assert_same(evaluate(*files), run_lvis_api(lvis_eval, *files), "sparse lookup")
