@@ -59,7 +59,7 @@ format: $(VENV)/.dev ## apply ruff's formatting and safe fixes
 # Benchmark peers live in their own venv: they are never dependencies of iou-eval.
 BENCH_VENV  ?= .venv-bench
 BENCH_BIN   := $(BENCH_VENV)/bin
-BENCH_PEERS ?= pycocotools faster-coco-eval hotcoco ultrafast-pycocotools vernier
+BENCH_PEERS ?= pycocotools faster-coco-eval hotcoco ultrafast-pycocotools vernier lvis==0.5.3
 BENCH_SIZES ?=
 BENCH_SEGM_SIZES ?=
 BENCH_RUNS  ?=
@@ -86,6 +86,7 @@ bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against py
 	$(MAKE) --no-print-directory bench-dask
 	$(MAKE) --no-print-directory bench-memory
 	$(MAKE) --no-print-directory bench-stream
+	$(MAKE) --no-print-directory bench-lvis
 
 BENCH_IOU_MAPS ?= 500
 
@@ -118,6 +119,13 @@ FUZZ_SECONDS ?= 600
 .PHONY: fuzz
 fuzz: $(VENV)/.dev ## fuzz every loader and option for FUZZ_SECONDS (600) with fresh random inputs
 	IOU_EVAL_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -p no:cacheprovider tests/fuzz
+
+BENCH_LVIS_SIZES ?= 2000,20000
+BENCH_LVIS_RUNS ?= 3
+
+.PHONY: bench-lvis
+bench-lvis: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## --protocol lvis at LVIS v1 val's size beside lvis-api, faster-coco-eval, hotcoco (quick: BENCH_LVIS_SIZES=500 BENCH_LVIS_RUNS=1)
+	$(BENCH_BIN)/python tests/bench/bench_lvis.py --sizes "$(BENCH_LVIS_SIZES)" --runs $(BENCH_LVIS_RUNS) --seed $(BENCH_SEED)
 
 BENCH_MEMORY_SIZES ?=
 

@@ -19,6 +19,7 @@ from iou_eval.analysis.bootstrap import PARALLEL_MIN_WORK, run_bootstrap
 from iou_eval.analysis.records import Analysis
 from iou_eval.analysis.run import run_analyses
 from iou_eval.data.dataset import Dataset
+from iou_eval.data.doubts import Doubt
 from iou_eval.data.reconcile import Alignment, align
 from iou_eval.data.subsets import select
 from iou_eval.engine.memory import release_free_memory
@@ -38,7 +39,8 @@ from iou_eval.io.loaders import detect_format
 from iou_eval.io.option_files import resolve, resolve_read
 from iou_eval.options import EvalOptions, ReadOptions
 from iou_eval.protocols.coco_run import run_coco
-from iou_eval.protocols.params import Protocol, build_protocols
+from iou_eval.protocols.lvis import federated_ground_truth, run_lvis
+from iou_eval.protocols.params import AUTO, Protocol, build_protocols
 from iou_eval.protocols.voc import run_voc
 from iou_eval.results import EvaluationResult, ProtocolResult, coco_result, voc_result
 
@@ -87,6 +89,11 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
     if protocol.is_voc:
         return out
     out.extend(protocol.summary_warnings())
+    if protocol.is_lvis and (crowd := int(gt.is_crowd.sum())):
+        out.append(
+            f"{gt.source}: {crowd} ground truth(s) are marked iscrowd; like lvis-api, the LVIS "
+            "protocol scores them as ordinary objects (plain IoU, no crowd regions)"
+        )
     if protocol.zero_id_quirk:
         n0 = int((gt.ann_id == 0).sum())
         if n0:
@@ -269,6 +276,20 @@ def _coco_scored(
     return coco_result(alignment, evaluation, point.score_thr)
 
 
+def _lvis_scored(
+    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
+) -> ProtocolResult:
+    """lvis-api's ``LVISEval`` (boxes or masks), on the COCO machinery's parts and workers."""
+    point, boot = options.point, options.bootstrap
+    evaluation = run_lvis(
+        alignment, protocol, point.iou_thr, workers, executor,
+        keep_accumulation=(
+            options.runtime.keep_accumulation or boot.bootstrap > 0 or options.analysis.any
+        ),
+    )  # fmt: skip
+    return coco_result(alignment, evaluation, point.score_thr)
+
+
 def _voc_scored(
     alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
 ) -> ProtocolResult:
@@ -282,6 +303,7 @@ def _voc_scored(
 # protocols.params.BY_NAME, and one line here.
 SCORERS: dict[str, Callable[..., ProtocolResult]] = {
     "coco": _coco_scored,
+    "lvis": _lvis_scored,
     "voc07": _voc_scored,
     "voc12": _voc_scored,
 }
@@ -386,6 +408,9 @@ def _evaluate(
     stage("reading")
     masks = opts.protocol.masks
     gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor)
+    federated = federated_ground_truth(gt_ds)
+    protocols = build_protocols(opts.protocol, federated)
+    protocol_notes = lvis_notes(gt_ds, opts, protocols, federated)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
     if unsized(gt_ds):
         # No pixel sizes: the area ranges would compare fractions with pixel bounds.
@@ -407,6 +432,7 @@ def _evaluate(
 
         alignment = boxes_from_masks(alignment)  # results that give masks without boxes
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
+    warnings += protocol_notes
     if opts.read.strict and (error := strict_error(warnings)) is not None:
         raise error
     results: list[ProtocolResult] = []
@@ -436,6 +462,42 @@ def _evaluate(
         analysis=analysis,
         alignment=alignment,
     )
+
+
+def lvis_notes(
+    gt: Dataset, opts: EvalOptions, protocols: list[Protocol], federated: bool
+) -> list[str]:
+    """What the run says about LVIS: which protocol an LVIS file got, and what a COCO run ignores."""
+    names = {p.name for p in protocols}
+    out = []
+    if federated and AUTO in opts.protocol.protocol:
+        out.append(
+            f"{gt.source}: an LVIS ground truth (neg_category_ids / frequency): scored with the "
+            "LVIS protocol (lvis-api's federated rules); pass --protocol coco for COCO's"
+        )
+    if federated and "coco" in names:
+        out.append(
+            f"{gt.source}: an LVIS ground truth scored with COCO's rules (--protocol coco): "
+            "neg_category_ids, not_exhaustive_category_ids and frequency are ignored, every "
+            "category counts on every image and results are capped per image and category, "
+            "not at 300 per image (pass --protocol lvis for LVIS's)"
+        )
+    if "lvis" in names and not federated:
+        out.append(
+            f"{gt.source}: --protocol lvis on a ground truth without LVIS lists: no image has "
+            "neg_category_ids, so only the categories labelled on an image are scored there, "
+            "and without category frequencies APr, APc and APf are undefined"
+        )
+    elif "lvis" in names and gt.categories.frequency is None:
+        out.append(f"{gt.source}: no category has a frequency: APr, APc and APf are undefined")
+    if "lvis" in names and opts.analysis.cat_ids is not None:
+        out.append(
+            Doubt(
+                "--cat-ids with --protocol lvis: the 300 results per image are the top scores "
+                "of the selected categories (lvis-api caps every category's results first)"
+            )
+        )
+    return out
 
 
 def selection_inputs(alignment: Alignment, opts: EvalOptions) -> dict[str, object]:

@@ -231,9 +231,10 @@ class ReadOptions:
 class ProtocolOptions:
     """Which protocols score the files, and their parameters."""
 
-    protocol: tuple[str, ...] = option(("coco",), Cli(
-        "--protocol", "coco, voc07 or voc12; several comma-separated are reported side by side.",
-        parse=_split_names, short="-p", cli_default="coco"))  # fmt: skip
+    protocol: tuple[str, ...] = option(("auto",), Cli(
+        "--protocol", "auto, coco, lvis, voc07 or voc12; several comma-separated are reported "
+        "side by side (auto: lvis for an LVIS ground truth, else coco).",
+        parse=_split_names, short="-p", cli_default="auto"))  # fmt: skip
     iou_thresholds: tuple[float, ...] | None = option(None, Cli(
         "--iou-thresholds", "COCO thresholds: 0.5:0.95:0.05 (default) or a list like 0.5,0.75.",
         parse=parse_iou_thresholds, metavar="LIST"))  # fmt: skip

@@ -106,18 +106,31 @@ def _mean_valid(a: np.ndarray) -> float:
 ALL_CLASSES = "all classes"
 
 
+def _extra_rows(alignment: Alignment, count_extra: bool = True) -> np.ndarray:
+    """Rows of the predictions of categories only they have (false positives), if counted."""
+    if not count_extra:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(alignment.pred.category_idx >= alignment.n_categories)
+
+
 def point_counts(
-    alignment: Alignment, point: OperatingPoint, score_thr: float, class_agnostic: bool = False
+    alignment: Alignment,
+    point: OperatingPoint,
+    score_thr: float,
+    class_agnostic: bool = False,
+    count_extra: bool = True,
 ) -> PointCounts:
     """:class:`PointCounts` for scored rows plus the unscored prediction-only ones.
 
     ``class_agnostic``: matches pair boxes of any categories, so every box
     counts in one class (``C = 1``); counting a prediction's hit in its own
     class and the object it hit in another would give impossible rows.
+    ``count_extra``: count prediction-only categories' boxes as false
+    positives (LVIS drops them instead).
     """
     point_rows = point.dt_rows
     gt, pred = alignment.gt, alignment.pred
-    extra = np.flatnonzero(pred.category_idx >= alignment.n_categories)
+    extra = _extra_rows(alignment, count_extra)
 
     def cls(col: np.ndarray) -> np.ndarray:
         return np.zeros(len(col), dtype=np.int64) if class_agnostic else col
@@ -174,8 +187,13 @@ def per_image_table(alignment: Alignment, c: PointCounts) -> Columns:
     )
 
 
+# The per-class note of a category only the predictions have, by protocol.
+EXTRA_NOTE = "only in predictions: every box is a false positive"
+EXTRA_NOTE_LVIS = "only in predictions: not scored (LVIS)"
+
+
 def class_counts(
-    alignment: Alignment, c: PointCounts, class_agnostic: bool = False
+    alignment: Alignment, c: PointCounts, class_agnostic: bool = False, extra_note: str = EXTRA_NOTE
 ) -> dict[str, np.ndarray]:
     """The count-based per-class columns, shared by every protocol."""
     k = alignment.n_categories
@@ -188,7 +206,7 @@ def class_counts(
     else:
         note = np.where(
             np.arange(n_all) >= k,
-            "only in predictions: every box is a false positive",
+            extra_note,
             np.where(c.class_gt == 0, "no ground truth: AP undefined", ""),
         )
     return {
@@ -207,13 +225,16 @@ def class_counts(
 
 
 def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> ProtocolResult:
-    """Summary, per-class and per-image tables of a COCO evaluation.
+    """Summary, per-class and per-image tables of a COCO evaluation (an LVIS one too).
 
     Class-agnostic, the per-class table is one row: the arrays hold one
-    category (pycocotools' ``useCats=0``), and so do the counts.
+    category (pycocotools' ``useCats=0``), and so do the counts.  Under LVIS
+    the recall column is ``AR300`` and prediction-only categories are not
+    counted (lvis-api drops their results).
     """
     agnostic = ev.protocol.class_agnostic
-    c = point_counts(alignment, ev.point, score_thr, agnostic)
+    lvis = ev.protocol.is_lvis
+    c = point_counts(alignment, ev.point, score_thr, agnostic, count_extra=not lvis)
     n_rows = len(c.class_gt)
     k = 1 if agnostic else alignment.n_categories
     prec = ev.arrays.precision
@@ -239,8 +260,8 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
             "AP": ap,
             "AP50": ap50,
             "AP75": ap75,
-            "AR100": ar,
-            **class_counts(alignment, c, agnostic),
+            f"AR{max(ev.protocol.max_dets)}" if lvis else "AR100": ar,
+            **class_counts(alignment, c, agnostic, EXTRA_NOTE_LVIS if lvis else EXTRA_NOTE),
         }
     )
     return ProtocolResult(
@@ -250,7 +271,7 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
         images=per_image_table(alignment, c),
         arrays=ev.arrays,
         evaluation=ev,
-        predictions=prediction_columns(alignment, ev.point),
+        predictions=prediction_columns(alignment, ev.point, count_extra=not lvis),
     )
 
 
@@ -496,14 +517,16 @@ class PredictionColumns:
         return len(self.rows)
 
 
-def prediction_columns(alignment: Alignment, point: OperatingPoint) -> PredictionColumns:
+def prediction_columns(
+    alignment: Alignment, point: OperatingPoint, count_extra: bool = True
+) -> PredictionColumns:
     """:class:`PredictionColumns` of an operating point on its alignment.
 
     The point's own arrays are shared (not copied) when no prediction-only
-    category adds rows.
+    category adds rows (``count_extra`` False: none does).
     """
     pred = alignment.pred
-    extra = np.flatnonzero(pred.category_idx >= alignment.n_categories)
+    extra = _extra_rows(alignment, count_extra)
     n = len(point.dt_rows)
 
     def tail(head: np.ndarray, value: Any) -> np.ndarray:

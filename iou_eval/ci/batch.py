@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 LEADERBOARD_COCO = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR100"]
+LEADERBOARD_LVIS = ["AP", "AP50", "AP75", "APr", "APc", "APf", "AR300"]
 
 
 @dataclass
@@ -49,7 +50,10 @@ class BatchResult:
                 else:
                     # Boxes keep the plain names; masks are prefixed (segm AP).
                     tag = "" if pr.protocol.iou_type == "bbox" else f"{pr.protocol.iou_type} "
-                    for k in LEADERBOARD_COCO:
+                    if pr.protocol.is_lvis and len(r.results) > 1:
+                        tag = f"lvis {tag}"  # beside COCO's numbers of the same names
+                    keys = LEADERBOARD_LVIS if pr.protocol.is_lvis else LEADERBOARD_COCO
+                    for k in keys:
                         row[tag + k] = pr.summary.get(k)
             p = r.inputs["predictions"]
             row["predictions"] = p["boxes"]

@@ -39,7 +39,13 @@ Example:
 @click.argument("gt", metavar="GROUND_TRUTH", type=INPUT_PATH)
 @click.argument("a", metavar="PREDICTIONS_A", type=INPUT_PATH)
 @click.argument("b", metavar="PREDICTIONS_B", type=INPUT_PATH)
-@click.option("--protocol", "-p", default="coco", show_default=True, help="coco, voc07 or voc12.")
+@click.option(
+    "--protocol",
+    "-p",
+    default="auto",
+    show_default=True,
+    help="auto, coco, lvis, voc07 or voc12 (auto: lvis for an LVIS ground truth, else coco).",
+)
 @record_options(PointOptions, BootstrapOptions, RuntimeOptions, defaults={"bootstrap": "1000"})
 @output_options
 def compare_command(gt: str, a: str, b: str, **o: Any) -> None:

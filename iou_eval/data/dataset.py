@@ -61,12 +61,23 @@ class ImageTable:
         ids: user image ids (int or str), unique.
         file_names: file name per image, or None.
         width, height: ``[I]`` float64 pixels, NaN where unknown.
+        negative, not_exhaustive: an LVIS ground truth's per-image
+            ``neg_category_ids`` and ``not_exhaustive_category_ids`` (category
+            ids as the file gives them, normalized), ``[I]`` tuples; None when
+            the file has no such lists.
     """
 
     ids: tuple[Key, ...]
     file_names: tuple[str | None, ...]
     width: np.ndarray
     height: np.ndarray
+    negative: tuple[tuple[Key, ...], ...] | None = None
+    not_exhaustive: tuple[tuple[Key, ...], ...] | None = None
+
+    @property
+    def federated(self) -> bool:
+        """Whether the images carry LVIS's per-image category lists."""
+        return self.negative is not None or self.not_exhaustive is not None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -90,11 +101,17 @@ class ImageTable:
 
     def select(self, keep: np.ndarray) -> ImageTable:
         """The images at integer positions ``keep``."""
+
+        def lists(col: tuple[tuple[Key, ...], ...] | None) -> tuple[tuple[Key, ...], ...] | None:
+            return None if col is None else tuple(col[i] for i in keep)
+
         return ImageTable(
             ids=tuple(self.ids[i] for i in keep),
             file_names=tuple(self.file_names[i] for i in keep),
             width=self.width[keep],
             height=self.height[keep],
+            negative=lists(self.negative),
+            not_exhaustive=lists(self.not_exhaustive),
         )
 
 
@@ -106,13 +123,36 @@ class CategoryTable:
         ids: user category ids (int or str); for files that name classes only,
             the id is the name.
         names: display names.
+        frequency: an LVIS ground truth's ``frequency`` of each category
+            (``"r"``, ``"c"``, ``"f"``; None where a category has none), or
+            None when no category has one.
     """
 
     ids: tuple[Key, ...]
     names: tuple[str, ...]
+    frequency: tuple[str | None, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def select(self, keep: Sequence[int] | np.ndarray) -> CategoryTable:
+        """The categories at integer positions ``keep``, in that order."""
+        pos = [int(i) for i in keep]
+        freq = self.frequency
+        return CategoryTable(
+            tuple(self.ids[i] for i in pos),
+            tuple(self.names[i] for i in pos),
+            None if freq is None else tuple(freq[i] for i in pos),
+        )
+
+    def extended(self, ids: Sequence[Key], names: Sequence[str]) -> CategoryTable:
+        """These categories, then ``ids`` / ``names`` appended (without a frequency)."""
+        freq = self.frequency
+        return CategoryTable(
+            self.ids + tuple(ids),
+            self.names + tuple(names),
+            None if freq is None else freq + (None,) * len(ids),
+        )
 
 
 @dataclass(frozen=True)
@@ -256,7 +296,7 @@ class Dataset:
             area = bbox_area
         else:
             area = self.area * image_wh[:, 0] * image_wh[:, 1]
-        images = ImageTable(self.images.ids, self.images.file_names, width, height)
+        images = replace(self.images, width=width, height=height)
         return replace(
             self, images=images, xyxy=xyxy, bbox_area=bbox_area, area=area, fraction_boxes=None,
             fraction_format=None,

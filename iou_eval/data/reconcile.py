@@ -164,10 +164,7 @@ def canonical(gt: Dataset) -> Dataset:
     img_new[img_order] = np.arange(len(img_order))
     cat_new = np.empty(len(cat_order), dtype=np.int64)
     cat_new[cat_order] = np.arange(len(cat_order))
-    cats = CategoryTable(
-        tuple(gt.categories.ids[i] for i in cat_order),
-        tuple(gt.categories.names[i] for i in cat_order),
-    )
+    cats = gt.categories.select(cat_order)
     return replace(
         gt,
         images=gt.images.select(np.asarray(img_order, dtype=np.int64)),
@@ -349,9 +346,7 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
             f"that are not in the ground truth (e.g. {', '.join(repr(k) for k in unknown_keys)}); "
             f"not scored; {declare_hint(gt.format)}"
         ))  # fmt: skip
-    categories = CategoryTable(
-        gt.categories.ids + tuple(extra_ids), gt.categories.names + tuple(extra_names)
-    )
+    categories = gt.categories.extended(extra_ids, extra_names)
     if extra_ids:
         warnings.append(
             f"{pred.source}: {len(extra_ids)} categor{'y' if len(extra_ids) == 1 else 'ies'} "

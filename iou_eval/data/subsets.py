@@ -135,10 +135,7 @@ def select(
     cat_new = np.full(len(gt.categories), -1, dtype=np.int64)
     cat_new[keep_cat] = np.arange(len(keep_cat))
     images = gt.images.select(keep_img)
-    cats = CategoryTable(
-        tuple(gt.categories.ids[i] for i in keep_cat),
-        tuple(gt.categories.names[i] for i in keep_cat),
-    )
+    cats = gt.categories.select(keep_cat)
 
     def restrict(ds: Dataset) -> Dataset:
         rows = np.flatnonzero((img_new[ds.image_idx] >= 0) & (cat_new[ds.category_idx] >= 0))

@@ -74,6 +74,9 @@ class CocoSetup:
             in them (its matches keep their overlaps).
         ignore_flag, zero_id: ``[G]`` bool.
         area_bounds: ``[A, 2]``; gt_ignore: ``[A, G]`` per area range.
+        unmatched_ignored: ``[D]`` bool, a prediction left unmatched is
+            ignored in every area range rather than a false positive (LVIS:
+            its category is not labelled exhaustively on its image); None: none is.
     """
 
     protocol: Protocol
@@ -93,6 +96,7 @@ class CocoSetup:
     zero_id: np.ndarray
     area_bounds: np.ndarray
     gt_ignore: np.ndarray
+    unmatched_ignored: np.ndarray | None = None
 
     @property
     def max_det(self) -> int:
@@ -115,7 +119,15 @@ class CocoEvaluation:
         if self.accumulation is None:
             raise ValueError("this evaluation did not keep its accumulation inputs")
         labels = tuple(a.label for a in self.protocol.area_ranges)
-        return CocoResampler(self.accumulation, labels, self.protocol.max_dets)
+        return CocoResampler(self.accumulation, labels, self.protocol.max_dets, self.read_slices())
+
+    def read_slices(self) -> tuple[set[tuple[int, int]], set[tuple[int, int]]] | None:
+        """The ``(area, maxDets)`` slices the summary reads (precision, recall); None: COCO's."""
+        return None
+
+    def summarize(self, arrays: CocoArrays) -> dict[str, float | None]:
+        """The summary statistics of ``arrays`` under this evaluation's protocol."""
+        return summarize(arrays, self.protocol)
 
     def replicate(self, image_weight: np.ndarray) -> tuple[dict[str, float | None], np.ndarray]:
         """The summary and per-class AP on a resampled image set.
@@ -130,7 +142,7 @@ class CocoEvaluation:
         if self.accumulation is None:
             raise ValueError("this evaluation did not keep its accumulation inputs")
         arrays = self.resampler(image_weight)
-        return summarize(arrays, self.protocol), class_ap(arrays)
+        return self.summarize(arrays), class_ap(arrays)
 
 
 def class_ap(arrays: CocoArrays) -> np.ndarray:
@@ -284,6 +296,7 @@ def match_and_accumulate(
     gt_group, dt_group, n_groups = _dense_groups(s.gt_group[g_rows], s.dt_group[d_rows])
     # One score sort serves the matcher's order and the accumulation's.
     rank, n_levels = score_rank(s.pred.scores[d_rows])
+    unmatched = s.unmatched_ignored
     m = match_coco(
         geometry=geometry,
         gt_area=s.gt.area[g_rows],
@@ -301,6 +314,7 @@ def match_and_accumulate(
         max_det=s.max_det,
         dt_score_rank=(rank, n_levels),
         keep_lane=s.point_thr,  # area range 0 ("all"): lane = threshold
+        dt_unmatched_ignored=None if unmatched is None else unmatched[d_rows],
     )
     kept_rank = (rank[m.dt_rows], n_levels)
     if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):

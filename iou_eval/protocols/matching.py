@@ -200,6 +200,7 @@ def match_coco(
     max_det: int,
     dt_score_rank: tuple[np.ndarray, int] | None = None,
     keep_lane: int | None = None,
+    dt_unmatched_ignored: np.ndarray | None = None,
 ) -> Matches:
     """Match predictions to ground truths in every group, threshold and area range.
 
@@ -222,6 +223,9 @@ def match_coco(
             when the caller has it (else computed).
         keep_lane: keep the overlaps of this lane's matches (the operating
             point's), which would otherwise have to be computed again.
+        dt_unmatched_ignored: ``[D]`` bool, the prediction is ignored in every
+            area range when unmatched, as if its area were outside them
+            (lvis-api: its category is not exhaustively labelled on its image).
 
     Returns:
         :class:`Matches`; ``match_gt`` holds ground-truth row numbers.
@@ -238,6 +242,9 @@ def match_coco(
     d_area = geometry.dt_area[ranked.rows]
     # Unmatched predictions outside an area range are ignored in it: [A, D].
     outside = (d_area[None, :] < area_ranges[:, 0:1]) | (d_area[None, :] > area_ranges[:, 1:2])
+    if dt_unmatched_ignored is not None:
+        # lvis-api ORs this into the same mask as the area test (dt_ig_mask).
+        outside |= dt_unmatched_ignored[ranked.rows][None, :]
     lane, dt, gt, kept_iou = greedy_rounds(
         pd, pg, iou, ranked.rank, gts.position, gt_crowd, gt_ignore, eff_thr, keep_lane
     )

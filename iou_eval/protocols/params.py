@@ -1,7 +1,9 @@
 """Evaluation protocols as frozen parameter sets.
 
-``coco`` follows pycocotools' ``COCOeval`` (bbox); ``voc07`` and ``voc12``
-follow the Pascal VOC devkit's ``voc_eval``.
+``coco`` follows pycocotools' ``COCOeval`` (bbox); ``lvis`` lvis-api's
+``LVISEval``; ``voc07`` and ``voc12`` follow the Pascal VOC devkit's
+``voc_eval``.  ``auto`` (the default) is ``lvis`` for an LVIS ground truth
+and ``coco`` otherwise.
 """
 
 from __future__ import annotations
@@ -30,8 +32,33 @@ VOC07_RECALL_THRESHOLDS: tuple[float, ...] = tuple(float(x) for x in np.arange(0
 
 class ProtocolName(str, Enum):
     COCO = "coco"
+    LVIS = "lvis"
     VOC07 = "voc07"
     VOC12 = "voc12"
+
+
+# The protocol the ground truth decides: lvis for an LVIS file, else coco.
+AUTO = "auto"
+
+# lvis-api's LVISResults keeps this many results per image (its max_dets).
+LVIS_MAX_DETS = 300
+
+# lvis-api's summary: key -> (AP?, IoU, area, frequency group), in its order.
+LVIS_STATS: dict[str, tuple[bool, float | None, str, str | None]] = {
+    "AP": (True, None, "all", None),
+    "AP50": (True, 0.5, "all", None),
+    "AP75": (True, 0.75, "all", None),
+    "APs": (True, None, "small", None),
+    "APm": (True, None, "medium", None),
+    "APl": (True, None, "large", None),
+    "APr": (True, None, "all", "r"),
+    "APc": (True, None, "all", "c"),
+    "APf": (True, None, "all", "f"),
+    f"AR{LVIS_MAX_DETS}": (False, None, "all", None),
+    "ARs": (False, None, "small", None),
+    "ARm": (False, None, "medium", None),
+    "ARl": (False, None, "large", None),
+}
 
 
 COCO_AREA_RANGES: tuple[AreaRange, ...] = (
@@ -93,6 +120,10 @@ class Protocol:
     def is_voc(self) -> bool:
         return self.name in (ProtocolName.VOC07.value, ProtocolName.VOC12.value)
 
+    @property
+    def is_lvis(self) -> bool:
+        return self.name == ProtocolName.LVIS.value
+
     def params(self) -> dict[str, object]:
         """The parameters as plain data, for reports and baseline checks."""
         out: dict[str, object] = {
@@ -110,6 +141,9 @@ class Protocol:
             out["max_dets"] = list(self.max_dets)
             out["zero_id_quirk"] = self.zero_id_quirk
             out["honour_ignore"] = self.honour_ignore
+        if self.is_lvis:
+            out["max_dets_per_image"] = LVIS_MAX_DETS
+            out["federated"] = True
         return out
 
     def without_area_ranges(self) -> Protocol:
@@ -129,6 +163,14 @@ class Protocol:
         t = self.iou_thresholds
         span = f"{t[0]:0.2f}:{t[-1]:0.2f}" if t else "-"
         out = {}
+        if self.is_lvis:
+            # As lvis-api's print_results names them.
+            for key, (_, iou, area, group) in LVIS_STATS.items():
+                iou_text = span if iou is None else f"{iou:0.2f}"
+                out[key] = (
+                    f"IoU={iou_text:<11}area={area:<8}maxDets={LVIS_MAX_DETS} catIds={group or 'all'}"
+                )
+            return out
         for key, (_, iou, area, (kind, v)) in COCO_STATS.items():
             md = stat_max_det(key, self.max_dets)
             shown = v if kind == "value" else ("-" if md is None else md)
@@ -138,7 +180,7 @@ class Protocol:
 
     def summary_warnings(self) -> list[str]:
         """Why summary statistics are undefined under these maxDets, if they are."""
-        if self.is_voc:
+        if self.is_voc or self.is_lvis:
             return []
         md = ",".join(map(str, self.max_dets))
         out = []
@@ -182,7 +224,18 @@ def voc12(**overrides: object) -> Protocol:
     return replace(base, **overrides)  # type: ignore[arg-type]
 
 
-BY_NAME = {"coco": coco, "voc07": voc07, "voc12": voc12}
+def lvis(**overrides: object) -> Protocol:
+    """lvis-api 0.5.3's ``LVISEval``: COCO's grid, 300 results per image, federated categories.
+
+    Ground truths keep their own ``ignore`` flag and ``iscrowd`` means
+    nothing (lvis-api computes plain IoU); the annotation-id-0 defect is the
+    same as pycocotools' (a match is recorded as the ground truth's id).
+    """
+    base = Protocol(name=ProtocolName.LVIS.value, max_dets=(LVIS_MAX_DETS,), honour_ignore=True)
+    return replace(base, **overrides)  # type: ignore[arg-type]
+
+
+BY_NAME = {"coco": coco, "lvis": lvis, "voc07": voc07, "voc12": voc12}
 
 
 def make_protocol(name: str, options: object | None = None, iou_type: str = "bbox") -> Protocol:
@@ -194,18 +247,20 @@ def make_protocol(name: str, options: object | None = None, iou_type: str = "bbo
     """
     o = options if isinstance(options, ProtocolOptions) else ProtocolOptions()
     if name not in BY_NAME:
-        raise UsageError(
-            f"--protocol: unknown protocol {excerpt(name)} (known: {', '.join(BY_NAME)})"
-        )
+        known = ", ".join((AUTO, *BY_NAME))
+        raise UsageError(f"--protocol: unknown protocol {excerpt(name)} (known: {known})")
     p = BY_NAME[name]()
     if iou_type != "bbox" and p.is_voc:
         raise UsageError(
             f"--iou-type {iou_type}: the VOC protocols score boxes; use --protocol coco for masks"
         )
+    if p.is_lvis:
+        _check_lvis_options(o)
     changes: dict[str, object] = {"class_agnostic": o.class_agnostic, "iou_type": iou_type}
     if not p.is_voc:
         changes["zero_id_quirk"] = o.zero_id_quirk
-        changes["honour_ignore"] = o.honour_ignore
+        # LVIS always keeps a ground truth's own ignore flag (lvis-api does).
+        changes["honour_ignore"] = o.honour_ignore or p.is_lvis
         if o.iou_thresholds:
             changes["iou_thresholds"] = tuple(o.iou_thresholds)
         if o.area_ranges:
@@ -217,6 +272,36 @@ def make_protocol(name: str, options: object | None = None, iou_type: str = "bbo
     return replace(p, **changes)  # type: ignore[arg-type]
 
 
-def build_protocols(options: ProtocolOptions) -> list[Protocol]:
-    """The :class:`Protocol` records ``options`` name: each iou type by each protocol, in order."""
-    return [make_protocol(name, options, t) for t in options.iou_type for name in options.protocol]
+def _check_lvis_options(o: ProtocolOptions) -> None:
+    """Refuse the COCO options lvis-api has no counterpart of (its summary names fixed ranges)."""
+    given = [
+        flag
+        for flag, value in (
+            ("--max-dets", o.max_dets),
+            ("--area-ranges", o.area_ranges),
+            ("--class-agnostic", o.class_agnostic),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"--protocol lvis: {', '.join(given)} do(es) not apply: LVIS keeps "
+            f"{LVIS_MAX_DETS} results per image, COCO's area ranges and one class per "
+            "category, as lvis-api does (use --protocol coco for these options)"
+        )
+
+
+def protocol_names(options: ProtocolOptions, federated: bool = False) -> tuple[str, ...]:
+    """The protocols ``options`` name, ``auto`` resolved: ``lvis`` when the ground truth is
+    an LVIS dataset (``federated``), else ``coco``; each name once, in order."""
+    chosen = ProtocolName.LVIS.value if federated else ProtocolName.COCO.value
+    return tuple(dict.fromkeys(chosen if n == AUTO else n for n in options.protocol))
+
+
+def build_protocols(options: ProtocolOptions, federated: bool = False) -> list[Protocol]:
+    """The :class:`Protocol` records ``options`` name: each iou type by each protocol, in order.
+
+    ``federated``: the ground truth is an LVIS dataset (``auto`` is then ``lvis``).
+    """
+    names = protocol_names(options, federated)
+    return [make_protocol(name, options, t) for t in options.iou_type for name in names]

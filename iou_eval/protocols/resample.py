@@ -121,11 +121,17 @@ class CocoResampler:
     """
 
     def __init__(
-        self, x: AccumulationInputs, area_labels: tuple[str, ...], max_dets: tuple[int, ...]
+        self,
+        x: AccumulationInputs,
+        area_labels: tuple[str, ...],
+        max_dets: tuple[int, ...],
+        slices: tuple[set[tuple[int, int]], set[tuple[int, int]]] | None = None,
     ) -> None:
         self.x = x
         self.shape = (x.n_thresholds, len(x.recall_thresholds), x.n_categories, len(x.outside))
-        precision, recall = needed_slices(area_labels, max_dets)
+        # ``slices``: the (area, maxDets) slices of precision and of recall to
+        # fill, when a summary other than COCO's reads them (LVIS).
+        precision, recall = needed_slices(area_labels, max_dets) if slices is None else slices
         self.zero = np.asarray(x.recall_thresholds) <= 0
         # Ground truths that count, per range: one weighted bincount per replicate.
         area, row = np.nonzero(~x.gt_ignore)

@@ -32,9 +32,11 @@ SUMMARY_LABELS = {
     "AP": "IoU .50:.95 · all · 100", "AP50": "IoU .50 · all · 100", "AP75": "IoU .75 · all · 100",
     "APs": "small", "APm": "medium", "APl": "large", "AR1": "maxDets 1", "AR10": "maxDets 10",
     "AR100": "maxDets 100", "ARs": "small", "ARm": "medium", "ARl": "large", "mAP": "mean over classes",
+    "APr": "rare", "APc": "common", "APf": "frequent", "AR300": "300 per image",
 }  # fmt: skip
 CLASS_COLUMNS = {
-    "class": "class", "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AR100": "AR100", "gt": "gt",
+    "class": "class", "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AR100": "AR100",
+    "AR300": "AR300", "gt": "gt",
     "predictions": "pred", "TP": "TP", "FP": "FP", "FN": "FN", "precision": "precision",
     "recall": "recall", "F1": "F1", "best_F1": "best F1", "best_F1_score": "@ score", "note": "note",
 }  # fmt: skip
@@ -398,7 +400,7 @@ def protocol_sections(block: Mapping[str, Any], first: bool) -> list[str]:
     if per_class:
         note = '<p class="note">Click a header to sort. Empty cells are undefined (see note).</p>'
         body = note + '<div class="scroll">' + table(
-            per_class, CLASS_COLUMNS, bars={"AP", "AP50", "AP75", "AR100", "F1"}
+            per_class, CLASS_COLUMNS, bars={"AP", "AP50", "AP75", "AR100", "AR300", "F1"}
         ) + "</div>"  # fmt: skip
         out.append(section("Per class" + suffix, body, "per-class" + ident))
     return out

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CLASS_HEADERS = {
     "class": "class", "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AR100": "AR100",
-    "gt": "gt", "predictions": "pred", "TP": "TP", "FP": "FP", "FN": "FN",
+    "AR300": "AR300", "gt": "gt", "predictions": "pred", "TP": "TP", "FP": "FP", "FN": "FN",
     "precision": "prec", "recall": "rec", "F1": "F1", "best_F1": "best F1",
     "best_F1_score": "@score", "note": "note",
 }  # fmt: skip
@@ -53,6 +53,12 @@ def _describe_protocol(r: ProtocolResult) -> str:
         else ",".join(f"{t:g}" for t in thr)
     )
     extra = ", class-agnostic" if p.class_agnostic else ""
+    if p.is_lvis:
+        return (
+            f"{p.name} (LVIS protocol: LVISEval {p.iou_type}, IoU {thr_text}, "
+            f"{len(p.recall_thresholds)} recall points, {max(p.max_dets)} results per image, "
+            "federated categories; --protocol coco for COCO's rules)"
+        )
     return (
         f"{p.name} (COCOeval {p.iou_type}: IoU {thr_text}, {len(p.recall_thresholds)} recall points, "
         f"maxDets {'/'.join(map(str, p.max_dets))}, {p.pixel_convention.value} pixels{extra})"
@@ -95,7 +101,7 @@ def _summary_rows(r: ProtocolResult) -> tuple[list[str], list[list[str]], list[b
     return ["metric", "value", ""], rows, [False, True, False]
 
 
-HEADLINE = {"coco": ("AP", "AP50"), "voc07": ("mAP",), "voc12": ("mAP",)}
+HEADLINE = {"coco": ("AP", "AP50"), "lvis": ("AP", "APr"), "voc07": ("mAP",), "voc12": ("mAP",)}
 
 
 def _side_by_side(result: EvaluationResult) -> tuple[list[str], list[list[str]], list[bool]]:

@@ -74,3 +74,41 @@ def test_coco_sample_matches_pycocotools(summaries):
     ours = [-1.0 if v is None else v for v in summaries["coco"].values()]
     theirs = [float(v) for v in ev.stats]
     assert ours == theirs, f"ours:   {ours}\ntheirs: {theirs}"
+
+
+def test_lvis_scene_is_scored_as_lvis_with_every_rule_in_it():
+    """sample_data/lvis: all three frequency groups, negatives, a not-exhaustive category."""
+    from iou_eval import evaluate
+
+    gt_path, pred_path = str(SAMPLE / "lvis/gt.json"), str(SAMPLE / "lvis/preds.json")
+    result = evaluate(gt_path, pred_path)
+    assert result.protocol == "lvis"
+    assert all(result.summary[k] is not None for k in ("APr", "APc", "APf"))
+    gt = load(gt_path, "gt")
+    assert set(gt.categories.frequency or ()) == {"r", "c", "f"}
+    assert gt.images.negative is not None and any(gt.images.negative)
+    assert gt.images.not_exhaustive is not None and any(gt.images.not_exhaustive)
+    # The bench (neither labelled nor listed on its image) is not evaluated.
+    bench = result.per_class[result.per_class["class"] == "bench"].iloc[0]
+    assert bench["predictions"] == 0
+    # The two unmatched detections inside street_05's group of people are ignored.
+    street_05 = result.per_image[result.per_image["image_id"] == 5].iloc[0]
+    assert street_05["ignored"] == 2
+
+
+def test_lvis_scene_matches_lvis_api():
+    import numpy as np
+
+    if not hasattr(np, "float"):
+        np.float = float  # type: ignore[attr-defined]  # lvis-api 0.5.3 spells np.float
+    lvis = pytest.importorskip("lvis")
+    from iou_eval import evaluate
+
+    gt_path, pred_path = str(SAMPLE / "lvis/gt.json"), str(SAMPLE / "lvis/preds.json")
+    with contextlib.redirect_stdout(io.StringIO()):
+        ref = lvis.LVISEval(gt_path, pred_path, "bbox")
+        ref.run()
+    ours = evaluate(gt_path, pred_path)
+    assert np.array_equal(ours.primary.arrays.precision[..., 0], ref.eval["precision"])
+    names = {"AR@300": "AR300", "ARs@300": "ARs", "ARm@300": "ARm", "ARl@300": "ARl"}
+    assert {names.get(k, k): float(v) for k, v in ref.results.items()} == ours.summary

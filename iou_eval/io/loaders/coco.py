@@ -41,11 +41,16 @@ class _Image(msgspec.Struct, gc=False):
     file_name: str | None = None
     width: float | None = None
     height: float | None = None
+    # LVIS: categories verified absent, and categories not labelled exhaustively.
+    neg_category_ids: Any = None
+    not_exhaustive_category_ids: Any = None
 
 
 class _Category(msgspec.Struct, gc=False):
     id: Id
     name: str | None = None
+    # LVIS: "r" (rare), "c" (common) or "f" (frequent).
+    frequency: Any = None
 
 
 class _Annotation(msgspec.Struct, gc=False):
@@ -602,7 +607,58 @@ def _image_table(
         [np.nan if im.width is None else im.width for im in images_in],
         [np.nan if im.height is None else im.height for im in images_in],
     )
+    images = replace(
+        images,
+        negative=_category_lists(images_in, "neg_category_ids", path),
+        not_exhaustive=_category_lists(images_in, "not_exhaustive_category_ids", path),
+    )
     return images, _positions(img_keys, tuple(ids))
+
+
+def _category_lists(
+    images_in: list[_Image], name: str, path: str
+) -> tuple[tuple[Key, ...], ...] | None:
+    """Each image's LVIS list ``name`` as normalized category ids; None when no image has one.
+
+    An image without the list has none (an empty tuple).
+    """
+    if all(getattr(im, name) is None for im in images_in):
+        return None
+    out: list[tuple[Key, ...]] = []
+    for i, im in enumerate(images_in):
+        raw = getattr(im, name)
+        if raw is None:
+            out.append(())
+            continue
+        if not isinstance(raw, list):
+            raise InputError(
+                path,
+                f"{name} must be a list of category ids, got {type(raw).__name__}",
+                where=f"images[{i}].{name}",
+            )
+        try:
+            out.append(tuple(normalize_id(v) for v in raw))
+        except ValueError as exc:
+            raise InputError(path, f"{name}: {exc}", where=f"images[{i}].{name}") from None
+    return tuple(out)
+
+
+FREQUENCIES = ("r", "c", "f")
+
+
+def _frequencies(categories_in: list[_Category], path: str) -> tuple[str | None, ...] | None:
+    """Each category's LVIS ``frequency`` (``r``, ``c`` or ``f``); None when no category has one."""
+    if all(c.frequency is None for c in categories_in):
+        return None
+    for i, c in enumerate(categories_in):
+        if c.frequency is not None and c.frequency not in FREQUENCIES:
+            raise InputError(
+                path,
+                f"frequency must be one of r, c, f (rare, common, frequent), got "
+                f"{excerpt(repr(c.frequency))}",
+                where=f"categories[{i}].frequency",
+            )
+    return tuple(c.frequency for c in categories_in)
 
 
 def _category_table(
@@ -638,7 +694,9 @@ def _category_table(
                 cids.append(k)
                 raw_cids.append(k)
                 cnames.append(str(k))
-    return CategoryTable(tuple(raw_cids), tuple(cnames)), _positions(cat_keys, tuple(cids))
+    frequency = _frequencies(categories_in, path) if role == "gt" else None
+    table = CategoryTable(tuple(raw_cids), tuple(cnames), frequency)
+    return table, _positions(cat_keys, tuple(cids))
 
 
 def _unknown_notes(
