@@ -23,6 +23,7 @@
  * bboxes(): pycocotools.mask.toBbox.
  * polygons(): polygons rasterised by pycocotools' frPoly rule, its strings.
  * flatten(): the numbers of JSON-decoded polygons into one array.
+ * boundaries(): each mask less its erosion (Boundary IoU's boundaries), as strings.
  *
  * The buffers are numpy arrays the Python side made contiguous and of the
  * right type; their lengths are checked here, and every index into them.
@@ -1056,7 +1057,276 @@ static PyObject *py_flatten(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(left);
 }
 
+/* ------------------------------------------------------------- boundaries */
+
+/*
+ * The boundary of a mask as boundary-iou-api's mask_to_boundary makes it:
+ * the mask less its erosion by a (2d + 1)-square, pixels outside the image
+ * counting as background.  Nothing outside the mask's box can stay after
+ * the erosion, so the mask is laid out inside its box only, a byte per
+ * pixel, column by column as the runs go:
+ *   1. down each column, a run of set pixels less d at either end stays
+ *      (the erosion along the column: `core`);
+ *   2. across the columns, a pixel stays when it stays in the 2d + 1
+ *      columns centred on it: a count of consecutive columns per row,
+ *      written back into `core` d columns behind the one read;
+ *   3. the mask less `core`, walked in pixel order into pycocotools' counts
+ *      (rleEncode: background first, the last run last).
+ * Integers only: the numpy path (iou_eval.geometry.boundary) gives the same bytes.
+ */
+typedef struct {
+    int64_t *cnts, cnt_cap; /* the mask's counts, then the boundary's */
+    int64_t *edge, edge_cap;
+    uint8_t *mask, *core;
+    int64_t *streak;
+    int64_t pix_cap, line_cap;
+} EdgeScratch;
+
+static void free_edge_scratch(EdgeScratch *e) {
+    free(e->cnts);
+    free(e->edge);
+    free(e->mask);
+    free(e->core);
+    free(e->streak);
+}
+
+/* pycocotools' compressed string of 64-bit counts c[0:m] (rleToString), appended. */
+static int put_counts(Out *o, const int64_t *c, int64_t m) {
+    if (out_reserve(o, (size_t)m * 13 + 1) < 0) return -1;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t x = c[i];
+        if (i > 2) x -= c[i - 2];
+        int more = 1;
+        while (more) {
+            int ch = (int)(x & 0x1f);
+            x >>= 5; /* arithmetic shift: the sign stays */
+            more = (ch & 0x10) ? x != -1 : x != 0;
+            if (more) ch |= 0x20;
+            o->data[o->len++] = (char)(ch + 48);
+        }
+    }
+    return 0;
+}
+
+static int push_count(EdgeScratch *e, int64_t *m, int64_t v) {
+    if (*m >= e->edge_cap) {
+        int ok = 1;
+        int64_t cap = e->edge_cap ? 2 * e->edge_cap : 1024;
+        GROW(e->edge, int64_t, cap, ok);
+        if (!ok) return -1;
+        e->edge_cap = cap;
+    }
+    e->edge[(*m)++] = v;
+    return 0;
+}
+
+/* The exact counts of string s[0:len] into e->cnts; their number, or -3 if
+   it is not a mask of hw pixels, -1 out of memory. */
+static int64_t decode_exact(const uint8_t *s, int64_t len, int64_t hw, EdgeScratch *e) {
+    if (len + 1 > e->cnt_cap) {
+        int ok = 1;
+        GROW(e->cnts, int64_t, len + 1, ok);
+        if (!ok) return -1;
+        e->cnt_cap = len + 1;
+    }
+    int64_t m = 0, val = 0, pos = 0;
+    int shift = 0;
+    for (int64_t p = 0; p < len; p++) {
+        unsigned ch = (unsigned)s[p] - 48u;
+        int64_t x = 0;
+        int ends;
+        NUMBER_STEP(ch, val, shift, ends, x, return -3);
+        if (!ends) continue;
+        int64_t c = m > 2 ? x + e->cnts[m - 2] : x;
+        if (c < 0 || c > hw - pos) return -3;
+        e->cnts[m++] = c;
+        pos += c;
+    }
+    return shift == 0 && pos == hw ? m : -3;
+}
+
+/* Step 1 and 2 of the erosion, over the box's cw columns of ch pixels. */
+static void erode_box(EdgeScratch *e, int64_t cw, int64_t ch, int64_t d) {
+    uint8_t *mask = e->mask, *core = e->core;
+    int64_t *streak = e->streak;
+    memset(core, 0, (size_t)(cw * ch));
+    for (int64_t x = 0; x < cw; x++) {
+        const uint8_t *col = mask + x * ch;
+        for (int64_t y = 0; y < ch;) {
+            if (!col[y]) {
+                y++;
+                continue;
+            }
+            int64_t a = y;
+            while (y < ch && col[y]) y++;
+            if (y - a > 2 * d) memset(core + x * ch + a + d, 1, (size_t)(y - a - 2 * d));
+        }
+    }
+    memset(streak, 0, sizeof(int64_t) * (size_t)ch);
+    for (int64_t x = 0; x < cw; x++) {
+        const uint8_t *col = core + x * ch;
+        for (int64_t y = 0; y < ch; y++) streak[y] = col[y] ? streak[y] + 1 : 0;
+        /* Column x - d has been read: it takes its erosion across the columns. */
+        if (x >= 2 * d) {
+            uint8_t *dst = core + (x - d) * ch;
+            for (int64_t y = 0; y < ch; y++) dst[y] = streak[y] > 2 * d;
+        }
+    }
+    for (int64_t x = 0; x < cw; x++) /* the columns within d of the box's sides */
+        if (x < d || x >= cw - d) memset(core + x * ch, 0, (size_t)ch);
+}
+
+/*
+ * The boundary of string s[0:len], an h x w mask, eroded by d: its
+ * compressed string appended to o, its area and tight box (x0, y0, x1, y1;
+ * x1 < x0: no pixel).  0, or -1 out of memory, -3 not a mask of its size.
+ */
+static int edge_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_t d,
+                    EdgeScratch *e, Out *o, int64_t *area, int64_t *box) {
+    int64_t hw = h * w;
+    int64_t m = decode_exact(s, len, hw, e);
+    if (m < 0) return (int)m;
+    int64_t x0 = w, x1 = -1, y0 = h, y1 = -1, pos = 0;
+    for (int64_t i = 0; i < m; pos += e->cnts[i], i++) {
+        if (!(i & 1) || e->cnts[i] == 0) continue;
+        int64_t first = pos, last = pos + e->cnts[i] - 1;
+        int64_t fx = first / h, lx = last / h;
+        if (fx < x0) x0 = fx;
+        if (lx > x1) x1 = lx;
+        int64_t fy = fx == lx ? first - fx * h : 0, ly = fx == lx ? last - lx * h : h - 1;
+        if (fy < y0) y0 = fy;
+        if (ly > y1) y1 = ly;
+    }
+    int64_t k = 0;
+    *area = 0;
+    box[0] = box[1] = 0;
+    box[2] = box[3] = -1;
+    if (x1 < 0) { /* no pixel: no boundary */
+        if (push_count(e, &k, hw) < 0) return -1;
+        return put_counts(o, e->edge, k);
+    }
+    int64_t cw = x1 - x0 + 1, ch = y1 - y0 + 1, npix = cw * ch;
+    if (npix > e->pix_cap) {
+        int ok = 1;
+        GROW(e->mask, uint8_t, npix, ok);
+        GROW(e->core, uint8_t, npix, ok);
+        if (!ok) return -1;
+        e->pix_cap = npix;
+    }
+    if (ch > e->line_cap) {
+        int ok = 1;
+        GROW(e->streak, int64_t, ch, ok);
+        if (!ok) return -1;
+        e->line_cap = ch;
+    }
+    memset(e->mask, 0, (size_t)npix);
+    pos = 0;
+    for (int64_t i = 0; i < m; pos += e->cnts[i], i++) {
+        if (!(i & 1)) continue;
+        for (int64_t p = pos, end = pos + e->cnts[i]; p < end;) { /* a piece per column */
+            int64_t x = p / h, y = p - x * h;
+            int64_t n = end - p < h - y ? end - p : h - y;
+            memset(e->mask + (x - x0) * ch + (y - y0), 1, (size_t)n);
+            p += n;
+        }
+    }
+    erode_box(e, cw, ch, d);
+    int64_t start = -1, stop = -1, prev = 0;
+    for (int64_t x = 0; x < cw; x++) {
+        const uint8_t *mk = e->mask + x * ch, *cr = e->core + x * ch;
+        int64_t top = (x0 + x) * h + y0;
+        for (int64_t y = 0; y < ch; y++) {
+            if (!mk[y] || cr[y]) continue;
+            if (top + y == stop) {
+                stop++;
+                continue;
+            }
+            if (start >= 0 && (push_count(e, &k, start - prev) < 0 ||
+                               push_count(e, &k, stop - start) < 0))
+                return -1;
+            if (start >= 0) {
+                *area += stop - start;
+                prev = stop;
+            }
+            start = top + y;
+            stop = start + 1;
+        }
+    }
+    if (push_count(e, &k, start - prev) < 0 || push_count(e, &k, stop - start) < 0) return -1;
+    *area += stop - start;
+    if (stop < hw && push_count(e, &k, hw - stop) < 0) return -1;
+    box[0] = x0;
+    box[1] = y0;
+    box[2] = x1;
+    box[3] = y1;
+    return put_counts(o, e->edge, k);
+}
+
+/*
+ * boundaries(buf, start, len, h, w, d, lengths, area, box) -> bytes: the
+ * boundary of mask i (string buf[start[i]:start[i] + len[i]], h[i] x w[i],
+ * eroded by d[i] >= 1) is the next lengths[i] bytes of the result; its
+ * pixels in area[i], its mask's tight box in box[4i:4i + 4].
+ */
+static PyObject *py_boundaries(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[9];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8]))
+        return NULL;
+    Buf b[9];
+    memset(b, 0, sizeof b);
+    Py_ssize_t nb, n, nl, nh, nw, nd, no, na, nx;
+    Out out = {NULL, 0, 0};
+    EdgeScratch e;
+    memset(&e, 0, sizeof e);
+    int status = 0;
+    PyObject *result = NULL;
+    if (acquire(o[0], &b[0], 1, 0, "buf", &nb) < 0 ||
+        acquire(o[1], &b[1], 8, 0, "start", &n) < 0 ||
+        acquire(o[2], &b[2], 8, 0, "len", &nl) < 0 || acquire(o[3], &b[3], 8, 0, "h", &nh) < 0 ||
+        acquire(o[4], &b[4], 8, 0, "w", &nw) < 0 || acquire(o[5], &b[5], 8, 0, "d", &nd) < 0 ||
+        acquire(o[6], &b[6], 8, 1, "lengths", &no) < 0 ||
+        acquire(o[7], &b[7], 8, 1, "area", &na) < 0 || acquire(o[8], &b[8], 8, 1, "box", &nx) < 0)
+        goto done;
+    if (nl != n || nh != n || nw != n || nd != n || no != n || na != n || nx != 4 * n) {
+        PyErr_SetString(PyExc_ValueError, "boundaries: array lengths disagree");
+        goto done;
+    }
+    const uint8_t *buf = b[0].view.buf;
+    const int64_t *st = b[1].view.buf, *ln = b[2].view.buf, *hh = b[3].view.buf;
+    const int64_t *ww = b[4].view.buf, *dd = b[5].view.buf;
+    int64_t *lengths = b[6].view.buf, *area = b[7].view.buf, *box = b[8].view.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (st[i] < 0 || ln[i] < 0 || st[i] > nb - ln[i] || hh[i] <= 0 || ww[i] <= 0 ||
+            hh[i] > INT32_MAX || ww[i] > INT32_MAX || dd[i] < 1) {
+            PyErr_SetString(PyExc_ValueError, "boundaries: a string outside buf, a bad size or d");
+            goto done;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        size_t before = out.len;
+        status = edge_one(buf + st[i], ln[i], hh[i], ww[i], dd[i], &e, &out, &area[i], box + 4 * i);
+        lengths[i] = (int64_t)(out.len - before);
+    }
+    Py_END_ALLOW_THREADS
+    if (status == -1)
+        PyErr_NoMemory();
+    else if (status == -3)
+        PyErr_SetString(PyExc_ValueError, "boundaries: a string that is not a mask of its size");
+    else
+        result = PyBytes_FromStringAndSize(out.data ? out.data : "", (Py_ssize_t)out.len);
+done:
+    free(out.data);
+    free_edge_scratch(&e);
+    release(b, 9);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"boundaries", py_boundaries, METH_VARARGS,
+     "boundaries(buf, start, len, h, w, d, lengths, area, box) -> bytes: each mask's boundary\n"
+     "(the mask less its erosion by a (2d + 1)-square), its compressed string, area and box."},
     {"flatten", py_flatten, METH_VARARGS,
      "flatten(parts, out) -> -1, or the first part left to the caller: polygon numbers into out."},
     {"polygons", py_polygons, METH_VARARGS,

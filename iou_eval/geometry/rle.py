@@ -400,3 +400,54 @@ def _check_compiled(
     if boxes is not None:
         boxes[...] = out
     return area
+
+
+def decode_joined(
+    buf: np.ndarray, lengths: np.ndarray, height: np.ndarray, width: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(counts[C], offsets[N + 1])`` of strings stored back to back, checked.
+
+    As :func:`decode_counts`, for ``N`` strings one after the other in
+    ``buf[B]`` uint8, string ``i`` ``lengths[i]`` bytes long.
+
+    Raises:
+        BadRle: as :func:`decode_counts` says, for the first bad row.
+    """
+    cnts, offsets, _ = _decode_joined(buf, offsets_of(lengths), height, width)
+    return cnts, offsets
+
+
+def encode_counts(cnts: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """pycocotools' compressed strings (``rleToString``) of ``N`` masks' counts, in one pass.
+
+    Args:
+        cnts: ``[C]`` int64 run lengths, background first; offsets: ``[N + 1]``,
+            row ``i``'s counts are ``cnts[offsets[i]:offsets[i + 1]]``.
+
+    Returns:
+        ``(buf[B], lengths[N])``: uint8 the strings back to back, and each one's length.
+
+    From a row's fourth count on, the number stored is the difference to the
+    count two places before; each number takes as many 5-bit characters as
+    a signed number of that many bits needs (``0x20``: another follows).
+    """
+    n = len(offsets) - 1
+    x = np.asarray(cnts, dtype=np.int64).copy()
+    place = np.arange(len(x), dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
+    later = np.flatnonzero(place > 2)
+    x[later] -= np.asarray(cnts, dtype=np.int64)[later - 2]
+    # Characters per number: the fewest k with -2**(5k-1) <= x < 2**(5k-1).
+    k = np.ones(len(x), dtype=np.int64)
+    for bits in range(4, 63, 5):
+        wider = (x < -(1 << bits)) | (x >= (1 << bits))
+        if not wider.any():
+            break
+        k += wider
+    char_off = offsets_of(k)
+    number = np.repeat(np.arange(len(x)), k)
+    j = np.arange(int(char_off[-1]), dtype=np.int64) - char_off[:-1][number]
+    c = (x[number] >> (5 * j)) & 0x1F
+    c |= np.where(j < k[number] - 1, 0x20, 0)
+    buf = (c + 48).astype(np.uint8)
+    lengths = char_off[offsets[1:]] - char_off[offsets[:-1]] if n else np.zeros(0, np.int64)
+    return buf, lengths
