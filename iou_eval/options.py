@@ -88,6 +88,10 @@ def _parse_iou_thr(text: str) -> float:
     return numbers.parse_unit_interval(text, "--iou-thr")
 
 
+def _parse_boundary_dilation(text: str) -> float:
+    return numbers.parse_unit_interval(text, "--boundary-dilation")
+
+
 def _parse_score_thr(text: str) -> float:
     return numbers.parse_float(text, "--score-thr")
 
@@ -125,7 +129,9 @@ def _split_names(text: str) -> tuple[str, ...]:
 
 # -- the records -----------------------------------------------------------------
 
-IOU_TYPES = ("bbox", "segm")
+IOU_TYPES = ("bbox", "segm", "boundary")
+# The iou types that score instance masks: the files' masks are read for them.
+MASK_IOU_TYPES = ("segm", "boundary")
 READ_FORMATS = ("coco", "voc-xml", "csv", "txt", "voc-results")
 BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 
@@ -245,9 +251,13 @@ class ProtocolOptions:
         "--max-dets", "COCO detections per image and class: 1,10,100.", parse=parse_max_dets,
         metavar="LIST"))  # fmt: skip
     iou_type: tuple[str, ...] = option(("bbox",), Cli(
-        "--iou-type", "bbox (boxes) or segm (instance masks); a comma list such as bbox,segm "
-        "scores each from one parse, the first at the top.", parse=_split_names,
-        cli_default="bbox", metavar="LIST"))  # fmt: skip
+        "--iou-type", "bbox (boxes), segm (instance masks) or boundary (Boundary IoU of the "
+        "masks); a comma list such as bbox,segm scores each from one parse, the first at the "
+        "top.", parse=_split_names, cli_default="bbox", metavar="LIST"))  # fmt: skip
+    boundary_dilation: float | None = option(None, Cli(
+        "--boundary-dilation", "--iou-type boundary: the boundary's width as a fraction of the "
+        "image diagonal (boundary-iou-api's dilation ratio).", parse=_parse_boundary_dilation,
+        cli_default="0.02", metavar="X"))  # fmt: skip
     class_agnostic: bool = option(False, Cli(
         "--class-agnostic", "Match boxes regardless of class.", is_flag=True))  # fmt: skip
     pixel_convention: str | None = option(None, Cli(
@@ -273,9 +283,17 @@ class ProtocolOptions:
         bad = [t for t in types if t not in IOU_TYPES]
         if bad or not types:
             raise UsageError(
-                f"--iou-type: expected bbox, segm or both, got {','.join(types) or 'nothing'}"
+                f"--iou-type: expected bbox, segm, boundary or a comma list of them, got "
+                f"{','.join(types) or 'nothing'}"
             )
         object.__setattr__(self, "iou_type", types)
+        if self.boundary_dilation is not None:
+            if "boundary" not in types:
+                raise UsageError(
+                    "--boundary-dilation: applies to --iou-type boundary, which is not asked for"
+                )
+            ratio = numbers.check_number(self.boundary_dilation, "--boundary-dilation", low=0, high=1)
+            object.__setattr__(self, "boundary_dilation", ratio)
         if self.iou_thresholds is not None:
             t = tuple(
                 numbers.check_number(x, "--iou-thresholds", low=0, high=1)
@@ -316,7 +334,7 @@ class ProtocolOptions:
     @property
     def masks(self) -> bool:
         """Whether any protocol scores instance masks (the files' masks must be read)."""
-        return "segm" in self.iou_type
+        return any(t in MASK_IOU_TYPES for t in self.iou_type)
 
 
 @dataclass(frozen=True)

@@ -4,5 +4,5 @@ Enters: an aligned ground truth and predictions (boxes, masks).
 Leaves: IoU / IoF of their candidate pairs as numpy arrays, through
 :func:`~iou_eval.geometry.seam.geometry_for` (one module per geometry:
 :mod:`.boxes`, :mod:`.masks` with :mod:`.rle` and the compiled
-:mod:`.kernel`).  Imports :mod:`iou_eval.data` and the engine only.
+:mod:`.kernel`, :mod:`.boundary` for Boundary IoU).  Imports :mod:`iou_eval.data` and the engine only.
 """

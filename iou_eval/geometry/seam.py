@@ -1,8 +1,8 @@
-"""The one seam where a run picks its overlaps: boxes, or masks through the same interface.
+"""The one seam where a run picks its overlaps: boxes, masks or boundaries through one interface.
 
 :func:`geometry_for` builds the :class:`~iou_eval.geometry.pairs.Geometry`
 of an aligned pair of datasets for an iou type; one module per geometry
-(:mod:`.boxes`, :mod:`.masks`) implements it.
+(:mod:`.boxes`, :mod:`.masks`, :mod:`.boundary`) implements it.
 """
 
 from __future__ import annotations
@@ -19,33 +19,49 @@ class IouType:
 
     BBOX = "bbox"
     SEGM = "segm"
-    ALL = (BBOX, SEGM)
+    BOUNDARY = "boundary"
+    ALL = (BBOX, SEGM, BOUNDARY)
+    # The iou types that score instance masks (the files' masks must be read).
+    MASKS = (SEGM, BOUNDARY)
 
 
-def _boxes(gt, pred) -> Geometry:
+def _boxes(gt, pred, **_params: Any) -> Geometry:
     # A prediction's area is its box's w * h, unless loadRes set it from
     # its mask (results without boxes): ``area`` holds either.
     range_area = None if pred.area is pred.bbox_area else pred.area
     return BoxGeometry(pred.xyxy, pred.bbox_area, gt.xyxy, gt.bbox_area, gt.is_crowd, range_area)
 
 
-def _masks(gt, pred) -> Geometry:
+def _masks(gt, pred, **_params: Any) -> Geometry:
     from iou_eval.geometry.masks import MaskGeometry  # pycocotools only where masks are scored
 
     return MaskGeometry.of(gt, pred)
 
 
-# iou type -> the builder of its geometry over an aligned (gt, pred) pair.
+def _boundaries(gt, pred, dilation_ratio: float | None = None, **_params: Any) -> Geometry:
+    from iou_eval.geometry.boundary import DEFAULT_DILATION_RATIO, BoundaryGeometry
+
+    ratio = DEFAULT_DILATION_RATIO if dilation_ratio is None else dilation_ratio
+    return BoundaryGeometry.of(gt, pred, ratio)
+
+
+# iou type -> the builder of its geometry over an aligned (gt, pred) pair and
+# the protocol's geometry parameters (keywords a builder reads or leaves).
 # A new geometry is one module implementing Geometry plus one line here.
-GEOMETRIES: dict[str, Callable[[Any, Any], Geometry]] = {
+GEOMETRIES: dict[str, Callable[..., Geometry]] = {
     IouType.BBOX: _boxes,
     IouType.SEGM: _masks,
+    IouType.BOUNDARY: _boundaries,
 }
 
 
-def geometry_for(gt, pred, iou_type: str = IouType.BBOX) -> Geometry:
-    """The geometry of an aligned pair of datasets for ``iou_type`` (a key of :data:`GEOMETRIES`)."""
+def geometry_for(gt, pred, iou_type: str = IouType.BBOX, **params: Any) -> Geometry:
+    """The geometry of an aligned pair of datasets for ``iou_type`` (a key of :data:`GEOMETRIES`).
+
+    ``params``: what a protocol sets of the geometry (``dilation_ratio`` of
+    ``boundary``; see ``Protocol.geometry_params``).
+    """
     build = GEOMETRIES.get(iou_type)
     if build is None:
         raise ValueError(f"unknown iou type {iou_type!r} (known: {', '.join(GEOMETRIES)})")
-    return build(gt, pred)
+    return build(gt, pred, **params)

@@ -337,7 +337,7 @@ def _no_masks(ds: Dataset):
     from iou_eval.errors import UsageError
 
     return UsageError(
-        f"--iou-type segm: {ds.source} ({ds.format}) gives no masks",
+        f"--iou-type segm/boundary: {ds.source} ({ds.format}) gives no masks",
         hint="masks are read from COCO segmentations and from polygon formats",
     )
 

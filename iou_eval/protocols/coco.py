@@ -214,7 +214,7 @@ def prepare(
         gt=gt,
         pred=pred,
         scored_rows=scored_rows,
-        geometry=geometry_for(gt, pred, iou_type),
+        geometry=geometry_for(gt, pred, iou_type, **protocol.geometry_params()),
         n_categories=k,
         gt_group=gt_group,
         dt_group=dt_group,

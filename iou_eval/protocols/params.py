@@ -84,7 +84,10 @@ class Protocol:
         pixel_convention: ``continuous`` (COCO) or ``plus-one`` (VOC devkit).
         zero_id_quirk: reproduce pycocotools' defect that a ground truth with
             annotation id 0 never counts as matched (default on, for parity).
-        iou_type: ``bbox`` (boxes) or ``segm`` (instance masks, COCO only).
+        iou_type: ``bbox`` (boxes), ``segm`` (instance masks) or ``boundary``
+            (Boundary IoU of the masks); masks and boundaries COCO only.
+        boundary_dilation: ``boundary``'s dilation ratio: the boundary is
+            this fraction of the image diagonal wide (boundary-iou-api's 0.02).
         honour_ignore: keep a ground truth's own ``ignore`` flag instead of
             letting ``iscrowd`` overwrite it as pycocotools does (default off).
     """
@@ -99,6 +102,7 @@ class Protocol:
     zero_id_quirk: bool = True
     honour_ignore: bool = False
     iou_type: str = "bbox"
+    boundary_dilation: float = 0.02
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -133,6 +137,8 @@ class Protocol:
             "class_agnostic": self.class_agnostic,
             "iou_type": self.iou_type,
         }
+        if self.iou_type == "boundary":
+            out["boundary_dilation"] = self.boundary_dilation
         if self.is_voc:
             out["ap_method"] = "11-point" if self.name == "voc07" else "all-point"
         else:
@@ -153,6 +159,10 @@ class Protocol:
         numbers (APs ... ARl) are then undefined, not computed from fractions.
         """
         return replace(self, area_ranges=self.area_ranges[:1])
+
+    def geometry_params(self) -> dict[str, object]:
+        """What this protocol sets of its geometry (:func:`iou_eval.geometry.seam.geometry_for`)."""
+        return {"dilation_ratio": self.boundary_dilation} if self.iou_type == "boundary" else {}
 
     def summary_labels(self) -> dict[str, str]:
         """Each COCO summary statistic's IoU, area and maxDets, as pycocotools prints them.
@@ -257,6 +267,8 @@ def make_protocol(name: str, options: object | None = None, iou_type: str = "bbo
     if p.is_lvis:
         _check_lvis_options(o)
     changes: dict[str, object] = {"class_agnostic": o.class_agnostic, "iou_type": iou_type}
+    if o.boundary_dilation is not None:
+        changes["boundary_dilation"] = o.boundary_dilation
     if not p.is_voc:
         changes["zero_id_quirk"] = o.zero_id_quirk
         # LVIS always keeps a ground truth's own ignore flag (lvis-api does).

@@ -53,11 +53,13 @@ def _describe_protocol(r: ProtocolResult) -> str:
         else ",".join(f"{t:g}" for t in thr)
     )
     extra = ", class-agnostic" if p.class_agnostic else ""
+    if p.iou_type == "boundary":
+        extra += f", dilation ratio {p.boundary_dilation:g}"
     if p.is_lvis:
         return (
             f"{p.name} (LVIS protocol: LVISEval {p.iou_type}, IoU {thr_text}, "
             f"{len(p.recall_thresholds)} recall points, {max(p.max_dets)} results per image, "
-            "federated categories; --protocol coco for COCO's rules)"
+            f"federated categories{extra}; --protocol coco for COCO's rules)"
         )
     return (
         f"{p.name} (COCOeval {p.iou_type}: IoU {thr_text}, {len(p.recall_thresholds)} recall points, "

@@ -12,6 +12,7 @@ Usage::
     iou.boxes([10, 10, 50, 50], [20, 20, 60, 60])          # 0.391304...
     iou.boxes(pred_xywh, gt_xywh, box_format="xywh", kind="giou")   # [N, M]
     iou.masks(rles_a, rles_b)                               # == pycocotools maskUtils.iou
+    iou.boundary(gt_masks, dt_masks)                        # Boundary IoU (boundary-iou-api)
     iou.label_maps(gt_maps, pred_maps, num_classes=19)      # {"per_class", "mean", ...}
 
 A malformed argument raises :class:`ArgumentError`, an ``InputError`` that is
@@ -34,6 +35,7 @@ __all__ = [
     "boxes",
     "iof",
     "masks",
+    "boundary",
     "polygons",
     "intervals",
     "label_sets",
@@ -337,18 +339,86 @@ def masks(a: Any, b: Any) -> float | np.ndarray:
     Raises:
         ArgumentError: a mask that is not binary, a malformed RLE, or sizes that differ.
     """
-    from iou_eval.toolkit.mask_rows import mask_rows, pair_counts
+    from iou_eval.toolkit.mask_rows import pair_counts
 
-    a_rows, a_size, a_single = mask_rows(a, "a")
-    b_rows, b_size, b_single = mask_rows(b, "b")
-    if a_size is not None and b_size is not None and a_size != b_size:
-        raise ArgumentError(
-            f"b: masks are {b_size[0]}x{b_size[1]} (H x W) but a's are {a_size[0]}x{a_size[1]}; "
-            "IoU needs masks of the same size"
-        )
+    a_rows, b_rows, _, single = _mask_pair(a, b, "a", "b")
     inter = pair_counts(a_rows, b_rows)
     union = a_rows.sum(axis=1, dtype=np.float64)[:, None] + b_rows.sum(axis=1, dtype=np.float64)
-    return _result(_ratio(inter, union - inter), a_single and b_single)
+    return _result(_ratio(inter, union - inter), single)
+
+
+def _mask_pair(a: Any, b: Any, a_name: str, b_name: str) -> tuple[np.ndarray, ...]:
+    """Both sides' masks as rows ``[N, H * W]``, ``[M, H * W]`` bool, checked to be of one size."""
+    from iou_eval.toolkit.mask_rows import mask_rows
+
+    a_rows, a_size, a_single = mask_rows(a, a_name)
+    b_rows, b_size, b_single = mask_rows(b, b_name)
+    if a_size is not None and b_size is not None and a_size != b_size:
+        raise ArgumentError(
+            f"{b_name}: masks are {b_size[0]}x{b_size[1]} (H x W) but {a_name}'s are "
+            f"{a_size[0]}x{a_size[1]}; IoU needs masks of the same size"
+        )
+    return a_rows, b_rows, a_size or b_size, a_single and b_single
+
+
+def _boundary_rows(rows: np.ndarray, size: tuple[int, int] | None, ratio: float) -> np.ndarray:
+    """The boundaries of masks ``rows[N, H * W]`` (column-major), as rows again."""
+    from iou_eval.geometry.boundary import boundary_masks, dilation_pixels
+
+    if size is None or not len(rows):
+        return rows
+    h, w = size
+    d = int(dilation_pixels(h, w, ratio))
+    out = np.empty_like(rows)
+    # Column-major rows are the masks transposed; a square erodes the same either way.
+    step = max(1, (1 << 24) // max(h * w, 1))
+    for lo in range(0, len(rows), step):
+        block = rows[lo : lo + step].reshape(-1, w, h)
+        out[lo : lo + step] = boundary_masks(block, d).reshape(-1, h * w)
+    return out
+
+
+def boundary(gt_masks: Any, dt_masks: Any, dilation_ratio: float = 0.02) -> float | np.ndarray:
+    """Boundary IoU (Cheng et al., CVPR 2021) as boundary-iou-api computes it.
+
+    Each mask's boundary is the mask less its erosion by ``d`` pixels (a
+    ``(2d + 1)``-square; pixels outside the image count as background, so
+    a mask cut by the border has boundary along it), ``d = max(1,
+    round(dilation_ratio * sqrt(H**2 + W**2)))`` with Python's ``round``;
+    the Boundary IoU of two masks is their boundaries' IoU.  COCO's boundary
+    evaluation (``--iou-type boundary``) matches on ``min(mask IoU, boundary
+    IoU)``: ``np.minimum(iou.masks(a, b), iou.boundary(a, b))``.
+
+    Args:
+        gt_masks, dt_masks: binary masks ``[N, H, W]`` or one ``[H, W]``, or
+            COCO RLE (a dict or a list of them), as :func:`masks` takes them;
+            every mask of both sides of one ``H x W``.
+        dilation_ratio: the boundary's width as a fraction of the image
+            diagonal, in [0, 1] (boundary-iou-api's default 0.02).
+
+    Returns:
+        a float for two single masks, else ``[N, M]`` float64 (one row per
+        ``gt_masks`` item), 0 where both boundaries are empty.
+
+    Raises:
+        ArgumentError: a mask that is not binary, a malformed RLE, sizes that
+            differ, or a ratio outside [0, 1].
+    """
+    ratio = dilation_ratio
+    if (
+        isinstance(ratio, bool)
+        or not isinstance(ratio, (int, float, np.integer, np.floating))
+        or not 0 <= float(ratio) <= 1
+    ):
+        raise ArgumentError(f"dilation_ratio: expected a number in [0, 1], got {ratio!r}")
+    from iou_eval.toolkit.mask_rows import pair_counts
+
+    a_rows, b_rows, size, single = _mask_pair(gt_masks, dt_masks, "gt_masks", "dt_masks")
+    a_edge = _boundary_rows(a_rows, size, float(ratio))
+    b_edge = _boundary_rows(b_rows, size, float(ratio))
+    inter = pair_counts(a_edge, b_edge)
+    union = a_edge.sum(axis=1, dtype=np.float64)[:, None] + b_edge.sum(axis=1, dtype=np.float64)
+    return _result(_ratio(inter, union - inter), single)
 
 
 # -------------------------------------------------------------------- polygons
