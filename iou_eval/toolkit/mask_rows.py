@@ -83,7 +83,8 @@ def _binary_rows(arr: np.ndarray, name: str) -> tuple[np.ndarray, tuple[int, int
             f"got an array of shape {list(arr.shape)}"
         )
     if stack.dtype != bool:
-        bad = ~((stack == 0) | (stack == 1)).reshape(len(stack), -1).all(axis=1)
+        n, h, w = stack.shape  # (no -1 in the shape: an empty stack has no size to infer)
+        bad = ~((stack == 0) | (stack == 1)).reshape(n, h * w).all(axis=1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ArgumentError(f"{name}[{i}]: a binary mask holds only 0 and 1 (or bool)")
