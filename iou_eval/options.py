@@ -256,8 +256,8 @@ class ProtocolOptions:
         "top.", parse=_split_names, cli_default="bbox", metavar="LIST"))  # fmt: skip
     boundary_dilation: float | None = option(None, Cli(
         "--boundary-dilation", "--iou-type boundary: the boundary's width as a fraction of the "
-        "image diagonal (boundary-iou-api's dilation ratio).", parse=_parse_boundary_dilation,
-        cli_default="0.02", metavar="X"))  # fmt: skip
+        "image diagonal (boundary-iou-api's dilation ratio; default 0.02).",
+        parse=_parse_boundary_dilation, metavar="X"))  # fmt: skip
     class_agnostic: bool = option(False, Cli(
         "--class-agnostic", "Match boxes regardless of class.", is_flag=True))  # fmt: skip
     pixel_convention: str | None = option(None, Cli(
@@ -292,7 +292,9 @@ class ProtocolOptions:
                 raise UsageError(
                     "--boundary-dilation: applies to --iou-type boundary, which is not asked for"
                 )
-            ratio = numbers.check_number(self.boundary_dilation, "--boundary-dilation", low=0, high=1)
+            ratio = numbers.check_number(
+                self.boundary_dilation, "--boundary-dilation", low=0, high=1
+            )
             object.__setattr__(self, "boundary_dilation", ratio)
         if self.iou_thresholds is not None:
             t = tuple(

@@ -175,8 +175,10 @@ def _paint(batch: _Batch, pieces: tuple[np.ndarray, ...], piece_off: np.ndarray)
     row, x, y0, y1 = pieces
     n = piece_off[batch.rows + 1] - piece_off[batch.rows]
     which = np.repeat(np.arange(len(batch.rows)), n)
-    at = np.repeat(piece_off[batch.rows], n) + np.arange(int(n.sum())) - np.repeat(
-        offsets_of(n)[:-1], n
+    at = (
+        np.repeat(piece_off[batch.rows], n)
+        + np.arange(int(n.sum()))
+        - np.repeat(offsets_of(n)[:-1], n)
     )
     shape = (len(batch.rows), batch.cols, batch.lines + 1)
     rise = np.zeros(shape, dtype=np.int8)

@@ -347,7 +347,9 @@ def masks(a: Any, b: Any) -> float | np.ndarray:
     return _result(_ratio(inter, union - inter), single)
 
 
-def _mask_pair(a: Any, b: Any, a_name: str, b_name: str) -> tuple[np.ndarray, ...]:
+def _mask_pair(
+    a: Any, b: Any, a_name: str, b_name: str
+) -> tuple[np.ndarray, np.ndarray, tuple[int, int] | None, bool]:
     """Both sides' masks as rows ``[N, H * W]``, ``[M, H * W]`` bool, checked to be of one size."""
     from iou_eval.toolkit.mask_rows import mask_rows
 

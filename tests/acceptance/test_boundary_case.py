@@ -91,10 +91,14 @@ def test_14_mask_and_boundary_iou_of_overlapping_ground_truths():
         a, b = rles[p["gt_a"]], rles[p["gt_b"]]
         mask, edge = iou.masks(a, b), iou.boundary(a, b)
         assert (mask, edge, min(mask, edge)) == (
-            p["mask_iou"], p["boundary_iou"], p["boundary_ap_iou_min"]
+            p["mask_iou"],
+            p["boundary_iou"],
+            p["boundary_ap_iou_min"],
         ), p
     one_eight = next(p for p in pairs if (p["gt_a"], p["gt_b"]) == (1, 8))
-    assert round(one_eight["mask_iou"], 4) == 0.6807 and round(one_eight["boundary_iou"], 4) == 0.1589
+    assert (
+        round(one_eight["mask_iou"], 4) == 0.6807 and round(one_eight["boundary_iou"], 4) == 0.1589
+    )
 
 
 def test_14_five_by_five_mask_and_its_boundary():

@@ -60,7 +60,15 @@ def _shape(rng, h: int, w: int) -> np.ndarray:
         side = int(rng.integers(4))
         a, b = int(rng.integers(1, max(2, h // 2))), int(rng.integers(1, max(2, w // 2)))
         y0, x0 = int(rng.integers(0, h - a + 1)), int(rng.integers(0, w - b + 1))
-        y0, x0 = (0, x0) if side == 0 else (h - a, x0) if side == 1 else (y0, 0) if side == 2 else (y0, w - b)
+        y0, x0 = (
+            (0, x0)
+            if side == 0
+            else (h - a, x0)
+            if side == 1
+            else (y0, 0)
+            if side == 2
+            else (y0, w - b)
+        )
         m[y0 : y0 + a, x0 : x0 + b] = True
     return m
 

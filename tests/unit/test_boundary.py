@@ -258,8 +258,16 @@ def _geometry(ratio: float = 0.02):
     p[3][5:25, 5:30] = True  # g0 itself
     gt = _column(g)
     dt = _column(p)
-    masks = B.MaskGeometry(dt, gt, np.array([False, False, True]), dt.area, dt_image=np.zeros(4, int))
-    return B.BoundaryGeometry(masks, B.boundary_column(dt, ratio), B.boundary_column(gt, ratio), ratio), g, p
+    masks = B.MaskGeometry(
+        dt, gt, np.array([False, False, True]), dt.area, dt_image=np.zeros(4, int)
+    )
+    return (
+        B.BoundaryGeometry(
+            masks, B.boundary_column(dt, ratio), B.boundary_column(gt, ratio), ratio
+        ),
+        g,
+        p,
+    )
 
 
 def test_pair_overlaps_are_the_minimum_of_mask_and_boundary_iou_and_iof_on_crowds():
@@ -297,7 +305,9 @@ def test_take_keeps_the_rows_boundaries():
         sub.pair(np.array([0, 1]), np.array([1, 1])), geo.pair(np.array([3, 0]), np.array([0, 0]))
     )
     assert sub.dt_area.tolist() == [geo.dt_area[3], geo.dt_area[0]]
-    pair = mask_pair_overlaps(sub.dt_edge, sub.gt_edge, np.zeros(2, bool), np.array([0]), np.array([1]))
+    pair = mask_pair_overlaps(
+        sub.dt_edge, sub.gt_edge, np.zeros(2, bool), np.array([0]), np.array([1])
+    )
     assert pair[0] == 1.0
 
 
