@@ -16,9 +16,9 @@ faster-coco-eval's ``iouType="boundary"`` follows:
   plain mask overlap with the crowd rule (intersection over the
   prediction's area), as both references keep it.
 
-Masks stay compressed RLE columns: each mask's boundary is computed once
-(per dilation ratio), as a :class:`~iou_eval.geometry.masks.MaskColumn` of
-its own, by the compiled kernel (``boundaries`` in ``_rlekernel.c``) or by
+Masks stay compressed RLE columns: the boundaries of the masks a group of
+pairs needs are made as a :class:`~iou_eval.geometry.masks.MaskColumn` of
+their own, by the compiled kernel (``boundaries`` in ``_rlekernel.c``) or by
 the numpy path here, which is the reference: the same strings either way.
 The numpy path decodes each mask inside its box only (outside it there is
 nothing to erode), many masks per array, and erodes with a separable
@@ -315,23 +315,16 @@ def boundary_column(
     """The boundaries of ``column``'s ``N`` masks, as a column of compressed RLEs.
 
     Each boundary has its mask's size and its mask's tight box (a mask's
-    outermost pixels are always on its boundary).  Computed once per column
-    and ratio, and kept with the column.
+    outermost pixels are always on its boundary).
     """
-    cache = column.__dict__.setdefault("_boundaries", {})
-    key = float(dilation_ratio)
-    if key in cache:
-        return cache[key]
-    d = dilation_pixels(column.height, column.width, key)
+    d = dilation_pixels(column.height, column.width, float(dilation_ratio))
     kernel = compiled()
     if kernel is not None and hasattr(kernel, "boundaries"):
         buf, lengths, area, box = _compiled_boundaries(kernel, column, d)
     else:
         buf, lengths, area, box = _numpy_boundaries(column, d)
     strings = Strings(buf, offsets_of(lengths)[:-1], lengths)
-    edges = MaskColumn(strings, column.height, column.width, area.astype(np.float64), box)
-    cache[key] = edges
-    return edges
+    return MaskColumn(strings, column.height, column.width, area.astype(np.float64), box)
 
 
 # ------------------------------------------------------------------ geometry
@@ -341,45 +334,55 @@ def boundary_column(
 class BoundaryGeometry:
     """Boundary IoU: ``min(mask IoU, boundary IoU)``; against crowd regions the mask's IoF.
 
+    A mask's boundary is computed when one of its pairs needs it: a pair
+    whose mask overlap is under the lowest threshold never does (its
+    minimum is under it too), nor does a crowd region.  Category parts run
+    in worker processes compute their own masks' boundaries there.
+
     Attributes:
         masks: the masks' geometry (:class:`~iou_eval.geometry.masks.MaskGeometry`).
-        dt_edge, gt_edge: ``[D]``, ``[G]`` the masks' boundaries.
-        dilation_ratio: the ratio the boundaries were computed at.
+        dilation_ratio: the boundaries' width as a fraction of the image diagonal.
     """
 
     masks: MaskGeometry
-    dt_edge: MaskColumn
-    gt_edge: MaskColumn
     dilation_ratio: float = DEFAULT_DILATION_RATIO
     name: str = "boundary"
 
     @staticmethod
     def of(gt: Any, pred: Any, dilation_ratio: float = DEFAULT_DILATION_RATIO) -> BoundaryGeometry:
         """The geometry of an aligned pair whose masks :func:`~iou_eval.geometry.segm.with_masks` encoded."""
-        masks = MaskGeometry.of(gt, pred)
-        return BoundaryGeometry(
-            masks, boundary_column(masks.dt, dilation_ratio),
-            boundary_column(masks.gt, dilation_ratio), float(dilation_ratio),
-        )  # fmt: skip
+        return BoundaryGeometry(MaskGeometry.of(gt, pred), float(dilation_ratio))
 
     @property
     def dt_area(self) -> np.ndarray:
         return self.masks.dt_area_col
 
+    def _boundary_ious(
+        self, dt_rows: np.ndarray, gt_rows: np.ndarray, group: np.ndarray | None
+    ) -> np.ndarray:
+        """``[P]`` boundary IoUs of the pairs: each mask's boundary computed once here."""
+        d_need, d_pos = np.unique(dt_rows, return_inverse=True)
+        g_need, g_pos = np.unique(gt_rows, return_inverse=True)
+        dt_edge = boundary_column(self.masks.dt.take(d_need), self.dilation_ratio)
+        gt_edge = boundary_column(self.masks.gt.take(g_need), self.dilation_ratio)
+        plain = np.zeros(len(g_need), dtype=bool)  # no crowd region among these pairs
+        return mask_pair_overlaps(
+            dt_edge, gt_edge, plain, d_pos.reshape(-1), g_pos.reshape(-1), group
+        )
+
     def _combined(
-        self, dt_rows: np.ndarray, gt_rows: np.ndarray, image: np.ndarray | None, floor: float
+        self, dt_rows: np.ndarray, gt_rows: np.ndarray, group: np.ndarray | None, floor: float
     ) -> np.ndarray:
         """``[P]`` overlaps of aligned pairs; a pair whose mask overlap is under ``floor``
         keeps it (its boundary IoU is not computed: the minimum is under ``floor`` either way)."""
         m = self.masks
-        iou = mask_pair_overlaps(m.dt, m.gt, m.gt_crowd, dt_rows, gt_rows, image)
+        iou = mask_pair_overlaps(m.dt, m.gt, m.gt_crowd, dt_rows, gt_rows, group)
         # Crowd regions keep the mask's IoF, as both references do.
         both = np.flatnonzero(~m.gt_crowd[gt_rows] & (iou >= floor))
         if len(both):
-            edge = mask_pair_overlaps(
-                self.dt_edge, self.gt_edge, m.gt_crowd, dt_rows[both], gt_rows[both],
-                None if image is None else image[both],
-            )  # fmt: skip
+            edge = self._boundary_ious(
+                dt_rows[both], gt_rows[both], None if group is None else group[both]
+            )
             iou[both] = np.minimum(iou[both], edge)
         return iou
 
@@ -400,12 +403,8 @@ class BoundaryGeometry:
             pg = gt_sorted[pg]
             pr = dt_rows[lo : lo + _PAIR_CHUNK][pd]
             if floor > 0:
-                # The overlap is at most the mask overlap, and (but against a
-                # crowd region) at most the boundary IoU: both bounds prune.
+                # The overlap is at most the mask overlap: its bound prunes.
                 near = overlap_bounds(m.dt, m.gt, m.gt_crowd, pr, pg) >= floor
-                near &= m.gt_crowd[pg] | (
-                    overlap_bounds(self.dt_edge, self.gt_edge, m.gt_crowd, pr, pg) >= floor
-                )
                 pd, pg, pr = pd[near], pg[near], pr[near]
             iou = self._combined(pr, pg, groups[pd], floor)
             keep = iou >= floor
@@ -422,7 +421,4 @@ class BoundaryGeometry:
         return self._combined(dt_rows, gt_rows, image, -np.inf)
 
     def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> BoundaryGeometry:
-        return BoundaryGeometry(
-            self.masks.take(gt_rows, dt_rows), self.dt_edge.take(dt_rows),
-            self.gt_edge.take(gt_rows), self.dilation_ratio, self.name,
-        )  # fmt: skip
+        return BoundaryGeometry(self.masks.take(gt_rows, dt_rows), self.dilation_ratio, self.name)

@@ -16,7 +16,7 @@ from iou_eval import iou
 from iou_eval.errors import ArgumentError, UsageError
 from iou_eval.geometry import boundary as B
 from iou_eval.geometry import kernel
-from iou_eval.geometry.masks import MaskColumn, mask_pair_overlaps
+from iou_eval.geometry.masks import MaskColumn
 from iou_eval.geometry.rle import decode_joined, encode_counts
 
 from ..parity.boundary_scenes import api_boundary, decode
@@ -225,13 +225,6 @@ def test_strings_with_empty_runs_are_read_by_their_pixels(path, monkeypatch):
         assert np.array_equal(decode(edges.rle_dicts([i])[0]), want), i
 
 
-def test_a_boundary_column_is_computed_once_per_ratio(monkeypatch):
-    column = _column(_random_masks(6, 10))
-    first = B.boundary_column(column, 0.02)
-    assert B.boundary_column(column, 0.02) is first
-    assert B.boundary_column(column, 0.2) is not first
-
-
 @needs_kernel
 def test_the_kernel_refuses_a_string_that_is_not_a_mask_of_its_size():
     column = _column([np.ones((4, 4), bool)])
@@ -258,16 +251,9 @@ def _geometry(ratio: float = 0.02):
     p[3][5:25, 5:30] = True  # g0 itself
     gt = _column(g)
     dt = _column(p)
-    masks = B.MaskGeometry(
-        dt, gt, np.array([False, False, True]), dt.area, dt_image=np.zeros(4, int)
-    )
-    return (
-        B.BoundaryGeometry(
-            masks, B.boundary_column(dt, ratio), B.boundary_column(gt, ratio), ratio
-        ),
-        g,
-        p,
-    )
+    crowd = np.array([False, False, True])
+    masks = B.MaskGeometry(dt, gt, crowd, dt.area, dt_image=np.zeros(4, dtype=np.int64))
+    return B.BoundaryGeometry(masks, ratio), g, p
 
 
 def test_pair_overlaps_are_the_minimum_of_mask_and_boundary_iou_and_iof_on_crowds():
@@ -298,17 +284,15 @@ def test_pairs_keep_exactly_the_pairs_that_reach_the_floor():
         assert got == want, floor
 
 
-def test_take_keeps_the_rows_boundaries():
+def test_take_renumbers_the_rows():
     geo, _, _ = _geometry()
     sub = geo.take(np.array([1, 0]), np.array([3, 0]))
     assert np.array_equal(
         sub.pair(np.array([0, 1]), np.array([1, 1])), geo.pair(np.array([3, 0]), np.array([0, 0]))
     )
+    assert sub.pair(np.array([0]), np.array([1]))[0] == 1.0
     assert sub.dt_area.tolist() == [geo.dt_area[3], geo.dt_area[0]]
-    pair = mask_pair_overlaps(
-        sub.dt_edge, sub.gt_edge, np.zeros(2, bool), np.array([0]), np.array([1])
-    )
-    assert pair[0] == 1.0
+    assert sub.dilation_ratio == geo.dilation_ratio
 
 
 # ------------------------------------------------------------------ toolkit
