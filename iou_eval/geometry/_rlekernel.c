@@ -1066,25 +1066,27 @@ static PyObject *py_flatten(PyObject *self, PyObject *args) {
  * the erosion, so the mask is laid out inside its box only, a byte per
  * pixel, column by column as the runs go:
  *   1. down each column, a run of set pixels less d at either end stays
- *      (the erosion along the column: `core`);
+ *      (the erosion along the column, from the runs themselves: `core`);
  *   2. across the columns, a pixel stays when it stays in the 2d + 1
  *      columns centred on it: a count of consecutive columns per row,
  *      written back into `core` d columns behind the one read;
- *   3. the mask less `core`, walked in pixel order into pycocotools' counts
- *      (rleEncode: background first, the last run last).
+ *   3. the mask less `core`, its runs found with memchr, in pycocotools'
+ *      counts (rleEncode: background first, the last run last).
  * Integers only: the numpy path (iou_eval.geometry.boundary) gives the same bytes.
  */
 typedef struct {
-    int64_t *cnts, cnt_cap; /* the mask's counts, then the boundary's */
-    int64_t *edge, edge_cap;
+    int64_t *cnts, cnt_cap;   /* the mask's counts */
+    int64_t *edge, edge_cap;  /* the boundary's counts */
+    int64_t *piece, piece_cap; /* column, first and end row of each run in a column */
     uint8_t *mask, *core;
-    int64_t *streak;
+    int32_t *streak;
     int64_t pix_cap, line_cap;
 } EdgeScratch;
 
 static void free_edge_scratch(EdgeScratch *e) {
     free(e->cnts);
     free(e->edge);
+    free(e->piece);
     free(e->mask);
     free(e->core);
     free(e->streak);
@@ -1108,27 +1110,22 @@ static int put_counts(Out *o, const int64_t *c, int64_t m) {
     return 0;
 }
 
-static int push_count(EdgeScratch *e, int64_t *m, int64_t v) {
-    if (*m >= e->edge_cap) {
-        int ok = 1;
-        int64_t cap = e->edge_cap ? 2 * e->edge_cap : 1024;
-        GROW(e->edge, int64_t, cap, ok);
-        if (!ok) return -1;
-        e->edge_cap = cap;
-    }
-    e->edge[(*m)++] = v;
+/* Room for `more` items past `used` in a growable int64 array. */
+static int room(int64_t **a, int64_t *cap, int64_t used, int64_t more) {
+    if (used + more <= *cap) return 0;
+    int ok = 1;
+    int64_t c = *cap ? 2 * *cap : 1024;
+    while (c < used + more) c *= 2;
+    GROW(*a, int64_t, c, ok);
+    if (!ok) return -1;
+    *cap = c;
     return 0;
 }
 
 /* The exact counts of string s[0:len] into e->cnts; their number, or -3 if
    it is not a mask of hw pixels, -1 out of memory. */
 static int64_t decode_exact(const uint8_t *s, int64_t len, int64_t hw, EdgeScratch *e) {
-    if (len + 1 > e->cnt_cap) {
-        int ok = 1;
-        GROW(e->cnts, int64_t, len + 1, ok);
-        if (!ok) return -1;
-        e->cnt_cap = len + 1;
-    }
+    if (room(&e->cnts, &e->cnt_cap, 0, len + 1) < 0) return -1;
     int64_t m = 0, val = 0, pos = 0;
     int shift = 0;
     for (int64_t p = 0; p < len; p++) {
@@ -1145,35 +1142,58 @@ static int64_t decode_exact(const uint8_t *s, int64_t len, int64_t hw, EdgeScrat
     return shift == 0 && pos == hw ? m : -3;
 }
 
-/* Step 1 and 2 of the erosion, over the box's cw columns of ch pixels. */
-static void erode_box(EdgeScratch *e, int64_t cw, int64_t ch, int64_t d) {
-    uint8_t *mask = e->mask, *core = e->core;
-    int64_t *streak = e->streak;
-    memset(core, 0, (size_t)(cw * ch));
-    for (int64_t x = 0; x < cw; x++) {
-        const uint8_t *col = mask + x * ch;
-        for (int64_t y = 0; y < ch;) {
-            if (!col[y]) {
-                y++;
-                continue;
+/* The runs of the mask's counts split at the columns, runs that touch
+   merged: (column, first row, end row) each; their number, or -1. */
+static int64_t column_pieces(EdgeScratch *e, int64_t m, int64_t h) {
+    int64_t k = 0, pos = 0;
+    for (int64_t i = 0; i < m; pos += e->cnts[i], i++) {
+        if (!(i & 1) || e->cnts[i] == 0) continue;
+        for (int64_t p = pos, end = pos + e->cnts[i]; p < end;) {
+            int64_t x = p / h, y = p - x * h;
+            int64_t n = end - p < h - y ? end - p : h - y;
+            if (k && e->piece[3 * k - 3] == x && e->piece[3 * k - 1] == y) {
+                e->piece[3 * k - 1] = y + n; /* an empty run between: one piece */
+            } else {
+                if (room(&e->piece, &e->piece_cap, 3 * k, 3) < 0) return -1;
+                e->piece[3 * k] = x;
+                e->piece[3 * k + 1] = y;
+                e->piece[3 * k + 2] = y + n;
+                k++;
             }
-            int64_t a = y;
-            while (y < ch && col[y]) y++;
-            if (y - a > 2 * d) memset(core + x * ch + a + d, 1, (size_t)(y - a - 2 * d));
+            p += n;
         }
     }
-    memset(streak, 0, sizeof(int64_t) * (size_t)ch);
+    return k;
+}
+
+/* Steps 1 and 2: `core` over the box's cw columns of ch rows (from x0, y0). */
+static void erode_box(EdgeScratch *e, int64_t k, int64_t x0, int64_t y0, int64_t cw, int64_t ch,
+                      int64_t d) {
+    uint8_t *core = e->core;
+    memset(core, 0, (size_t)(cw * ch));
+    if (cw < 2 * d + 1 || ch < 2 * d + 1) return; /* no square fits: nothing stays */
+    for (int64_t j = 0; j < k; j++) {
+        const int64_t *pc = e->piece + 3 * j;
+        if (pc[2] - pc[1] > 2 * d)
+            memset(core + (pc[0] - x0) * ch + (pc[1] - y0) + d, 1, (size_t)(pc[2] - pc[1] - 2 * d));
+    }
+    int32_t *streak = e->streak;
+    int32_t need = (int32_t)(2 * d + 1);
+    memset(streak, 0, sizeof(int32_t) * (size_t)ch);
     for (int64_t x = 0; x < cw; x++) {
         const uint8_t *col = core + x * ch;
-        for (int64_t y = 0; y < ch; y++) streak[y] = col[y] ? streak[y] + 1 : 0;
+        for (int64_t y = 0; y < ch; y++) { /* counted up to `need`: it cannot overflow */
+            int32_t up = streak[y] + 1;
+            streak[y] = (up < need ? up : need) * (int32_t)col[y];
+        }
         /* Column x - d has been read: it takes its erosion across the columns. */
         if (x >= 2 * d) {
             uint8_t *dst = core + (x - d) * ch;
-            for (int64_t y = 0; y < ch; y++) dst[y] = streak[y] > 2 * d;
+            for (int64_t y = 0; y < ch; y++) dst[y] = (uint8_t)(streak[y] >= need);
         }
     }
-    for (int64_t x = 0; x < cw; x++) /* the columns within d of the box's sides */
-        if (x < d || x >= cw - d) memset(core + x * ch, 0, (size_t)ch);
+    memset(core, 0, (size_t)(d * ch)); /* the columns within d of the box's sides */
+    memset(core + (cw - d) * ch, 0, (size_t)(d * ch));
 }
 
 /*
@@ -1186,26 +1206,23 @@ static int edge_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_t
     int64_t hw = h * w;
     int64_t m = decode_exact(s, len, hw, e);
     if (m < 0) return (int)m;
-    int64_t x0 = w, x1 = -1, y0 = h, y1 = -1, pos = 0;
-    for (int64_t i = 0; i < m; pos += e->cnts[i], i++) {
-        if (!(i & 1) || e->cnts[i] == 0) continue;
-        int64_t first = pos, last = pos + e->cnts[i] - 1;
-        int64_t fx = first / h, lx = last / h;
-        if (fx < x0) x0 = fx;
-        if (lx > x1) x1 = lx;
-        int64_t fy = fx == lx ? first - fx * h : 0, ly = fx == lx ? last - lx * h : h - 1;
-        if (fy < y0) y0 = fy;
-        if (ly > y1) y1 = ly;
-    }
-    int64_t k = 0;
+    int64_t k = column_pieces(e, m, h);
+    if (k < 0) return -1;
+    int64_t nc = 0;
     *area = 0;
     box[0] = box[1] = 0;
     box[2] = box[3] = -1;
-    if (x1 < 0) { /* no pixel: no boundary */
-        if (push_count(e, &k, hw) < 0) return -1;
-        return put_counts(o, e->edge, k);
+    if (k == 0) { /* no pixel: no boundary */
+        if (room(&e->edge, &e->edge_cap, 0, 1) < 0) return -1;
+        e->edge[nc++] = hw;
+        return put_counts(o, e->edge, nc);
     }
-    int64_t cw = x1 - x0 + 1, ch = y1 - y0 + 1, npix = cw * ch;
+    int64_t x0 = e->piece[0], x1 = e->piece[3 * k - 3], y0 = h, y1 = 0;
+    for (int64_t j = 0; j < k; j++) {
+        if (e->piece[3 * j + 1] < y0) y0 = e->piece[3 * j + 1];
+        if (e->piece[3 * j + 2] > y1) y1 = e->piece[3 * j + 2];
+    }
+    int64_t cw = x1 - x0 + 1, ch = y1 - y0, npix = cw * ch;
     if (npix > e->pix_cap) {
         int ok = 1;
         GROW(e->mask, uint8_t, npix, ok);
@@ -1215,51 +1232,56 @@ static int edge_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_t
     }
     if (ch > e->line_cap) {
         int ok = 1;
-        GROW(e->streak, int64_t, ch, ok);
+        GROW(e->streak, int32_t, ch, ok);
         if (!ok) return -1;
         e->line_cap = ch;
     }
-    memset(e->mask, 0, (size_t)npix);
-    pos = 0;
-    for (int64_t i = 0; i < m; pos += e->cnts[i], i++) {
-        if (!(i & 1)) continue;
-        for (int64_t p = pos, end = pos + e->cnts[i]; p < end;) { /* a piece per column */
-            int64_t x = p / h, y = p - x * h;
-            int64_t n = end - p < h - y ? end - p : h - y;
-            memset(e->mask + (x - x0) * ch + (y - y0), 1, (size_t)n);
-            p += n;
-        }
+    uint8_t *mask = e->mask;
+    memset(mask, 0, (size_t)npix);
+    for (int64_t j = 0; j < k; j++) {
+        const int64_t *pc = e->piece + 3 * j;
+        memset(mask + (pc[0] - x0) * ch + (pc[1] - y0), 1, (size_t)(pc[2] - pc[1]));
     }
-    erode_box(e, cw, ch, d);
+    erode_box(e, k, x0, y0, cw, ch, d);
+    for (int64_t i = 0; i < npix; i++) mask[i] &= (uint8_t)(e->core[i] ^ 1);
+    /* Step 3: runs of the boundary, column by column; a run that reaches a
+       column's last row of the image goes on at the next column's first. */
     int64_t start = -1, stop = -1, prev = 0;
     for (int64_t x = 0; x < cw; x++) {
-        const uint8_t *mk = e->mask + x * ch, *cr = e->core + x * ch;
+        const uint8_t *col = mask + x * ch, *end = col + ch;
         int64_t top = (x0 + x) * h + y0;
-        for (int64_t y = 0; y < ch; y++) {
-            if (!mk[y] || cr[y]) continue;
-            if (top + y == stop) {
-                stop++;
-                continue;
+        for (const uint8_t *p = col; p < end;) {
+            const uint8_t *on = memchr(p, 1, (size_t)(end - p));
+            if (!on) break;
+            const uint8_t *off = memchr(on, 0, (size_t)(end - on));
+            if (!off) off = end;
+            int64_t a = top + (on - col), b = top + (off - col);
+            if (a == stop) {
+                stop = b;
+            } else {
+                if (start >= 0) {
+                    if (room(&e->edge, &e->edge_cap, nc, 2) < 0) return -1;
+                    e->edge[nc++] = start - prev;
+                    e->edge[nc++] = stop - start;
+                    *area += stop - start;
+                    prev = stop;
+                }
+                start = a;
+                stop = b;
             }
-            if (start >= 0 && (push_count(e, &k, start - prev) < 0 ||
-                               push_count(e, &k, stop - start) < 0))
-                return -1;
-            if (start >= 0) {
-                *area += stop - start;
-                prev = stop;
-            }
-            start = top + y;
-            stop = start + 1;
+            p = off;
         }
     }
-    if (push_count(e, &k, start - prev) < 0 || push_count(e, &k, stop - start) < 0) return -1;
+    if (room(&e->edge, &e->edge_cap, nc, 3) < 0) return -1;
+    e->edge[nc++] = start - prev;
+    e->edge[nc++] = stop - start;
     *area += stop - start;
-    if (stop < hw && push_count(e, &k, hw - stop) < 0) return -1;
+    if (stop < hw) e->edge[nc++] = hw - stop;
     box[0] = x0;
     box[1] = y0;
     box[2] = x1;
-    box[3] = y1;
-    return put_counts(o, e->edge, k);
+    box[3] = y1 - 1;
+    return put_counts(o, e->edge, nc);
 }
 
 /*
