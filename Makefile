@@ -62,6 +62,7 @@ BENCH_BIN   := $(BENCH_VENV)/bin
 BENCH_PEERS ?= pycocotools faster-coco-eval hotcoco ultrafast-pycocotools vernier lvis==0.5.3
 BENCH_SIZES ?=
 BENCH_SEGM_SIZES ?=
+BENCH_BOUNDARY_SIZES ?=
 BENCH_RUNS  ?=
 BENCH_SEED  ?= 0
 
@@ -80,8 +81,9 @@ $(BENCH_VENV)/.peers:
 bench-data: $(BENCH_VENV)/.peers ## generate the synthetic COCO-sized benchmark data in bench_data/
 	$(BENCH_BIN)/python tests/bench/make_data.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" --seed $(BENCH_SEED)
 
-bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co., boxes and masks (quick: BENCH_SIZES=500 BENCH_RUNS=1)
-	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
+bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co., boxes, masks, boundaries (quick: BENCH_SIZES=500 BENCH_RUNS=1)
+	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" \
+		--boundary-sizes "$(BENCH_BOUNDARY_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
 	$(MAKE) --no-print-directory bench-dask
 	$(MAKE) --no-print-directory bench-memory

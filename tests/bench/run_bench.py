@@ -63,6 +63,14 @@ STAT_NAMES = (
 )
 REFERENCE = "pycocotools"
 OURS = "iou-eval"
+# What the runner measures (``--iou-types``); boundary is scored on the mask set.
+IOU_TYPES = ("bbox", "segm", "boundary")
+DATA_KIND = {"bbox": "bbox", "segm": "segm", "boundary": "segm"}
+# pycocotools does not score Boundary IoU: faster-coco-eval is the reference there.
+BOUNDARY_REFERENCE = "faster-coco-eval"
+# The Boundary IoU set's default size: faster-coco-eval takes about a minute per
+# 500 images (it erodes each mask run by run, d times).
+BOUNDARY_DEFAULT_SIZES = "500"
 FASTEST_PEER = "ultrafast-pycocotools"
 # The other peers the mask ratios name (the task's targets quote them).
 SEGM_RATIO_PEERS = ("hotcoco", "vernier")
@@ -153,7 +161,7 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
             ],
             [iou_eval_python, "-c", IOU_EVAL_PROBE],
             _stats_iou_eval,
-            "`iou-eval GT PRED [--iou-type segm] --format json -o OUT`",
+            "`iou-eval GT PRED [--iou-type segm or boundary] --format json -o OUT`",
             forks=True,
         ),
         Tool(
@@ -200,7 +208,8 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
                 ],
                 _version_probe(bench_python, module, dist),
                 _stats_list,
-                f"`{script.relative_to(ROOT)} {peer}`: {api} (bbox or segm), {pycocotools_style}",
+                f"`{script.relative_to(ROOT)} {peer}`: {api} (bbox or segm"
+                f"{', or boundary' if peer == 'faster_coco_eval' else ''}), {pycocotools_style}",
             )
         )
     tools.append(
@@ -425,6 +434,8 @@ def bench_size(
                 continue
             if tool.max_images is not None and n > tool.max_images:
                 continue
+            if tool.name == BOOTSTRAP and iou_type == "boundary":
+                continue  # the bootstrap row is about resampling, measured on boxes and masks
             slug = tool.name.replace(": ", "-").replace(" ", "_")
             out, log = work / f"{slug}-{rnd}.json", work / f"{slug}-{rnd}.log"
             out.unlink(missing_ok=True)
@@ -457,7 +468,8 @@ def bench_size(
     # sampled over its whole process tree (sampling would slow the timed runs).
     for tool in tools:
         too_big = tool.max_images is not None and n > tool.max_images
-        if tool.forks and tool.name not in failed and not too_big:
+        skipped = tool.name == BOOTSTRAP and iou_type == "boundary"
+        if tool.forks and tool.name not in failed and not too_big and not skipped:
             slug = tool.name.replace(" ", "_")
             out, log = work / f"{slug}-memory.json", work / f"{slug}-memory.log"
             out.unlink(missing_ok=True)
@@ -539,6 +551,11 @@ def _summary(tool: Tool, mine: list[Run], s: Summary) -> None:
         s.note = (s.note + "; " if s.note else "") + f"{len(s.errors)} run(s) failed"
 
 
+def reference_for(iou_type: str) -> str:
+    """The tool whose 12 stats the others are compared with."""
+    return BOUNDARY_REFERENCE if iou_type == "boundary" else REFERENCE
+
+
 def summarise(tools: list[Tool], runs: list[Run], unavailable: dict[str, str]) -> list[Summary]:
     """Per tool, iou type and size: median and range of wall time, medians of CPU and RSS,
     stat check against pycocotools."""
@@ -558,8 +575,11 @@ def summarise(tools: list[Tool], runs: list[Run], unavailable: dict[str, str]) -
             if not ran and tool.max_images is not None and n > tool.max_images:
                 s.note = f"not run above {tool.max_images:,} images"
                 continue
+            if tool.name == BOOTSTRAP and iou_type == "boundary":
+                s.note = "not run for boundary"
+                continue
             _summary(tool, mine, s)
-        ref = by_tool.get(REFERENCE)
+        ref = by_tool.get(reference_for(iou_type))
         for s in by_tool.values():
             if s.stats is not None and ref is not None and ref.stats is not None:
                 s.max_abs_diff = max(abs(a - b) for a, b in zip(s.stats, ref.stats, strict=True))
@@ -666,6 +686,7 @@ def render(
     by = {(s.tool, s.images, s.iou_type): s for s in summaries}
     boxes = [sec for sec in sections if sec.iou_type == "bbox"]
     masks = [sec for sec in sections if sec.iou_type == "segm"]
+    edges = [sec for sec in sections if sec.iou_type == "boundary"]
     if boxes:
         lines += _box_data_lines(boxes)
         for sec in boxes:
@@ -678,6 +699,12 @@ def render(
             lines += _size_table(by, tools, sec, "###")
         lines += ["", "### Ratios (masks)", ""]
         lines += _ratio_lines(by, masks, SEGM_RATIO_PEERS)
+    if edges:
+        lines += _boundary_data_lines(edges)
+        for sec in edges:
+            lines += _size_table(by, tools, sec, "###")
+        lines += ["", "### Ratios (Boundary IoU)", ""]
+        lines += _boundary_ratio_lines(by, edges)
     lines += _method_lines()
     return "\n".join(lines)
 
@@ -740,6 +767,60 @@ def _mask_data_lines(sections: list[Section]) -> list[str]:
     return lines
 
 
+def _boundary_data_lines(sections: list[Section]) -> list[str]:
+    lines = [
+        "",
+        "## Boundary IoU (`--iou-type boundary`)",
+        "",
+        "The synthetic mask set (that of `--iou-type segm`), at its own size, scored with Boundary IoU (dilation ratio 0.02: "
+        "16 pixels at 640×480, 15 at 640×427, 12 at 500×375). Only faster-coco-eval among the "
+        'peers scores it (`iouType="boundary"`); pycocotools, hotcoco, ultrafast-pycocotools '
+        "and vernier cannot and are marked so. Its 12 numbers are the reference of the "
+        "Δ column here. The 500×375 images' 0.02 × diagonal is 12.5 pixels, which "
+        "boundary-iou-api (and iou-eval) round to 12 by Python's `round`, halves to even; "
+        "faster-coco-eval rounds every k + 0.5 down, to 12 as well here (it would differ at an "
+        "odd k).",
+        "",
+        "| images | ground truths | crowd | predictions | per image | gt.json | preds.json | seed |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for sec in sections:
+        m = sec.data.meta
+        lines.append(
+            f"| {m['images']:,} | {m['ground_truths']:,} | {m['crowd']:,} | "
+            f"{m['predictions']:,} | {m.get('predictions_per_image_mean', '–')} | "
+            f"{m['gt_bytes'] / 1e6:.1f} MB | {m['pred_bytes'] / 1e6:.1f} MB | {m['seed']} |"
+        )
+    return lines
+
+
+def _boundary_ratio_lines(by: dict[Key, Summary], sections: list[Section]) -> list[str]:
+    """faster-coco-eval against iou-eval on Boundary IoU: time, CPU, memory, per size."""
+
+    def get(tool: str, n: int) -> Summary | None:
+        return by.get((tool, n, "boundary"))
+
+    parts_time, parts_rss = [], []
+    for sec in sections:
+        n = sec.images
+        ours, theirs = get(OURS, n), get(BOUNDARY_REFERENCE, n)
+        if ours is None or theirs is None:
+            continue
+        per_round = round_ratios(theirs, ours)
+        spread = (
+            f", per round {min(per_round):.2f}–{max(per_round):.2f}×" if len(per_round) >= 2 else ""
+        )
+        parts_time.append(
+            f"{n:,} images: {_fmt_ratio(theirs.wall_median, ours.wall_median)} (CPU "
+            f"{_fmt_ratio(theirs.cpu_median, ours.cpu_median)}{spread})"
+        )
+        parts_rss.append(f"{n:,} images: {_fmt_ratio(ours.rss_median, theirs.rss_median)}")
+    return [
+        f"- {BOUNDARY_REFERENCE} time / iou-eval time: " + "; ".join(parts_time),
+        f"- iou-eval peak memory / {BOUNDARY_REFERENCE} peak memory: " + "; ".join(parts_rss),
+    ]
+
+
 def _size_table(by: dict[Key, Summary], tools: list[Tool], sec: Section, level: str) -> list[str]:
     """The table of every tool on one data set."""
     n, iou_type = sec.images, sec.iou_type
@@ -758,7 +839,7 @@ def _size_table(by: dict[Key, Summary], tools: list[Tool], sec: Section, level: 
         "",
         *_context_lines(sec.context),
         "| tool | wall median (s) | wall min–max (s) | CPU (s) | peak memory (MiB) | "
-        "time / iou-eval | max \\|Δ\\| vs pycocotools (12 stats) | note |",
+        f"time / iou-eval | max \\|Δ\\| vs {reference_for(iou_type)} (12 stats) | note |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for tool in tools:
@@ -800,15 +881,16 @@ def _method_lines() -> list[str]:
         "pycocotools-style API (vernier: its own API on the files' bytes, in its bit-exact "
         '`parity_mode="strict"`). iou-eval runs from `.venv`. A peer that cannot score masks '
         "is marked so in the masks tables.",
-        "- Every evaluator's 12 stats are compared with pycocotools' on the same files; "
-        "`0 (identical)` means bit-for-bit equal floats.",
+        "- Every evaluator's 12 stats are compared with pycocotools' on the same files "
+        "(Boundary IoU: with faster-coco-eval's); `0 (identical)` means bit-for-bit equal floats.",
         "- Floors (run with `.venv-bench`'s Python, all importing numpy first) bound from "
         "below what any Python tool reading these JSON files can take.",
         "",
         "Reproduce with `make bench` (boxes at 5,000 and 20,000 images, 3 and 2 runs; masks "
-        "at 5,000 images, 3 runs). For a quick check during development: `make bench "
-        "BENCH_SIZES=500 BENCH_RUNS=1` (boxes and masks at 500 images), which writes its "
-        "report to `bench_data/benchmarks.md` instead of this page.",
+        "at 5,000 images, 3 runs; Boundary IoU at 500 images, 3 runs). For a quick check "
+        "during development: `make bench BENCH_SIZES=500 BENCH_RUNS=1` (boxes and masks at "
+        "500 images), which writes its report to `bench_data/benchmarks.md` instead of this "
+        "page; `make bench BENCH_IOU_TYPES=boundary` measures the Boundary IoU row alone.",
         "",
     ]
 
@@ -929,9 +1011,9 @@ def _plan(args: argparse.Namespace) -> tuple[list[tuple[str, int, int]], bool, s
     sizes = make_data.parse_sizes(args.sizes.strip() or make_data.DEFAULT_SIZES)
     segm = make_data.segm_sizes(args.segm_sizes, sizes)
     iou_types = [t for t in args.iou_types.replace(" ", "").split(",") if t]
-    unknown = sorted(set(iou_types) - set(make_data.KINDS))
+    unknown = sorted(set(iou_types) - set(IOU_TYPES))
     if unknown or not iou_types:
-        raise SystemExit(f"iou types must be among {make_data.KINDS}, got {args.iou_types!r}")
+        raise SystemExit(f"iou types must be among {IOU_TYPES}, got {args.iou_types!r}")
     plan = []
     if "bbox" in iou_types:
         plan += [("bbox", n, r) for n, r in parse_runs(args.runs, sizes).items()]
@@ -943,10 +1025,17 @@ def _plan(args: argparse.Namespace) -> tuple[list[tuple[str, int, int]], bool, s
             ("segm", n, box_runs[n] if n in box_runs and not single else r)
             for n, r in parse_runs(args.runs if single else "", segm).items()
         ]
+    edges = args.boundary_sizes.strip() or BOUNDARY_DEFAULT_SIZES
+    if "boundary" in iou_types and edges != "0":
+        boundary_runs = parse_runs(
+            args.runs if "," not in args.runs else "", make_data.parse_sizes(edges)
+        )
+        plan += [("boundary", n, r) for n, r in boundary_runs.items()]
     default_config = (
         sizes == make_data.parse_sizes(make_data.DEFAULT_SIZES)
         and not args.segm_sizes.strip()
-        and iou_types == list(make_data.KINDS)
+        and not args.boundary_sizes.strip()
+        and iou_types == list(IOU_TYPES)
         and not args.tools.strip()
     )
     command = "make bench"
@@ -955,11 +1044,12 @@ def _plan(args: argparse.Namespace) -> tuple[list[tuple[str, int, int]], bool, s
     for flag, env in (
         (args.runs, "BENCH_RUNS"),
         (args.segm_sizes, "BENCH_SEGM_SIZES"),
+        (args.boundary_sizes, "BENCH_BOUNDARY_SIZES"),
         (args.tools, "BENCH_TOOLS"),
     ):
         if flag.strip():
             command += f" {env}={flag.strip()}"
-    if iou_types != list(make_data.KINDS):
+    if iou_types != list(IOU_TYPES):
         command += f" BENCH_IOU_TYPES={','.join(iou_types)}"
     return plan, default_config, command
 
@@ -989,9 +1079,15 @@ def main(argv: list[str] | None = None) -> int:
         help="image counts of the mask set (default: the sizes up to 5000; 0: none)",
     )
     parser.add_argument(
+        "--boundary-sizes",
+        default=os.environ.get("BENCH_BOUNDARY_SIZES", ""),
+        help=f"image counts of the Boundary IoU runs on the mask set (default "
+        f"{BOUNDARY_DEFAULT_SIZES}; 0: none)",
+    )
+    parser.add_argument(
         "--iou-types",
-        default=os.environ.get("BENCH_IOU_TYPES", "bbox,segm"),
-        help="what to measure: bbox, segm or both (comma-separated)",
+        default=os.environ.get("BENCH_IOU_TYPES", ",".join(IOU_TYPES)),
+        help="what to measure: bbox, segm, boundary (comma-separated)",
     )
     parser.add_argument(
         "--tools",
@@ -1025,7 +1121,7 @@ def main(argv: list[str] | None = None) -> int:
     sections, all_runs = [], []
     for iou_type, n, runs in plan:
         started = time.perf_counter()
-        data = make_data.ensure(n, args.seed, args.data_dir, kind=iou_type)
+        data = make_data.ensure(n, args.seed, args.data_dir, kind=DATA_KIND[iou_type])
         print(
             f"{iou_type} data for {n} images: {data.folder} "
             f"({time.perf_counter() - started:.1f} s)",

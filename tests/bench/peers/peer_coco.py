@@ -1,12 +1,13 @@
 """Run one peer evaluator on a COCO ground truth and results file; write the 12 stats as JSON.
 
-Usage: python peer_coco.py PEER GT.json PRED.json OUT.json [bbox|segm]
+Usage: python peer_coco.py PEER GT.json PRED.json OUT.json [bbox|segm|boundary]
 
 PEER is pycocotools, faster_coco_eval, hotcoco, ultrafast_pycocotools (each
 through its pycocotools-style API: COCO, loadRes, COCOeval, evaluate,
 accumulate, summarize) or vernier (its own API on the files' bytes, in its
 bit-exact ``parity_mode="strict"``).  The last argument is the iou type
-(default bbox).  Writes ``{"stats": [AP, AP50, ..., ARl]}`` to OUT.json.
+(default bbox; ``boundary``: faster-coco-eval's ``iouType="boundary"``, the
+only peer here that scores Boundary IoU).  Writes ``{"stats": [AP, AP50, ..., ARl]}`` to OUT.json.
 Only the named peer is imported, so a run times that peer alone.
 
 Exit code 3 (with a message) means the peer cannot score this iou type.
@@ -25,6 +26,8 @@ PEERS = {
     "ultrafast_pycocotools": ("ultrafast_pycocotools", "ultrafast_pycocotools", "COCOeval"),
 }
 UNSUPPORTED = 3
+# The peers that score each iou type beyond bbox and segm.
+BOUNDARY_PEERS = ("faster_coco_eval",)
 
 
 def pycocotools_style(peer: str, gt_path: str, pred_path: str, iou_type: str) -> list[float]:
@@ -53,7 +56,8 @@ def vernier(gt_path: str, pred_path: str, iou_type: str) -> list[float]:
 
 
 def main(peer: str, gt_path: str, pred_path: str, out_path: str, iou_type: str = "bbox") -> int:
-    if iou_type not in ("bbox", "segm"):
+    boundary = iou_type == "boundary" and peer in BOUNDARY_PEERS
+    if iou_type not in ("bbox", "segm") and not boundary:
         print(f"{peer}: cannot score iou type {iou_type!r}", file=sys.stderr)
         return UNSUPPORTED
     if peer == "vernier":
