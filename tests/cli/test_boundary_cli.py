@@ -61,3 +61,12 @@ def test_boxes_only_input_is_refused_for_boundaries(tmp_path):
     csv.write_text("image_id,category_id,x,y,w,h,score\n1,1,1,1,3,3,0.9\n")
     r = run(write(tmp_path, "g.json", gt), csv, "--iou-type", "boundary", expect=None)
     assert r.code != 0 and "gives no masks" in r.err, r
+
+
+def test_a_baseline_at_another_ratio_is_refused(scene, tmp_path):
+    base = tmp_path / "base.json"
+    run(*scene, "--iou-type", "boundary", "--boundary-dilation", "0.05", "-f", "json", "-o", base)
+    run(*scene, "--iou-type", "boundary", "--baseline", base, "--boundary-dilation", "0.05",
+        "--max-drop", "0.01")  # fmt: skip
+    r = run(*scene, "--iou-type", "boundary", "--baseline", base, expect=1)
+    assert "boundary_dilation: baseline 0.05, now 0.02" in r.err, r
