@@ -147,26 +147,30 @@ class _Batch:
 
 
 def _batches(box: np.ndarray, d: np.ndarray) -> list[_Batch]:
-    """Masks with pixels grouped by depth ``d``, boxes of like size together, arrays bounded."""
+    """Masks with pixels grouped by depth ``d`` and box size, each group's arrays bounded.
+
+    Boxes go to buckets by their columns and rows rounded up to a power of
+    sqrt(2), so that an array sized for its largest box wastes at most half
+    its pixels; a bucket is cut into arrays of at most ``_BATCH_PIXELS``.
+    """
     has = np.flatnonzero(box[:, 2] >= box[:, 0])
     cols = box[has, 2] - box[has, 0] + 1
     lines = box[has, 3] - box[has, 1] + 1
-    order = np.lexsort((cols * lines, d[has]))
+    key_c = np.ceil(2 * np.log2(cols)).astype(np.int64)
+    key_l = np.ceil(2 * np.log2(lines)).astype(np.int64)
+    order = np.lexsort((key_l, key_c, d[has]))
+    keys = np.stack([d[has], key_c, key_l])[:, order]
+    change = np.flatnonzero((keys[:, 1:] != keys[:, :-1]).any(axis=0)) + 1
+    bounds = [0, *change.tolist(), len(order)]
     out = []
-    start = 0
-    while start < len(order):
-        stop = start + 1
-        c, ln = int(cols[order[start]]), int(lines[order[start]])
-        # Grow the batch while the array of its largest box stays in budget.
-        while stop < len(order) and d[has[order[stop]]] == d[has[order[start]]]:
-            c2 = max(c, int(cols[order[stop]]))
-            l2 = max(ln, int(lines[order[stop]]))
-            if (stop - start + 1) * c2 * l2 > _BATCH_PIXELS:
-                break
-            c, ln, stop = c2, l2, stop + 1
-        rows = has[order[start:stop]]
-        out.append(_Batch(rows, box[rows, 0], box[rows, 1], c, ln))
-        start = stop
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        size = int(cols[order[a:b]].max()) * int(lines[order[a:b]].max())
+        step = max(1, _BATCH_PIXELS // size)
+        for lo in range(a, b, step):
+            part = order[lo : min(b, lo + step)]
+            rows = has[part]
+            c, ln = int(cols[part].max()), int(lines[part].max())
+            out.append(_Batch(rows, box[rows, 0], box[rows, 1], c, ln))
     return out
 
 
