@@ -69,20 +69,28 @@ def dilation_pixels(height: Any, width: Any, dilation_ratio: float) -> np.ndarra
 # --------------------------------------------------------------- dense masks
 
 
-def _erode_last_axis(a: np.ndarray, d: int) -> np.ndarray:
-    """``a[..., n]`` bool eroded along its last axis by a window of ``2d + 1``, zeros beyond.
+def _erode_axis(a: np.ndarray, d: int, axis: int) -> np.ndarray:
+    """``a`` bool eroded along ``axis`` by a window of ``2d + 1``, zeros beyond its ends.
 
     A pixel stays set when the ``2d + 1`` pixels centred on it are all set: a
-    running sum over the axis, read ``2d + 1`` apart.
+    running sum along the axis (in place, whichever axis it is: numpy adds
+    whole rows at a time), read ``2d + 1`` apart.
     """
-    n = a.shape[-1]
+    n = a.shape[axis]
     k = 2 * d + 1
     out = np.zeros(a.shape, dtype=bool)
     if n < k:
         return out
-    total = np.zeros((*a.shape[:-1], n + 1), dtype=np.int32)
-    np.cumsum(a, axis=-1, dtype=np.int32, out=total[..., 1:])
-    out[..., d : n - d] = (total[..., k:] - total[..., : n + 1 - k]) == k
+
+    def along(part: slice) -> tuple[slice, ...]:
+        return tuple(part if i == axis % a.ndim else slice(None) for i in range(a.ndim))
+
+    shape = list(a.shape)
+    shape[axis] = n + 1
+    total = np.zeros(shape, dtype=np.int16 if n < 1 << 15 else np.int32)
+    np.cumsum(a, axis=axis, dtype=total.dtype, out=total[along(slice(1, None))])
+    window = total[along(slice(k, None))] - total[along(slice(None, n + 1 - k))]
+    out[along(slice(d, n - d))] = window == k
     return out
 
 
@@ -93,8 +101,8 @@ def erode(masks: np.ndarray, d: int) -> np.ndarray:
     zeros (boundary-iou-api's ``cv2.erode``): a square window is a window
     along one axis, then along the other.
     """
-    rows = _erode_last_axis(np.asarray(masks, dtype=bool), d)
-    return np.swapaxes(_erode_last_axis(np.swapaxes(rows, -1, -2), d), -1, -2)
+    m = np.asarray(masks, dtype=bool)
+    return _erode_axis(_erode_axis(m, d, -1), d, -2)
 
 
 def boundary_masks(masks: np.ndarray, d: int) -> np.ndarray:
