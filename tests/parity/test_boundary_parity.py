@@ -147,3 +147,76 @@ def test_category_parts_in_workers_give_the_same_arrays(tmp_path, monkeypatch):
     monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 1)
     for workers in (1, 2):
         _arrays_equal(_ours(tmp_path, gt, results, workers=workers), ref, f"{workers} workers")
+
+
+# -- the LVIS protocol ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lvis_api():
+    """lvis-api's ``LVISEval`` (it still spells ``np.float``, which numpy 2 removed)."""
+    import logging
+
+    if not hasattr(np, "float"):
+        np.float = float  # type: ignore[attr-defined]
+    lvis = pytest.importorskip("lvis")
+    logging.getLogger("lvis").setLevel(logging.ERROR)
+    return lvis.LVISEval
+
+
+def _lvis_with_the_api_rule(lvis_api, gt_path: str, res_path: str):
+    """lvis-api 0.5.3's ``LVISEval`` on masks, its overlaps replaced by boundary-iou-api's rule.
+
+    (boundary-iou-api's LVIS evaluation is lvis-api's with this overlap;
+    lvis-api computes every overlap as if no ground truth were a crowd.)
+    """
+    import contextlib
+    import io
+
+    from .boundary_scenes import _encoded_boundary
+
+    class ApiLvis(lvis_api):
+        def compute_iou(self, img_id, cat_id):
+            from pycocotools import mask as mask_utils
+
+            gt, dt = self._get_gt_dt(img_id, cat_id)
+            if len(gt) == 0 or len(dt) == 0:
+                return []
+            dt = [dt[i] for i in np.argsort([-d["score"] for d in dt], kind="mergesort")]
+            g = [a["segmentation"] for a in gt]
+            d = [a["segmentation"] for a in dt]
+            plain = [0] * len(g)
+            mask = np.array(mask_utils.iou(d, g, plain))
+            edge = np.array(mask_utils.iou([_encoded_boundary(r, 0.02) for r in d],
+                                           [_encoded_boundary(r, 0.02) for r in g], plain))  # fmt: skip
+            return np.minimum(mask, edge)
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        e = ApiLvis(gt_path, res_path, "segm")
+        e.run()
+    return e
+
+
+@pytest.mark.parametrize("seed", [50, 51])
+def test_the_lvis_protocol_scores_boundaries_with_the_api_rule(seed, write_json, lvis_api):
+    from pycocotools import mask as mask_utils
+
+    from .lvis_scenes import make_lvis_scene
+    from .test_lvis_parity import assert_same
+
+    gt, res = make_lvis_scene(seed, n_images=10, crowded=1)
+    for a in gt["annotations"]:  # the objects as masks, cut at 70% of their height
+        x, y, w, h = a["bbox"]
+        poly = [x, y, x + w, y, x + w, y + h * 0.7, x, y + h]
+        rle = mask_utils.frPyObjects([poly], 96, 128)[0]
+        a["segmentation"] = {"size": rle["size"], "counts": rle["counts"].decode()}
+    for r in res:
+        x, y, w, h = r["bbox"]
+        poly = [x, y + h * 0.2, x + w, y, x + w, y + h, x, y + h]
+        rle = mask_utils.frPyObjects([poly], 96, 128)[0]
+        r["segmentation"] = {"size": rle["size"], "counts": rle["counts"].decode()}
+    g, p = write_json("gt.json", gt), write_json("res.json", res)
+    ours = evaluate(g, p, iou_type="boundary")
+    assert_same(ours, _lvis_with_the_api_rule(lvis_api, g, p), f"lvis boundary, seed {seed}")
+    segm = evaluate(g, p, iou_type="segm")
+    assert ours.summary != segm.summary  # the boundaries decide some matches
