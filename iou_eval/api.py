@@ -20,6 +20,7 @@ from iou_eval.analysis.records import Analysis
 from iou_eval.analysis.run import run_analyses
 from iou_eval.data.dataset import Dataset
 from iou_eval.data.doubts import Doubt
+from iou_eval.data.image_labels import verified_labels
 from iou_eval.data.reconcile import Alignment, align
 from iou_eval.data.subsets import select
 from iou_eval.engine.memory import release_free_memory
@@ -40,9 +41,16 @@ from iou_eval.io.option_files import resolve, resolve_read
 from iou_eval.options import EvalOptions, ReadOptions
 from iou_eval.protocols.coco_run import run_coco
 from iou_eval.protocols.lvis import federated_ground_truth, run_lvis
+from iou_eval.protocols.openimages import run_openimages
 from iou_eval.protocols.params import AUTO, Protocol, build_protocols
 from iou_eval.protocols.voc import run_voc
-from iou_eval.results import EvaluationResult, ProtocolResult, coco_result, voc_result
+from iou_eval.results import (
+    EvaluationResult,
+    ProtocolResult,
+    coco_result,
+    openimages_result,
+    voc_result,
+)
 
 # Reading the ground truth in a child pays off only beside a large predictions file.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -86,7 +94,7 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
     """Where the input triggers a pycocotools defect that the protocol reproduces."""
     gt = alignment.gt
     out: list[str] = []
-    if protocol.is_voc:
+    if not protocol.coco_grid:
         return out
     out.extend(protocol.summary_warnings())
     if protocol.is_lvis and (crowd := int(gt.is_crowd.sum())):
@@ -298,6 +306,15 @@ def _voc_scored(
     return voc_result(alignment, run_voc(alignment, protocol, point.iou_thr), point.score_thr)
 
 
+def _openimages_scored(
+    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
+) -> ProtocolResult:
+    """The Open Images detection challenge metric at ``--iou-thr`` (one process)."""
+    point = options.point
+    ev = run_openimages(alignment, protocol, point.iou_thr)
+    return openimages_result(alignment, ev, point.score_thr)
+
+
 # Protocol name -> how an aligned pair is scored into a ProtocolResult.  A new
 # protocol is one module in iou_eval/protocols/, its factory in
 # protocols.params.BY_NAME, and one line here.
@@ -306,7 +323,36 @@ SCORERS: dict[str, Callable[..., ProtocolResult]] = {
     "lvis": _lvis_scored,
     "voc07": _voc_scored,
     "voc12": _voc_scored,
+    "openimages": _openimages_scored,
 }
+
+
+def _challenge_inputs(
+    gt: Any, gt_ds: Dataset, protocols: list[Protocol], opts: EvalOptions
+) -> tuple[Dataset, Callable[[Alignment], Alignment], list[str]]:
+    """The ground truth as the Open Images protocol scores it, and how its labels join the alignment.
+
+    Returns the ground truth (expanded along ``--oi-hierarchy``, with the
+    images only the labels name), a step that attaches the verified labels
+    to an alignment, and notes.  Without ``--protocol openimages`` nothing
+    changes (its options are refused).
+    """
+    po = opts.protocol
+    if not any(p.name == "openimages" for p in protocols):
+        given = [f for f, v in (("--oi-hierarchy", po.oi_hierarchy),
+                                ("--oi-image-labels", po.oi_image_labels)) if v]  # fmt: skip
+        if given:
+            raise UsageError(f"{' and '.join(given)} apply to --protocol openimages")
+        return gt_ds, lambda a: a, []
+    from iou_eval.io.loaders.openimages_labels import challenge_inputs
+
+    names = opts.read.names if not isinstance(opts.read.names, str) else None
+    inputs = challenge_inputs(gt, gt_ds, po.oi_hierarchy, po.oi_image_labels, names)
+
+    def attach(a: Alignment) -> Alignment:
+        return dataclasses.replace(a, verified=verified_labels(a, inputs.labels, inputs.class_list))
+
+    return inputs.ground_truth, attach, list(inputs.notes)
 
 
 def score(
@@ -415,7 +461,8 @@ def _evaluate(
     if unsized(gt_ds):
         # No pixel sizes: the area ranges would compare fractions with pixel bounds.
         protocols = [p if p.is_voc else p.without_area_ranges() for p in protocols]
-    alignment = align(gt_ds, pred_ds, opts.read.image_size)
+    gt_ds, attach_labels, oi_notes = _challenge_inputs(gt, gt_ds, protocols, opts)
+    alignment = attach_labels(align(gt_ds, pred_ds, opts.read.image_size))
     alignment, selected = select(alignment, opts.analysis.img_ids, opts.analysis.cat_ids)
     plain = alignment
     inputs = {**describe_inputs(gt_ds, pred_ds, alignment), **selection_inputs(alignment, opts)}
@@ -432,7 +479,7 @@ def _evaluate(
 
         alignment = boxes_from_masks(alignment)  # results that give masks without boxes
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
-    warnings += protocol_notes
+    warnings += protocol_notes + oi_notes
     if opts.read.strict and (error := strict_error(warnings)) is not None:
         raise error
     results: list[ProtocolResult] = []
@@ -445,6 +492,7 @@ def _evaluate(
 
             scored = boxes_view(plain, alignment)
         results.append(score(scored, p, opts, n_workers, progress, executor))
+        warnings.extend(results[-1].notes)
     analysis = Analysis()
     if opts.analysis.any:
         stage("analysing")

@@ -238,8 +238,8 @@ class ProtocolOptions:
     """Which protocols score the files, and their parameters."""
 
     protocol: tuple[str, ...] = option(("auto",), Cli(
-        "--protocol", "auto, coco, lvis, voc07 or voc12; several comma-separated are reported "
-        "side by side (auto: lvis for an LVIS ground truth, else coco).",
+        "--protocol", "auto, coco, lvis, voc07, voc12 or openimages; several comma-separated are "
+        "reported side by side (auto: lvis for an LVIS ground truth, else coco).",
         parse=_split_names, short="-p", cli_default="auto"))  # fmt: skip
     iou_thresholds: tuple[float, ...] | None = option(None, Cli(
         "--iou-thresholds", "COCO thresholds: 0.5:0.95:0.05 (default) or a list like 0.5,0.75.",
@@ -270,6 +270,14 @@ class ProtocolOptions:
         "--honour-ignore", "Ignore ground truths flagged ignore/difficult even when not crowd "
         "(pycocotools overwrites the flag with iscrowd; off by default for parity).",
         is_flag=True))  # fmt: skip
+    oi_hierarchy: str | None = option(None, Cli(
+        "--oi-hierarchy", "Open Images class hierarchy JSON (bbox_labels_600_hierarchy.json): "
+        "ground-truth boxes and positive image labels count for every ancestor class, negative "
+        "labels for every descendant (without it, no expansion).", metavar="FILE"))  # fmt: skip
+    oi_image_labels: str | None = option(None, Cli(
+        "--oi-image-labels", "Open Images verified image-level labels CSV "
+        "(ImageID,...,LabelName,Confidence); by default the one beside the boxes file.",
+        metavar="FILE"))  # fmt: skip
 
     def __post_init__(self) -> None:
         names = (self.protocol,) if isinstance(self.protocol, str) else tuple(self.protocol)

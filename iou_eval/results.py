@@ -22,6 +22,7 @@ from iou_eval.data.doubts import doubts_of
 from iou_eval.data.reconcile import Alignment
 from iou_eval.protocols.accumulate import CocoArrays
 from iou_eval.protocols.coco import CocoEvaluation, OperatingPoint
+from iou_eval.protocols.openimages import OpenImagesEvaluation
 from iou_eval.protocols.params import Protocol
 from iou_eval.protocols.tables import PointCounts, ScoreSweep, count_point, sweeps_by_class
 from iou_eval.protocols.voc import VocEvaluation
@@ -46,6 +47,7 @@ class ProtocolResult:
         bootstrap: replicates, when asked for.
         predictions: each counted prediction's outcome at the operating
             point (:class:`PredictionColumns`), for plots and drawings.
+        notes: what the protocol left out or assumed, for the warnings.
     """
 
     protocol: Protocol
@@ -56,6 +58,7 @@ class ProtocolResult:
     evaluation: Any = None
     bootstrap: Bootstrap | None = None
     predictions: PredictionColumns | None = None
+    notes: tuple[str, ...] = ()
 
     @cached_property
     def score_sweeps(self) -> dict[str, ScoreSweep]:
@@ -291,6 +294,54 @@ def voc_result(alignment: Alignment, ev: VocEvaluation, score_thr: float) -> Pro
         images=per_image_table(alignment, c),
         evaluation=ev,
         predictions=prediction_columns(alignment, ev.point),
+    )
+
+
+def openimages_notes(alignment: Alignment, ev: OpenImagesEvaluation) -> tuple[str, ...]:
+    """What the Open Images protocol left out, in words (nothing when nothing was)."""
+    out = []
+    source = alignment.pred.source
+    left = ev.left_out
+    if left["unverified"]:
+        out.append(
+            f"{source}: {left['unverified']} prediction(s) of classes neither verified nor boxed "
+            "in their image were left out, as the challenge leaves them out"
+        )
+    if left["no_area"]:
+        out.append(
+            f"{source}: {left['no_area']} prediction(s) with no width or height were left out, "
+            "as the challenge's evaluator removes them"
+        )
+    if left["low_score"]:
+        out.append(
+            f"{source}: {left['low_score']} prediction(s) scored -10 or lower were left out, "
+            "as the challenge's evaluator drops them"
+        )
+    return tuple(out)
+
+
+def openimages_result(
+    alignment: Alignment, ev: OpenImagesEvaluation, score_thr: float
+) -> ProtocolResult:
+    """Summary (mAP), per-class and per-image tables of the Open Images challenge metric.
+
+    The counts read the challenge's matches: a group-of box hit is one true
+    positive (the highest prediction inside it); the other predictions
+    inside it, and those left out (classes not verified in their image), are
+    neither true nor false positives.
+    """
+    c = point_counts(alignment, ev.point, score_thr, count_extra=False)
+    counts = class_counts(alignment, c)
+    counts["note"] = np.where(c.class_gt == 0, "no ground truth: AP undefined", "")
+    classes = Columns({**class_keys(alignment, False), "AP": ev.ap, **counts})
+    return ProtocolResult(
+        protocol=ev.protocol,
+        summary=dict(ev.summary),
+        classes=classes,
+        images=per_image_table(alignment, c),
+        evaluation=ev,
+        predictions=prediction_columns(alignment, ev.point, count_extra=False),
+        notes=openimages_notes(alignment, ev),
     )
 
 

@@ -189,7 +189,14 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     from iou_eval.ci.batch import is_batch_folder, prediction_files
     from iou_eval.reporters import OutputFormat
 
-    o["protected"] = (gt, *preds, o["baseline"], o["names"])
+    o["protected"] = (
+        gt,
+        *preds,
+        o["baseline"],
+        o["names"],
+        o["oi_hierarchy"],
+        o["oi_image_labels"],
+    )
     check_output(o["output"], o["protected"])
     options = eval_options(o)
     if gt == "-" and "-" in preds or preds.count("-") > 1:

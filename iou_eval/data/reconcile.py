@@ -96,6 +96,41 @@ class ImageMatcher:
 
 
 @dataclass(frozen=True)
+class VerifiedLabels:
+    """Image-level labels verified by people (Open Images), in an alignment's vocabularies.
+
+    An image is scored on a class only where the class is verified there
+    (a positive or a negative label) or boxed there.
+
+    Attributes:
+        image_idx, category_idx: ``[L]`` int64.
+        positive: ``[L]`` bool (``Confidence`` 1; 0 is a negative label).
+        class_list: category ids in the class list's order (the class
+            descriptions, the label map the challenge is scored with);
+            empty when none was given.
+        source: the labels file (None: none was read).
+    """
+
+    image_idx: np.ndarray
+    category_idx: np.ndarray
+    positive: np.ndarray
+    class_list: tuple[Key, ...] = ()
+    source: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.image_idx)
+
+    def take(self, keep: np.ndarray) -> VerifiedLabels:
+        """The labels at ``keep`` (a boolean or integer index)."""
+        return replace(
+            self,
+            image_idx=self.image_idx[keep],
+            category_idx=self.category_idx[keep],
+            positive=self.positive[keep],
+        )
+
+
+@dataclass(frozen=True)
 class Alignment:
     """Ground truth and predictions in one vocabulary.
 
@@ -113,6 +148,7 @@ class Alignment:
             order (a COCO file's ``images`` list), which :func:`canonical`
             replaced by id order; tools that visit images in file order
             (tidecv) break ties by it.  None: id order.
+        verified: Open Images' verified image-level labels, when read.
     """
 
     gt: Dataset
@@ -125,6 +161,7 @@ class Alignment:
     warnings: tuple[str, ...] = field(default=())
     class_order: tuple[int, ...] = field(default=())
     image_rank: np.ndarray | None = None
+    verified: VerifiedLabels | None = None
 
     @property
     def pred_only_categories(self) -> list[int]:

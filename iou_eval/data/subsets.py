@@ -150,6 +150,16 @@ def select(
 
     rank = alignment.image_rank
     order = [int(cat_new[i]) for i in alignment.class_order if cat_new[i] >= 0]
+    verified = alignment.verified
+    if verified is not None:
+        verified = verified.take(
+            (img_new[verified.image_idx] >= 0) & (cat_new[verified.category_idx] >= 0)
+        )
+        verified = replace(
+            verified,
+            image_idx=img_new[verified.image_idx],
+            category_idx=cat_new[verified.category_idx],
+        )
     selected = replace(
         alignment,
         gt=restrict(gt),
@@ -157,6 +167,7 @@ def select(
         n_categories=int((keep_cat < alignment.n_categories).sum()),
         class_order=tuple(order),
         image_rank=None if rank is None else np.argsort(np.argsort(rank[keep_img])),
+        verified=verified,
     )
     return selected, warnings
 

@@ -2,8 +2,9 @@
 
 ``coco`` follows pycocotools' ``COCOeval`` (bbox); ``lvis`` lvis-api's
 ``LVISEval``; ``voc07`` and ``voc12`` follow the Pascal VOC devkit's
-``voc_eval``.  ``auto`` (the default) is ``lvis`` for an LVIS ground truth
-and ``coco`` otherwise.
+``voc_eval``; ``openimages`` the TensorFlow Object Detection API's
+``OpenImagesDetectionChallengeEvaluator``.  ``auto`` (the default) is
+``lvis`` for an LVIS ground truth and ``coco`` otherwise.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class ProtocolName(str, Enum):
     LVIS = "lvis"
     VOC07 = "voc07"
     VOC12 = "voc12"
+    OPENIMAGES = "openimages"
 
 
 # The protocol the ground truth decides: lvis for an LVIS file, else coco.
@@ -128,6 +130,12 @@ class Protocol:
     def is_lvis(self) -> bool:
         return self.name == ProtocolName.LVIS.value
 
+    @property
+    def coco_grid(self) -> bool:
+        """COCOeval's grid (thresholds, recall points, area ranges, maxDets: COCO, LVIS); else
+        one threshold and a per-class AP (VOC, Open Images)."""
+        return self.name in (ProtocolName.COCO.value, ProtocolName.LVIS.value)
+
     def params(self) -> dict[str, object]:
         """The parameters as plain data, for reports and baseline checks."""
         out: dict[str, object] = {
@@ -141,6 +149,9 @@ class Protocol:
             out["boundary_dilation"] = self.boundary_dilation
         if self.is_voc:
             out["ap_method"] = "11-point" if self.name == "voc07" else "all-point"
+        elif not self.coco_grid:
+            out["ap_method"] = "all-point"
+            out.update(self.extra)
         else:
             out["recall_points"] = len(self.recall_thresholds)
             out["area_ranges"] = {a.label: [a.lo, a.hi] for a in self.area_ranges}
@@ -190,7 +201,7 @@ class Protocol:
 
     def summary_warnings(self) -> list[str]:
         """Why summary statistics are undefined under these maxDets, if they are."""
-        if self.is_voc or self.is_lvis:
+        if not self.coco_grid or self.is_lvis:
             return []
         md = ",".join(map(str, self.max_dets))
         out = []
@@ -245,7 +256,21 @@ def lvis(**overrides: object) -> Protocol:
     return replace(base, **overrides)  # type: ignore[arg-type]
 
 
-BY_NAME = {"coco": coco, "lvis": lvis, "voc07": voc07, "voc12": voc12}
+def openimages(**overrides: object) -> Protocol:
+    """The Open Images detection challenge: group-of boxes, verified labels, all-point AP at IoU >= 0.5."""
+    base = Protocol(
+        name=ProtocolName.OPENIMAGES.value,
+        iou_thresholds=(0.5,),
+        recall_thresholds=(),
+        area_ranges=(COCO_AREA_RANGES[0],),
+        max_dets=(),
+        zero_id_quirk=False,
+        extra={"group_of_weight": 1.0},
+    )
+    return replace(base, **overrides)  # type: ignore[arg-type]
+
+
+BY_NAME = {"coco": coco, "lvis": lvis, "voc07": voc07, "voc12": voc12, "openimages": openimages}
 
 
 def make_protocol(name: str, options: object | None = None, iou_type: str = "bbox") -> Protocol:
@@ -260,12 +285,13 @@ def make_protocol(name: str, options: object | None = None, iou_type: str = "bbo
         known = ", ".join((AUTO, *BY_NAME))
         raise UsageError(f"--protocol: unknown protocol {excerpt(name)} (known: {known})")
     p = BY_NAME[name]()
-    if iou_type != "bbox" and p.is_voc:
-        raise UsageError(
-            f"--iou-type {iou_type}: the VOC protocols score boxes; use --protocol coco for masks"
-        )
+    if iou_type != "bbox" and not p.coco_grid:
+        which = "the VOC protocols score" if p.is_voc else f"--protocol {name} scores"
+        raise UsageError(f"--iou-type {iou_type}: {which} boxes; use --protocol coco for masks")
     if p.is_lvis:
         _check_lvis_options(o)
+    if not p.coco_grid and not p.is_voc:
+        return _open_images(p, o)
     changes: dict[str, object] = {"class_agnostic": o.class_agnostic, "iou_type": iou_type}
     if o.boundary_dilation is not None:
         changes["boundary_dilation"] = o.boundary_dilation
@@ -317,3 +343,21 @@ def build_protocols(options: ProtocolOptions, federated: bool = False) -> list[P
     """
     names = protocol_names(options, federated)
     return [make_protocol(name, options, t) for t in options.iou_type for name in names]
+
+
+def _open_images(p: Protocol, o: ProtocolOptions) -> Protocol:
+    """``openimages`` with what the options say of its inputs.
+
+    COCO's grid options (thresholds, ranges, maxDets) do not apply, as they do
+    not to VOC; switches that would change its numbers are refused.
+    """
+    for given, flag in (
+        (o.class_agnostic, "--class-agnostic"),
+        (o.pixel_convention, "--pixel-convention"),
+    ):
+        if given:
+            raise UsageError(
+                f"{flag} does not apply to --protocol openimages (per class, continuous "
+                "extents, as the challenge scores)"
+            )
+    return replace(p, extra={**p.extra, "hierarchy": o.oi_hierarchy})

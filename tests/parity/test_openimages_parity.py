@@ -1,0 +1,209 @@
+"""``--protocol openimages`` against a plain reference of the TensorFlow API's challenge evaluator.
+
+Seeded scenes written as the challenge's CSV files: group-of boxes, a class
+hierarchy with nested levels and a class under two parents, positive and
+negative image-level labels, predictions of unverified classes, images with
+labels only, boxes of no width, scores at or below -10, tied scores (one
+decimal) and classes without ground truth.  Per-class APs and the mAP must
+be equal bit for bit (NaN where a class has no ground truth).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from iou_eval import evaluate
+
+from .openimages_reference import challenge_reference
+
+BOX_HEADER = [
+    "ImageID", "Source", "LabelName", "Confidence", "XMin", "XMax", "YMin", "YMax",
+    "IsOccluded", "IsTruncated", "IsGroupOf", "IsDepiction", "IsInside",
+]  # fmt: skip
+
+TREE = {
+    "LabelName": "/m/0bl9f",
+    "Subcategory": [
+        {
+            "LabelName": "/m/animal",
+            "Subcategory": [
+                {
+                    "LabelName": "/m/mammal",
+                    "Subcategory": [
+                        {"LabelName": "/m/dog"},
+                        {"LabelName": "/m/cat"},
+                        {"LabelName": "/m/teddy"},
+                    ],
+                },
+                {"LabelName": "/m/bird"},
+            ],
+        },
+        {
+            "LabelName": "/m/vehicle",
+            "Subcategory": [
+                {"LabelName": "/m/car", "Subcategory": [{"LabelName": "/m/taxi"}]},
+                {"LabelName": "/m/boat"},
+            ],
+        },
+        # A class under two parents, and a subtree listed twice.
+        {"LabelName": "/m/toy", "Subcategory": [{"LabelName": "/m/teddy"}]},
+        {"LabelName": "/m/pet", "Subcategory": [{"LabelName": "/m/mammal",
+                                                  "Subcategory": [{"LabelName": "/m/dog"}]}]},
+    ],
+}  # fmt: skip
+LEAVES = ["/m/dog", "/m/cat", "/m/teddy", "/m/bird", "/m/taxi", "/m/boat"]
+ALL = [
+    "/m/taxi", "/m/dog", "/m/animal", "/m/boat", "/m/cat", "/m/vehicle", "/m/toy",
+    "/m/mammal", "/m/bird", "/m/car", "/m/teddy", "/m/pet", "/m/empty",
+]  # fmt: skip
+
+
+def _coord(rng) -> float:
+    # Multiples of 1/64 land overlaps exactly on thresholds now and then.
+    return float(rng.integers(0, 65)) / 64 if rng.random() < 0.4 else float(rng.random())
+
+
+def _box(rng) -> tuple[float, float, float, float]:
+    x = sorted((_coord(rng), _coord(rng)))
+    y = sorted((_coord(rng), _coord(rng)))
+    return x[0], x[1], y[0], y[1]
+
+
+def _near(rng, b, jitter: float) -> tuple[float, float, float, float]:
+    xmin, xmax, ymin, ymax = (float(min(max(v + rng.normal(0, jitter), 0.0), 1.0)) for v in b)
+    return min(xmin, xmax), max(xmin, xmax), min(ymin, ymax), max(ymin, ymax)
+
+
+def _inside(rng, b) -> tuple[float, float, float, float]:
+    """A box within ``b`` (a prediction inside a group-of box)."""
+    xmin, xmax, ymin, ymax = b
+    xs = sorted(float(v) for v in xmin + (xmax - xmin) * rng.random(2))
+    ys = sorted(float(v) for v in ymin + (ymax - ymin) * rng.random(2))
+    return xs[0], xs[1], ys[0], ys[1]
+
+
+def scene(seed: int, n_images: int = 30, classes=tuple(LEAVES), pool=tuple(ALL)):
+    """Ground-truth boxes, image labels and predictions as rows (see ``challenge_reference``)."""
+    rng = np.random.default_rng(seed)
+    boxes, labels, preds = [], [], []
+    images = [f"{int(v):016x}" for v in rng.integers(0, 2**62, n_images)]
+    for k, image in enumerate(images):
+        own = []
+        if k % 7 != 3:  # a few images have labels only
+            for _ in range(int(rng.integers(0, 6))):
+                own.append((image, str(rng.choice(classes)), *_box(rng), int(rng.random() < 0.25)))
+        boxes += own
+        for label in dict.fromkeys(r[1] for r in own):
+            if rng.random() < 0.8:
+                labels.append((image, label, 1))
+        for _ in range(int(rng.integers(0, 3))):
+            labels.append((image, str(rng.choice(pool[:-1])), int(rng.random() < 0.3)))
+        for _ in range(int(rng.integers(0, 12))):
+            if own and rng.random() < 0.7:
+                g = own[int(rng.integers(len(own)))]
+                b = _inside(rng, g[2:6]) if g[6] and rng.random() < 0.6 else _near(rng, g[2:6], 0.03)
+                label = g[1] if rng.random() < 0.8 else str(rng.choice(pool[:-1]))
+            else:
+                b, label = _box(rng), str(rng.choice(pool[:-1]))
+            if rng.random() < 0.05:
+                b = (b[0], b[0], b[2], b[3])  # no width: left out
+            score = round(float(rng.random()), 1)
+            if rng.random() < 0.02:
+                score = -12.0
+            preds.append((image, label, score, *b))
+    preds += [("ffffffffffffffff", "/m/dog", 0.9, 0.1, 0.2, 0.1, 0.2)]  # an unknown image
+    # Overlaps exactly on 0.5: IoU with a box, and intersection over the prediction's area.
+    edge = "0000000000000edge"
+    boxes += [(edge, "/m/cat", 0.25, 0.75, 0.25, 0.75, 0), (edge, "/m/cat", 0.0, 0.5, 0.5, 1.0, 1)]
+    preds += [(edge, "/m/cat", 0.6, 0.25, 0.5, 0.25, 0.75), (edge, "/m/cat", 0.4, 0.25, 0.75, 0.5, 1.0)]
+    return boxes, labels, preds
+
+
+def write_scene(tmp_path, boxes, labels, preds, class_list, tree=None):
+    """The challenge's files; returns ``(boxes csv, predictions csv, options)``."""
+    gt = tmp_path / "validation-annotations-bbox.csv"
+    with open(gt, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(BOX_HEADER)
+        for image, label, xmin, xmax, ymin, ymax, group in boxes:
+            w.writerow([image, "xclick", label, 1, repr(xmin), repr(xmax), repr(ymin), repr(ymax),
+                        0, 0, group, 0, 0])  # fmt: skip
+    with open(tmp_path / "validation-annotations-human-imagelabels.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["ImageID", "Source", "LabelName", "Confidence"])
+        w.writerows([image, "verification", label, conf] for image, label, conf in labels)
+    with open(tmp_path / "class-descriptions.csv", "w", newline="") as f:
+        csv.writer(f).writerows([c, c.split("/")[-1].title()] for c in class_list)
+    pred = tmp_path / "predictions.csv"
+    with open(pred, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["ImageID", "LabelName", "Score", "XMin", "XMax", "YMin", "YMax"])
+        for image, label, score, xmin, xmax, ymin, ymax in preds:
+            w.writerow([image, label, repr(score), repr(xmin), repr(xmax), repr(ymin), repr(ymax)])
+    options = {"protocol": "openimages"}
+    if tree is not None:
+        (tmp_path / "hierarchy.json").write_text(json.dumps(tree))
+        options["oi_hierarchy"] = str(tmp_path / "hierarchy.json")
+    return str(gt), str(pred), options
+
+
+def ours(result, class_list) -> tuple[np.ndarray, float | None]:
+    table = result.per_class
+    by_id = dict(zip(table["category_id"], table["AP"], strict=True))
+    ap = np.array([np.nan if by_id.get(c) is None else by_id[c] for c in class_list], dtype=float)
+    return ap, result.summary["mAP"]
+
+
+def assert_same(got, want):
+    ap, m = got
+    ref_ap, ref_m = want
+    assert np.array_equal(ap, ref_ap, equal_nan=True), (
+        f"per-class AP differs:\n ours {ap.tolist()}\n ref  {ref_ap.tolist()}\n diff {(ap - ref_ap).tolist()}"
+    )
+    assert m == ref_m, f"mAP {m!r} != reference {ref_m!r}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("hierarchy", [False, True])
+def test_seeded_scene_equals_the_reference(tmp_path, seed, hierarchy):
+    boxes, labels, preds = scene(seed)
+    tree = TREE if hierarchy else None
+    gt, pred, options = write_scene(tmp_path, boxes, labels, preds, ALL, tree)
+    result = evaluate(gt, pred, **options)
+    want = challenge_reference(boxes, labels, preds, ALL, tree=tree)
+    assert_same(ours(result, ALL), want)
+
+
+@pytest.mark.parametrize("thr", [0.3, 0.5, 0.75])
+def test_iou_threshold_equals_the_reference(tmp_path, thr):
+    boxes, labels, preds = scene(101)
+    gt, pred, options = write_scene(tmp_path, boxes, labels, preds, ALL, TREE)
+    result = evaluate(gt, pred, iou_thr=thr, **options)
+    assert result.primary.protocol.iou_thresholds == (thr,)
+    assert_same(ours(result, ALL), challenge_reference(boxes, labels, preds, ALL, thr, TREE))
+
+
+def test_many_ties_in_one_image_and_class_equal_the_reference(tmp_path):
+    """Forty predictions of one class on one image with three distinct scores: numpy's
+    unstable sort decides the order of the ties, in the image and in the class."""
+    rng = np.random.default_rng(7)
+    boxes = [("a", "/m/dog", *_box(rng), 0) for _ in range(6)] + [("a", "/m/dog", 0.0, 1.0, 0.0, 1.0, 1)]
+    preds = [("a", "/m/dog", float(rng.choice([0.3, 0.5, 0.9])), *_near(rng, boxes[i % 6][2:6], 0.02))
+             for i in range(40)]  # fmt: skip
+    preds += [("b", "/m/dog", 0.5, *_box(rng)) for _ in range(20)]
+    labels = [("b", "/m/dog", 0)]
+    gt, pred, options = write_scene(tmp_path, boxes, labels, preds, ALL)
+    result = evaluate(gt, pred, **options)
+    assert_same(ours(result, ALL), challenge_reference(boxes, labels, preds, ALL))
+
+
+def test_reference_walks_a_class_under_two_parents_as_the_script_does():
+    from .openimages_reference import plain_hierarchy
+
+    _, ancestors, _ = plain_hierarchy(TREE, skip_root=True)
+    assert ancestors["/m/teddy"] == ["/m/mammal", "/m/animal", "/m/toy"]
+    assert ancestors["/m/dog"] == ["/m/mammal", "/m/animal", "/m/mammal", "/m/pet"]
