@@ -63,7 +63,7 @@ def _matches_at(results: Sequence, iou_thr: float):
     for r in results:
         p = r.protocol
         ev = r.evaluation
-        if p.is_voc or p.class_agnostic or max(p.max_dets) != 100:
+        if not p.coco_grid or p.class_agnostic or max(p.max_dets) != 100:
             continue
         if ev is not None and ev.point.iou_thr == iou_thr:
             return r

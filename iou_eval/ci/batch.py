@@ -44,7 +44,7 @@ class BatchResult:
         for path, r in self.results.items():
             row: dict[str, Any] = {"file": path}
             for pr in r.results:
-                if pr.protocol.is_voc:
+                if not pr.protocol.coco_grid:
                     key = "mAP" if len(r.results) == 1 else f"{pr.protocol.label} mAP"
                     row[key] = pr.summary.get("mAP")
                 else:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from iou_eval.data.dataset import CategoryTable, Dataset, Key, normalize_id
-from iou_eval.data.reconcile import Alignment, ImageMatcher
+from iou_eval.data.reconcile import Alignment, ImageMatcher, VerifiedLabels
 from iou_eval.errors import InputError, UsageError
 
 
@@ -150,16 +150,6 @@ def select(
 
     rank = alignment.image_rank
     order = [int(cat_new[i]) for i in alignment.class_order if cat_new[i] >= 0]
-    verified = alignment.verified
-    if verified is not None:
-        verified = verified.take(
-            (img_new[verified.image_idx] >= 0) & (cat_new[verified.category_idx] >= 0)
-        )
-        verified = replace(
-            verified,
-            image_idx=img_new[verified.image_idx],
-            category_idx=cat_new[verified.category_idx],
-        )
     selected = replace(
         alignment,
         gt=restrict(gt),
@@ -167,9 +157,19 @@ def select(
         n_categories=int((keep_cat < alignment.n_categories).sum()),
         class_order=tuple(order),
         image_rank=None if rank is None else np.argsort(np.argsort(rank[keep_img])),
-        verified=verified,
+        verified=_restrict_labels(alignment.verified, img_new, cat_new),
     )
     return selected, warnings
+
+
+def _restrict_labels(
+    verified: VerifiedLabels | None, img_new: np.ndarray, cat_new: np.ndarray
+) -> VerifiedLabels | None:
+    """Verified image labels of the kept images and categories, renumbered (-1: dropped)."""
+    if verified is None:
+        return None
+    kept = verified.take((img_new[verified.image_idx] >= 0) & (cat_new[verified.category_idx] >= 0))
+    return replace(kept, image_idx=img_new[kept.image_idx], category_idx=cat_new[kept.category_idx])
 
 
 def slice_weights(alignment: Alignment, slices: Slices) -> tuple[np.ndarray, list[str]]:

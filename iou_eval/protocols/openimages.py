@@ -46,18 +46,20 @@ GROUP_OF_WEIGHT = 1.0
 
 @dataclass(frozen=True)
 class ClassCurves:
-    """Each class's entries in the order its AP reads them.
+    """Each class's entries as the API joins them, before its final sort.
 
     Attributes:
         starts: ``[C + 1]`` offsets of each class in the columns below.
+        score: ``[E]`` float64 a prediction's score, or a group-of box's.
         label: ``[E]`` float64 1.0 (true positive or group-of box hit), 0.0
-            (false positive), per class in the API's final order.
-        image: ``[E]`` int64 the image of each entry (bootstrap weights).
+            (false positive).
+        image: ``[E]`` int64 the image of each entry.
         n_gt: ``[C]`` float64 ground truths that count (group-of boxes once).
         gt_image, gt_class: ``[G]`` the ground truth's images and classes.
     """
 
     starts: np.ndarray
+    score: np.ndarray
     label: np.ndarray
     image: np.ndarray
     n_gt: np.ndarray
@@ -334,25 +336,14 @@ def average_precision(precision: np.ndarray, recall: np.ndarray) -> float:
     return float(np.sum((recall[indices] - recall[indices - 1]) * precision[indices]))
 
 
-def _curves(cls, img, score, label, n_gt, gt: tuple[np.ndarray, np.ndarray]) -> ClassCurves:
-    """Each class's entries sorted as ``compute_precision_recall`` sorts them."""
-    n_cls = len(n_gt)
-    starts = np.searchsorted(cls, np.arange(n_cls + 1))
-    out_label = np.empty(len(label))
-    out_image = np.empty(len(img), dtype=np.int64)
-    for c in np.flatnonzero(n_gt > 0).tolist():
-        lo, hi = int(starts[c]), int(starts[c + 1])
-        # The very call the API makes: unstable, reversed.
-        o = np.argsort(score[lo:hi])[::-1] + lo
-        out_label[lo:hi] = label[o]
-        out_image[lo:hi] = img[o]
-    return ClassCurves(starts, out_label, out_image, n_gt, *gt)
-
-
 def class_aps(curves: ClassCurves, image_weight: np.ndarray | None = None) -> np.ndarray:
     """``[C]`` AP per class (NaN without ground truth) from :class:`ClassCurves`.
 
-    ``image_weight[I]``: each image's multiplicity, for bootstrap replicates.
+    Per class the joined entries are sorted by the very call the API makes
+    (``np.argsort`` reversed).  ``image_weight[I]``: each image's
+    multiplicity (bootstrap replicates); with weights 0 and 1 (a slice) the
+    entries of the weighted images are sorted afresh, which is the API run
+    on those images alone.
     """
     n_gt = curves.n_gt
     if image_weight is not None:
@@ -361,11 +352,17 @@ def class_aps(curves: ClassCurves, image_weight: np.ndarray | None = None) -> np
     ap = np.full(len(n_gt), np.nan)
     for c in np.flatnonzero(n_gt > 0).tolist():
         sl = slice(int(curves.starts[c]), int(curves.starts[c + 1]))
-        tp = curves.label[sl]
-        fp = (tp <= 0).astype(float)
-        if image_weight is not None:
+        score, label = curves.score[sl], curves.label[sl]
+        if image_weight is None:
+            order = np.argsort(score)[::-1]
+            tp = label[order]
+            fp = (tp <= 0).astype(float)
+        else:
             w = image_weight[curves.image[sl]].astype(np.float64)
-            tp, fp = (tp * w)[w > 0], (fp * w)[w > 0]
+            score, label, w = score[w > 0], label[w > 0], w[w > 0]
+            order = np.argsort(score)[::-1]
+            tp = label[order] * w[order]
+            fp = (label[order] <= 0) * w[order]
         ctp = np.cumsum(tp)
         cfp = np.cumsum(fp)
         precision = ctp.astype(float) / (ctp + cfp)
@@ -419,16 +416,21 @@ def run_openimages(
 ) -> OpenImagesEvaluation:
     """Evaluate under ``openimages``; ``iou_thr`` overrides the protocol's 0.5."""
     thr = protocol.iou_thresholds[0] if iou_thr is None else float(iou_thr)
-    protocol = replace(protocol, iou_thresholds=(thr,))
-    gt = alignment.gt
     labels = alignment.verified
+    # The parameters reported (and compared with a baseline's) are those used.
+    source = None if labels is None else labels.source
+    protocol = replace(
+        protocol, iou_thresholds=(thr,), extra={**protocol.extra, "image_labels": source}
+    )
+    gt = alignment.gt
     rows, left_out = _scored_rows(alignment, labels)
     m = match_challenge(alignment, rows, thr)
     n_cls = len(gt.categories)
     image_rank = challenge_image_rank(gt.images.ids)
     n_gt = np.bincount(gt.category_idx, minlength=n_cls)[:n_cls].astype(np.float64)
     cls, img, score, label = _entries(alignment, m, image_rank)
-    curves = _curves(cls, img, score, label, n_gt, (gt.image_idx, gt.category_idx))
+    starts = np.searchsorted(cls, np.arange(n_cls + 1))
+    curves = ClassCurves(starts, score, label, img, n_gt, gt.image_idx, gt.category_idx)
     ap = class_aps(curves)
     positions, size = class_list_positions(alignment, labels)
     tp = m.tp.copy()

@@ -242,6 +242,10 @@ def _protocol_text(protocol: str, params: Mapping[str, Any]) -> str:
         kind = "11-point AP" if protocol == "voc07" else "all-point AP"
         thr = params.get("iou_thr", 0.5)
         return f"{protocol} (VOC devkit, {kind}, IoU > {fmt(thr)})"
+    if protocol == "openimages":
+        thr = params.get("iou_thr", 0.5)
+        tree = "hierarchy expanded" if params.get("hierarchy") else "no hierarchy"
+        return f"{protocol} (Open Images challenge, all-point AP, IoU >= {fmt(thr)}, {tree})"
     thr = params.get("iou_thresholds") or []
     thr_text = f"{min(thr):.2f}:{max(thr):.2f} ({len(thr)} thresholds)" if thr else "?"
     dets = "/".join(str(m) for m in params.get("max_dets", []))

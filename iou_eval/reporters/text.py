@@ -46,6 +46,12 @@ def _describe_protocol(r: ProtocolResult) -> str:
     if p.is_voc:
         ap = "11-point AP" if p.name == "voc07" else "all-point AP"
         return f"{p.name} (VOC devkit: {ap}, IoU > {p.iou_thresholds[0]:g}, {p.pixel_convention.value} pixels, difficult ignored)"
+    if not p.coco_grid:
+        expanded = "hierarchy expanded" if p.extra.get("hierarchy") else "no hierarchy"
+        return (
+            f"{p.name} (Open Images challenge: all-point AP, IoU >= {p.iou_thresholds[0]:g}, "
+            f"group-of boxes count once, verified classes only, {expanded})"
+        )
     thr = p.iou_thresholds
     thr_text = (
         "0.50:0.95"
@@ -98,12 +104,18 @@ def _summary_rows(r: ProtocolResult) -> tuple[list[str], list[list[str]], list[b
     rows = []
     for k, v in r.summary.items():
         # The caps each statistic is read at, as pycocotools prints them.
-        label = r.protocol.summary_labels().get(k, "") if not r.protocol.is_voc else ""
+        label = r.protocol.summary_labels().get(k, "") if r.protocol.coco_grid else ""
         rows.append([k, cell(v, k) or "n/a", label])
     return ["metric", "value", ""], rows, [False, True, False]
 
 
-HEADLINE = {"coco": ("AP", "AP50"), "lvis": ("AP", "APr"), "voc07": ("mAP",), "voc12": ("mAP",)}
+HEADLINE = {
+    "coco": ("AP", "AP50"),
+    "lvis": ("AP", "APr"),
+    "voc07": ("mAP",),
+    "voc12": ("mAP",),
+    "openimages": ("mAP",),
+}
 
 
 def _side_by_side(result: EvaluationResult) -> tuple[list[str], list[list[str]], list[bool]]:
@@ -117,7 +129,7 @@ def _side_by_side(result: EvaluationResult) -> tuple[list[str], list[list[str]],
         for key in keys:
             headers.append(f"{name} {'AP' if key == 'mAP' else key}")
             total.append(cell(r.summary.get(key)) or "n/a")
-        ap_cols = ["AP", "AP50"] if not r.protocol.is_voc else ["AP"]
+        ap_cols = ["AP", "AP50"] if r.protocol.coco_grid else ["AP"]
         for col in ap_cols:
             columns.append([cell(v) for v in r.classes[col]])
     names = list(result.primary.classes["class"])

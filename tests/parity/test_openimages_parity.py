@@ -105,7 +105,11 @@ def scene(seed: int, n_images: int = 30, classes=tuple(LEAVES), pool=tuple(ALL))
         for _ in range(int(rng.integers(0, 12))):
             if own and rng.random() < 0.7:
                 g = own[int(rng.integers(len(own)))]
-                b = _inside(rng, g[2:6]) if g[6] and rng.random() < 0.6 else _near(rng, g[2:6], 0.03)
+                b = (
+                    _inside(rng, g[2:6])
+                    if g[6] and rng.random() < 0.6
+                    else _near(rng, g[2:6], 0.03)
+                )
                 label = g[1] if rng.random() < 0.8 else str(rng.choice(pool[:-1]))
             else:
                 b, label = _box(rng), str(rng.choice(pool[:-1]))
@@ -119,7 +123,10 @@ def scene(seed: int, n_images: int = 30, classes=tuple(LEAVES), pool=tuple(ALL))
     # Overlaps exactly on 0.5: IoU with a box, and intersection over the prediction's area.
     edge = "0000000000000edge"
     boxes += [(edge, "/m/cat", 0.25, 0.75, 0.25, 0.75, 0), (edge, "/m/cat", 0.0, 0.5, 0.5, 1.0, 1)]
-    preds += [(edge, "/m/cat", 0.6, 0.25, 0.5, 0.25, 0.75), (edge, "/m/cat", 0.4, 0.25, 0.75, 0.5, 1.0)]
+    preds += [
+        (edge, "/m/cat", 0.6, 0.25, 0.5, 0.25, 0.75),
+        (edge, "/m/cat", 0.4, 0.25, 0.75, 0.5, 1.0),
+    ]
     return boxes, labels, preds
 
 
@@ -191,7 +198,9 @@ def test_many_ties_in_one_image_and_class_equal_the_reference(tmp_path):
     """Forty predictions of one class on one image with three distinct scores: numpy's
     unstable sort decides the order of the ties, in the image and in the class."""
     rng = np.random.default_rng(7)
-    boxes = [("a", "/m/dog", *_box(rng), 0) for _ in range(6)] + [("a", "/m/dog", 0.0, 1.0, 0.0, 1.0, 1)]
+    boxes = [("a", "/m/dog", *_box(rng), 0) for _ in range(6)] + [
+        ("a", "/m/dog", 0.0, 1.0, 0.0, 1.0, 1)
+    ]
     preds = [("a", "/m/dog", float(rng.choice([0.3, 0.5, 0.9])), *_near(rng, boxes[i % 6][2:6], 0.02))
              for i in range(40)]  # fmt: skip
     preds += [("b", "/m/dog", 0.5, *_box(rng)) for _ in range(20)]
@@ -207,3 +216,25 @@ def test_reference_walks_a_class_under_two_parents_as_the_script_does():
     _, ancestors, _ = plain_hierarchy(TREE, skip_root=True)
     assert ancestors["/m/teddy"] == ["/m/mammal", "/m/animal", "/m/toy"]
     assert ancestors["/m/dog"] == ["/m/mammal", "/m/animal", "/m/mammal", "/m/pet"]
+
+
+def _subset(rows, keep):
+    return [r for r in rows if r[0] in keep]
+
+
+def test_a_slice_and_an_image_selection_equal_the_reference_on_those_images(tmp_path):
+    boxes, labels, preds = scene(5, n_images=40)
+    gt, pred, options = write_scene(tmp_path, boxes, labels, preds, ALL, TREE)
+    images = sorted({r[0] for r in boxes} | {r[0] for r in labels})
+    keep = set(images[::2])
+    (tmp_path / "slices.csv").write_text(
+        "image_id,slice\n" + "".join(f"{i},even\n" for i in sorted(keep))
+    )
+    want = challenge_reference(
+        _subset(boxes, keep), _subset(labels, keep), _subset(preds, keep), ALL, tree=TREE
+    )
+    sliced = evaluate(gt, pred, slices=str(tmp_path / "slices.csv"), **options)
+    got = sliced.analysis.slice("openimages", "even").summary["mAP"]
+    assert got == want[1], f"slice mAP {got!r} != reference {want[1]!r}"
+    selected = evaluate(gt, pred, img_ids=",".join(sorted(keep)), **options)
+    assert_same(ours(selected, ALL), want)
