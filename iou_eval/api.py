@@ -20,7 +20,7 @@ from iou_eval.analysis.records import Analysis
 from iou_eval.analysis.run import run_analyses
 from iou_eval.data.dataset import Dataset
 from iou_eval.data.doubts import Doubt
-from iou_eval.data.image_labels import verified_labels
+from iou_eval.data.image_labels import verified_labels, with_class_names
 from iou_eval.data.reconcile import Alignment, align
 from iou_eval.data.subsets import select
 from iou_eval.engine.memory import release_free_memory
@@ -350,7 +350,8 @@ def _challenge_inputs(
     inputs = challenge_inputs(gt, gt_ds, po.oi_hierarchy, po.oi_image_labels, names)
 
     def attach(a: Alignment) -> Alignment:
-        return dataclasses.replace(a, verified=verified_labels(a, inputs.labels, inputs.class_list))
+        labels = verified_labels(a, inputs.labels, tuple(inputs.names))
+        return dataclasses.replace(with_class_names(a, inputs.names), verified=labels)
 
     return inputs.ground_truth, attach, list(inputs.notes)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from iou_eval.data.dataset import Dataset, ImageTable, Key, normalize_id
+from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id
 from iou_eval.data.hierarchy import Hierarchy, expansion
 from iou_eval.data.reconcile import Alignment, VerifiedLabels
 from iou_eval.errors import InputError
@@ -115,6 +115,23 @@ def with_label_images(gt: Dataset, labels: ImageLabels) -> Dataset:
             width=np.r_[images.width, size],
             height=np.r_[images.height, size],
         ),
+    )
+
+
+def with_class_names(alignment: Alignment, names: dict[str, str]) -> Alignment:
+    """The alignment's classes named from the class descriptions where a file named them by id only."""
+    cats = alignment.gt.categories
+    named = tuple(
+        names.get(str(k), n) if n == str(k) else n
+        for k, n in zip(cats.ids, cats.names, strict=True)
+    )
+    if named == cats.names:
+        return alignment
+    table = CategoryTable(cats.ids, named)
+    return replace(
+        alignment,
+        gt=replace(alignment.gt, categories=table),
+        pred=replace(alignment.pred, categories=table),
     )
 
 

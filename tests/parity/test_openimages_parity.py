@@ -10,6 +10,11 @@ be equal bit for bit (NaN where a class has no ground truth).
 
 from __future__ import annotations
 
+import csv
+import json
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -203,3 +208,56 @@ def test_a_slice_and_an_image_selection_equal_the_reference_on_those_images(tmp_
     assert got == want[1], f"slice mAP {got!r} != reference {want[1]!r}"
     selected = evaluate(gt, pred, img_ids=",".join(sorted(keep)), **options)
     assert_same(ours(selected, ALL), want)
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data" / "openimages-challenge"
+
+
+def _read_sample():
+    def rows(name):
+        with open(SAMPLE / name, newline="") as f:
+            return list(csv.DictReader(f))
+
+    boxes = [
+        (r["ImageID"], r["LabelName"], float(r["XMin"]), float(r["XMax"]), float(r["YMin"]),
+         float(r["YMax"]), int(r["IsGroupOf"]))
+        for r in rows("validation-annotations-bbox.csv")
+    ]  # fmt: skip
+    labels = [
+        (r["ImageID"], r["LabelName"], int(r["Confidence"]))
+        for r in rows("validation-annotations-human-imagelabels.csv")
+    ]
+    preds = [
+        (r["ImageID"], r["LabelName"], float(r["Score"]), float(r["XMin"]), float(r["XMax"]),
+         float(r["YMin"]), float(r["YMax"]))
+        for r in rows("predictions.csv")
+    ]  # fmt: skip
+    with open(SAMPLE / "class-descriptions.csv", newline="") as f:
+        class_list = [r[0] for r in csv.reader(f)]
+    return boxes, labels, preds, class_list
+
+
+@pytest.mark.parametrize("hierarchy", [False, True])
+def test_sample_scene_equals_the_reference(hierarchy):
+    boxes, labels, preds, class_list = _read_sample()
+    tree_path = SAMPLE / "bbox_labels_hierarchy.json"
+    tree = json.loads(tree_path.read_text()) if hierarchy else None
+    options = {"oi_hierarchy": str(tree_path)} if hierarchy else {}
+    result = evaluate(
+        str(SAMPLE / "validation-annotations-bbox.csv"), str(SAMPLE / "predictions.csv"),
+        protocol="openimages", **options,
+    )  # fmt: skip
+    assert_same(
+        ours(result, class_list), challenge_reference(boxes, labels, preds, class_list, tree=tree)
+    )
+
+
+def test_sample_generator_rewrites_identical_files(tmp_path):
+    sys.path.insert(0, str(SAMPLE.parent))
+    import make_openimages_challenge
+
+    make_openimages_challenge.write_challenge(str(tmp_path))
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(p.name for p in SAMPLE.iterdir())
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from iou_eval.data.dataset import CategoryTable, Dataset
+from iou_eval.data.dataset import Dataset
 from iou_eval.data.hierarchy import Hierarchy, expand_boxes, hierarchy_from_tree
 from iou_eval.data.image_labels import ImageLabels, expand_labels, with_label_images
 from iou_eval.errors import InputError
@@ -177,13 +177,14 @@ class ChallengeInputs:
         ground_truth: the boxes, expanded along the hierarchy when one was
             given, with the images only the labels name added.
         labels: the verified image-level labels (expanded likewise), or None.
-        class_list: the class descriptions' class ids in their order (empty: none found).
+        names: the class descriptions, ``LabelName -> DisplayName`` in their
+            order (the class list; empty: none found).
         notes: what is missing, in words.
     """
 
     ground_truth: Dataset
     labels: ImageLabels | None
-    class_list: tuple[str, ...]
+    names: dict[str, str]
     notes: tuple[str, ...]
 
 
@@ -228,14 +229,4 @@ def challenge_inputs(
         )
     if labels is not None:
         gt = with_label_images(gt, labels)
-    return ChallengeInputs(named(gt, descriptions), labels, tuple(descriptions), tuple(notes))
-
-
-def named(gt: Dataset, descriptions: dict[str, str]) -> Dataset:
-    """The ground truth's classes named from the class descriptions where they are named by id only."""
-    cats = gt.categories
-    names = tuple(
-        descriptions.get(str(k), n) if n == str(k) else n
-        for k, n in zip(cats.ids, cats.names, strict=True)
-    )
-    return gt if names == cats.names else replace(gt, categories=CategoryTable(cats.ids, names))
+    return ChallengeInputs(gt, labels, descriptions, tuple(notes))
