@@ -19,7 +19,10 @@ CLASSES = ["/m/dog", "/m/cat", "/m/bird", "/m/animal"]
 TREE = {
     "LabelName": "/m/0bl9f",
     "Subcategory": [
-        {"LabelName": "/m/animal", "Subcategory": [{"LabelName": "/m/dog"}, {"LabelName": "/m/cat"}]},
+        {
+            "LabelName": "/m/animal",
+            "Subcategory": [{"LabelName": "/m/dog"}, {"LabelName": "/m/cat"}],
+        },
         {"LabelName": "/m/bird"},
     ],
 }
@@ -116,7 +119,10 @@ def test_a_prediction_whose_best_box_is_taken_is_a_false_positive(tmp_path):
     A most (IoU .852; B .786): A is taken, so p2 is a false positive even though B
     is free.  AP = 1/2 * 1 = 1/2."""
     boxes = [("img", "/m/dog", 0.0, 0.5, 0.0, 1.0, 0), ("img", "/m/dog", 0.1, 0.6, 0.0, 1.0, 0)]
-    preds = [("img", "/m/dog", 0.9, 0.0, 0.5, 0.0, 1.0), ("img", "/m/dog", 0.8, 0.04, 0.54, 0.0, 1.0)]
+    preds = [
+        ("img", "/m/dog", 0.9, 0.0, 0.5, 0.0, 1.0),
+        ("img", "/m/dog", 0.8, 0.04, 0.54, 0.0, 1.0),
+    ]
     r = run(tmp_path, boxes, [], preds)
     assert row(r, "/m/dog")["AP"] == 0.5
 
@@ -151,7 +157,10 @@ def test_group_of_box_scored_zero_is_missed_and_low_scores_left_out(tmp_path):
     """A group-of box with one prediction inside at score 0: the API's box score starts at 0,
     so it is no hit (AP 0, the prediction ignored).  A prediction at -11 is dropped."""
     boxes = [("img", "/m/dog", 0.0, 1.0, 0.0, 1.0, 1)]
-    preds = [("img", "/m/dog", 0.0, 0.1, 0.2, 0.1, 0.2), ("img", "/m/dog", -11.0, 0.3, 0.4, 0.3, 0.4)]
+    preds = [
+        ("img", "/m/dog", 0.0, 0.1, 0.2, 0.1, 0.2),
+        ("img", "/m/dog", -11.0, 0.3, 0.4, 0.3, 0.4),
+    ]
     r = run(tmp_path, boxes, [], preds)
     dog = row(r, "/m/dog")
     assert (dog["AP"], dog["TP"], dog["FP"], dog["predictions"]) == (0.0, 0, 0, 1)
@@ -203,7 +212,9 @@ def test_class_missing_from_the_hierarchy_is_an_error_naming_the_line(tmp_path):
 def test_bad_confidence_is_an_error_naming_the_line(tmp_path):
     with pytest.raises(InputError) as e:
         run(tmp_path, [], [("img", "/m/dog", 1), ("img", "/m/dog", 2)], [])
-    assert ":3:" in str(e.value) and "expected Confidence 1" in str(e.value) and "'2'" in str(e.value)
+    assert (
+        ":3:" in str(e.value) and "expected Confidence 1" in str(e.value) and "'2'" in str(e.value)
+    )
 
 
 def test_options_of_the_protocol_are_refused_without_it(tmp_path):
