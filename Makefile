@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format bench bench-data bench-iou bench-dask bench-stream clean
+.PHONY: help compile demo report test soak check format bench bench-data bench-iou bench-dask bench-stream bench-openimages clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -86,6 +86,7 @@ bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against py
 		--boundary-sizes "$(BENCH_BOUNDARY_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
 	$(MAKE) --no-print-directory bench-dask
+	$(MAKE) --no-print-directory bench-openimages
 	$(MAKE) --no-print-directory bench-memory
 	$(MAKE) --no-print-directory bench-stream
 	$(MAKE) --no-print-directory bench-lvis
@@ -99,6 +100,12 @@ BENCH_LARGE ?= 80000
 
 bench-dask: $(VENV)/.dev compile ## one process vs --dask local:2 on an Objects365-val-sized set (quick: BENCH_LARGE=5000)
 	$(BIN)/python tests/bench/bench_dask.py --images $(BENCH_LARGE) --seed $(BENCH_SEED)
+
+# Open Images validation has 41,620 images in 600 classes; the default is a modest slice of it.
+BENCH_OI_IMAGES ?= 5000
+
+bench-openimages: $(VENV)/.dev compile ## --protocol openimages on a synthetic Open Images val (full size: BENCH_OI_IMAGES=41620)
+	$(BIN)/python tests/bench/bench_openimages.py --images $(BENCH_OI_IMAGES) --seed $(BENCH_SEED)
 
 # The manual as a site (mkdocs.yml, docs/): --strict fails on a broken link or anchor.
 $(VENV)/.docs: pyproject.toml | $(BIN)/python

@@ -223,3 +223,11 @@ def test_options_of_the_protocol_are_refused_without_it(tmp_path):
         evaluate(gt, pred, oi_hierarchy="h.json")
     with pytest.raises(UsageError, match="--class-agnostic does not apply"):
         evaluate(gt, pred, protocol="openimages", class_agnostic=True)
+
+
+def test_unknown_group_of_flag_is_noted(tmp_path):
+    gt, pred, _ = write_scene(
+        tmp_path, [("img", "/m/dog", 0.1, 0.4, 0.1, 0.4, -1)], [], [], CLASSES
+    )
+    r = evaluate(gt, pred, protocol="openimages")
+    assert any("1 box(es) have IsGroupOf -1 (unknown)" in w for w in r.warnings)

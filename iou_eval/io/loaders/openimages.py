@@ -283,6 +283,19 @@ def _first_row(file: str) -> list[str]:
         return []
 
 
+def _unknown_group_of(path: str, table: _Table) -> list[str]:
+    """A note when ``IsGroupOf`` is -1 (unknown) somewhere: read as 0 here, a group-of box
+    for the TensorFlow API's challenge evaluator (``astype(bool)``)."""
+    col = table.column("IsGroupOf")
+    n = 0 if col is None else sum(row[col] == "-1" for row in table.rows)
+    if not n:
+        return []
+    return [
+        f"{path}: {n} box(es) have IsGroupOf -1 (unknown), read as not group-of; the "
+        "TensorFlow API's Open Images evaluator counts them as group-of boxes"
+    ]
+
+
 def read_image_list(path: str) -> list[str]:
     """The ``ImageID`` column of an image list CSV."""
     table = _read_table(path)
@@ -369,6 +382,7 @@ def _assemble(
             "ARs, ARm and ARl are left undefined (null); pass --images DIR, or put the images "
             "in an images/ folder beside the CSV"
         )
+        warnings += _unknown_group_of(path, table)
     return assemble(
         source=path,
         fmt="openimages",
