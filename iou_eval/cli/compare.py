@@ -44,7 +44,14 @@ Example:
     "-p",
     default="auto",
     show_default=True,
-    help="auto, coco, lvis, voc07 or voc12 (auto: lvis for an LVIS ground truth, else coco).",
+    help="auto, coco, lvis, voc07, voc12 or openimages (auto: lvis for an LVIS ground truth, "
+    "else coco).",
+)
+@click.option("--oi-hierarchy", metavar="FILE", help="Open Images class hierarchy JSON.")
+@click.option(
+    "--oi-image-labels",
+    metavar="FILE",
+    help="Open Images verified image-level labels CSV (default: beside the boxes file).",
 )
 @record_options(PointOptions, BootstrapOptions, RuntimeOptions, defaults={"bootstrap": "1000"})
 @output_options
@@ -64,12 +71,16 @@ def _compare(gt: str, a: str, b: str, **o: Any) -> int:
     from iou_eval.reporters import OutputFormat
     from iou_eval.reporters.compare import render_compare
 
-    protected = (gt, a, b)
+    protected = (gt, a, b, o["oi_hierarchy"], o["oi_image_labels"])
     check_output(o["output"], protected)
     if "," in o["protocol"]:
         raise UsageError("compare takes one protocol")
     options = EvalOptions(
-        protocol=ProtocolOptions(protocol=o["protocol"]),
+        protocol=ProtocolOptions(
+            protocol=o["protocol"],
+            oi_hierarchy=o["oi_hierarchy"],
+            oi_image_labels=o["oi_image_labels"],
+        ),
         **{slot: from_cli(SLOTS[slot], o) for slot in ("point", "bootstrap", "runtime")},
     )
     options = EvalOptions.of(options, keep_accumulation=False)

@@ -125,3 +125,20 @@ def test_options_refused_where_they_do_not_apply():
     assert "--oi-hierarchy apply to --protocol openimages" in r.err
     r = run(GT, PREDS, "--protocol", "openimages", "--iou-type", "segm", expect=2)
     assert "--protocol openimages scores boxes" in r.err
+
+
+def test_compare_and_batch_find_the_labels_beside_the_boxes(tmp_path):
+    """Both read the ground truth once and score each file against it."""
+    r = run("compare", GT, PREDS, PREDS, "--protocol", "openimages", "--oi-hierarchy", TREE,
+            "--bootstrap", "10", "-f", "json")  # fmt: skip
+    assert "no verified image-level labels" not in r.err
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in ("a.csv", "b.csv"):
+        shutil.copy(PREDS, folder / name)
+    r = run(GT, folder / "a.csv", folder / "b.csv", "--protocol", "openimages", "--oi-hierarchy",
+            TREE, "-f", "json")  # fmt: skip
+    assert "no verified image-level labels" not in r.err
+    doc = json.loads(r.out)
+    maps = [round(row["mAP"], 4) for row in doc["leaderboard"]]
+    assert maps == [MAP_EXPANDED, MAP_EXPANDED]

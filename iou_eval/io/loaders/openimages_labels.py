@@ -198,14 +198,17 @@ def challenge_inputs(
     """Read the labels, descriptions and hierarchy, and expand the ground truth as the challenge does.
 
     Args:
-        gt_source: the ground truth as the user gave it (a path is searched
-            beside for the labels and the class descriptions).
+        gt_source: the ground truth as the user gave it: a path is searched
+            beside for the labels and the class descriptions (for a
+            :class:`Dataset` already read, the path it was read from).
         gt: the ground truth read.
         hierarchy, image_labels: the files ``--oi-hierarchy`` and
             ``--oi-image-labels`` name, or None.
         names: ``--names`` lines (``/m/07j7r,Tree``): the class descriptions.
     """
-    beside = gt_source if isinstance(gt_source, str) and gt.format == "openimages" else None
+    source = gt_source if isinstance(gt_source, str) else gt.source
+    readable = gt.format == "openimages" and source != "-" and os.path.exists(source)
+    beside = source if readable else None
     path = image_labels or (image_labels_beside(beside) if beside else None)
     labels = read_image_labels(path) if path else None
     descriptions = _names_from_options(names) or (
