@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from iou_eval.data.ordering import group_score_order
 from iou_eval.data.reconcile import Alignment, VerifiedLabels
 from iou_eval.protocols.coco import OperatingPoint
 from iou_eval.protocols.params import Protocol
@@ -128,7 +129,7 @@ def api_order(group: np.ndarray, score: np.ndarray) -> np.ndarray:
     n = len(group)
     if not n:
         return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((np.arange(n), -score, group))
+    order = group_score_order(group, score).astype(np.int64)
     g, s = group[order], score[order]
     tied = np.flatnonzero((g[1:] == g[:-1]) & (s[1:] == s[:-1]))
     if len(tied):
