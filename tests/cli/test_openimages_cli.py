@@ -142,3 +142,11 @@ def test_compare_and_batch_find_the_labels_beside_the_boxes(tmp_path):
     doc = json.loads(r.out)
     maps = [round(row["mAP"], 4) for row in doc["leaderboard"]]
     assert maps == [MAP_EXPANDED, MAP_EXPANDED]
+
+
+def test_pixel_sizes_are_noted(tmp_path):
+    r = run(GT, PREDS, "--protocol", "openimages", "--images", ROOT / "sample_data" / "images",
+            "--quiet", "-f", "json")  # fmt: skip
+    doc = json.loads(r.out)
+    assert any("scored in pixels" in w for w in doc["warnings"])
+    assert round(doc["summary"]["mAP"], 4) == MAP_PLAIN

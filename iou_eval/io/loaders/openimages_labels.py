@@ -220,6 +220,12 @@ def challenge_inputs(
             "openimages: no verified image-level labels (--oi-image-labels FILE, or an "
             "image-labels CSV beside the boxes): an image is scored only on the classes boxed in it"
         )
+    images = gt.images
+    if gt.format == "openimages" and not ((images.width == 1) & (images.height == 1)).all():
+        notes.append(
+            "openimages: the boxes are scored in pixels (the images' sizes are known); the "
+            "challenge scores the fractions, and an overlap may differ from its in the last bit"
+        )
     if hierarchy:
         h = read_hierarchy(hierarchy)
         gt = expand_boxes(gt, h, descriptions)
