@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format bench bench-data bench-iou bench-dask bench-stream bench-openimages clean
+.PHONY: help compile demo report test soak check format bench bench-data bench-iou bench-dask bench-dota bench-stream bench-openimages clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -16,7 +16,7 @@ $(BIN)/python:
 
 # The install compiles the optional mask kernel (iou_eval/geometry/_rlekernel.c,
 # iou_eval/io/_rleresults.c): a change to it installs again.
-KERNEL_SOURCES := iou_eval/geometry/_rlekernel.c iou_eval/io/_rleresults.c
+KERNEL_SOURCES := iou_eval/geometry/_rlekernel.c iou_eval/io/_rleresults.c iou_eval/geometry/_polykernel.c
 $(VENV)/.runtime: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
 	@touch $@
@@ -86,6 +86,7 @@ bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against py
 		--boundary-sizes "$(BENCH_BOUNDARY_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
 	$(MAKE) --no-print-directory bench-dask
+	$(MAKE) --no-print-directory bench-dota
 	$(MAKE) --no-print-directory bench-openimages
 	$(MAKE) --no-print-directory bench-memory
 	$(MAKE) --no-print-directory bench-stream
@@ -106,6 +107,11 @@ BENCH_OI_IMAGES ?= 5000
 
 bench-openimages: $(VENV)/.dev compile ## --protocol openimages on a synthetic Open Images val (full size: BENCH_OI_IMAGES=41620)
 	$(BIN)/python tests/bench/bench_openimages.py --images $(BENCH_OI_IMAGES) --seed $(BENCH_SEED)
+
+BENCH_DOTA_IMAGES ?= 458
+
+bench-dota: $(VENV)/.runtime compile ## --protocol dota and the COCO-style default on a DOTA-v1.0-val-sized set (quick: BENCH_DOTA_IMAGES=50)
+	$(BIN)/python tests/bench/bench_dota.py --images $(BENCH_DOTA_IMAGES) --seed $(BENCH_SEED)
 
 # The manual as a site (mkdocs.yml, docs/): --strict fails on a broken link or anchor.
 $(VENV)/.docs: pyproject.toml | $(BIN)/python

@@ -21,6 +21,7 @@ from iou_eval.analysis.run import run_analyses
 from iou_eval.data.dataset import Dataset
 from iou_eval.data.doubts import Doubt
 from iou_eval.data.image_labels import verified_labels, with_class_names
+from iou_eval.data.oriented import describe, oriented_doubts
 from iou_eval.data.reconcile import Alignment, align
 from iou_eval.data.subsets import select
 from iou_eval.engine.memory import release_free_memory
@@ -94,6 +95,10 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
     """Where the input triggers a pycocotools defect that the protocol reproduces."""
     gt = alignment.gt
     out: list[str] = []
+    if protocol.is_dota:
+        from iou_eval.protocols.dota import devkit_notes
+
+        return devkit_notes(alignment, protocol)
     if not protocol.coco_grid:
         return out
     out.extend(protocol.summary_warnings())
@@ -131,6 +136,7 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
         "ground_truth": {
             "path": gt.source,
             "format": gt.format,
+            **({"shapes": describe(gt)} if gt.oriented is not None else {}),
             "images": len(gt.images),
             "boxes": len(gt),
             "crowd": int(gt.is_crowd.sum()),
@@ -139,6 +145,7 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
         "predictions": {
             "path": pred.source,
             "format": pred.format,
+            **({"shapes": describe(pred)} if pred.oriented is not None else {}),
             "boxes": len(pred),
             "scored_boxes": len(alignment.pred),
             "unknown_image_boxes": alignment.unknown_image_rows,
@@ -315,6 +322,16 @@ def _openimages_scored(
     return openimages_result(alignment, ev, point.score_thr)
 
 
+def _dota_scored(
+    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
+) -> ProtocolResult:
+    """The DOTA devkit's task-1 evaluation at ``--iou-thr`` (0.5), on oriented boxes."""
+    from iou_eval.protocols.dota import run_dota
+
+    point = options.point
+    return voc_result(alignment, run_dota(alignment, protocol, point.iou_thr), point.score_thr)
+
+
 # Protocol name -> how an aligned pair is scored into a ProtocolResult.  A new
 # protocol is one module in iou_eval/protocols/, its factory in
 # protocols.params.BY_NAME, and one line here.
@@ -324,6 +341,8 @@ SCORERS: dict[str, Callable[..., ProtocolResult]] = {
     "voc07": _voc_scored,
     "voc12": _voc_scored,
     "openimages": _openimages_scored,
+    "dota": _dota_scored,
+    "dota-allpoint": _dota_scored,
 }
 
 
@@ -448,7 +467,7 @@ def _evaluate(
     executor: Any,
 ) -> EvaluationResult:
     """:func:`evaluate` with its options built; ``executor``: a cluster's, or None."""
-    protocols = build_protocols(opts.protocol)
+    build_protocols(opts.protocol)  # a bad --protocol / --iou-type is said before any reading
     stage = on_stage or (lambda _name: None)
     # Beside a cluster this process forks no workers of its own.
     n_workers = resolve_workers(opts.runtime.workers) if executor is None else 1
@@ -456,7 +475,8 @@ def _evaluate(
     masks = opts.protocol.masks
     gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor)
     federated = federated_ground_truth(gt_ds)
-    protocols = build_protocols(opts.protocol, federated)
+    oriented = gt_ds.oriented is not None or pred_ds.oriented is not None
+    protocols = build_protocols(opts.protocol, federated, oriented)
     protocol_notes = lvis_notes(gt_ds, opts, protocols, federated)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
     if unsized(gt_ds):
@@ -481,6 +501,8 @@ def _evaluate(
         alignment = boxes_from_masks(alignment)  # results that give masks without boxes
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
     warnings += protocol_notes + oi_notes
+    a = opts.analysis
+    warnings += oriented_doubts(alignment, protocols, a.tide or a.confusion or a.calibration)
     if opts.read.strict and (error := strict_error(warnings)) is not None:
         raise error
     results: list[ProtocolResult] = []

@@ -129,7 +129,7 @@ def _split_names(text: str) -> tuple[str, ...]:
 
 # -- the records -----------------------------------------------------------------
 
-IOU_TYPES = ("bbox", "segm", "boundary")
+IOU_TYPES = ("bbox", "segm", "boundary", "obb")
 # The iou types that score instance masks: the files' masks are read for them.
 MASK_IOU_TYPES = ("segm", "boundary")
 READ_FORMATS = ("coco", "voc-xml", "csv", "txt", "voc-results")
@@ -190,6 +190,10 @@ class ReadOptions:
     strict: bool = option(False, Cli(
         "--strict", "Exit 1 when a warning doubts the numbers (a layout, a scale, class ids, "
         "images or classes that do not join).", is_flag=True))  # fmt: skip
+    angle_unit: str = option("rad", Cli(
+        "--angle-unit", "Unit of an angle column (oriented boxes as cx, cy, w, h, angle, "
+        "Ultralytics' xywhr): rad or deg.", choices=("rad", "deg"),
+        cli_default="rad"))  # fmt: skip
 
     def __post_init__(self) -> None:
         # The format names are checked against the loader registry, and the
@@ -202,6 +206,8 @@ class ReadOptions:
                     f"{flag}: expected one of {', '.join(BOX_FORMATS)}, got {layout!r}"
                 )
         self._check_classes()
+        if self.angle_unit not in ("rad", "deg"):
+            raise UsageError(f"--angle-unit: expected rad or deg, got {self.angle_unit!r}")
         if self.names is not None and not isinstance(self.names, str):
             object.__setattr__(self, "names", tuple(self.names))
         if self.image_size is not None:
@@ -238,8 +244,9 @@ class ProtocolOptions:
     """Which protocols score the files, and their parameters."""
 
     protocol: tuple[str, ...] = option(("auto",), Cli(
-        "--protocol", "auto, coco, lvis, voc07, voc12 or openimages; several comma-separated are "
-        "reported side by side (auto: lvis for an LVIS ground truth, else coco).",
+        "--protocol", "auto, coco, lvis, voc07, voc12, openimages, dota or dota-allpoint; several "
+        "comma-separated are reported side by side (auto: lvis for an LVIS ground truth, else "
+        "coco).",
         parse=_split_names, short="-p", cli_default="auto"))  # fmt: skip
     iou_thresholds: tuple[float, ...] | None = option(None, Cli(
         "--iou-thresholds", "COCO thresholds: 0.5:0.95:0.05 (default) or a list like 0.5,0.75.",
@@ -250,10 +257,11 @@ class ProtocolOptions:
     max_dets: tuple[int, ...] | None = option(None, Cli(
         "--max-dets", "COCO detections per image and class: 1,10,100.", parse=parse_max_dets,
         metavar="LIST"))  # fmt: skip
-    iou_type: tuple[str, ...] = option(("bbox",), Cli(
-        "--iou-type", "bbox (boxes), segm (instance masks) or boundary (Boundary IoU of the "
-        "masks); a comma list such as bbox,segm scores each from one parse, the first at the "
-        "top.", parse=_split_names, cli_default="bbox", metavar="LIST"))  # fmt: skip
+    iou_type: tuple[str, ...] = option((), Cli(
+        "--iou-type", "bbox (boxes), segm (instance masks), boundary (Boundary IoU of the masks) "
+        "or obb (oriented boxes); a comma list such as bbox,segm scores each from one parse, the "
+        "first at the top. Default: obb when the files hold oriented boxes (DOTA, YOLO-OBB, an "
+        "angle column), else bbox.", parse=_split_names, metavar="LIST"))  # fmt: skip
     boundary_dilation: float | None = option(None, Cli(
         "--boundary-dilation", "--iou-type boundary: the boundary's width as a fraction of the "
         "image diagonal (boundary-iou-api's dilation ratio; default 0.02).",
@@ -287,11 +295,12 @@ class ProtocolOptions:
         object.__setattr__(self, "protocol", names)
         types = (self.iou_type,) if isinstance(self.iou_type, str) else tuple(self.iou_type)
         types = tuple(dict.fromkeys(t.strip() for item in types for t in item.split(",")))
+        given = bool(types)
         types = tuple(t for t in types if t)
         bad = [t for t in types if t not in IOU_TYPES]
-        if bad or not types:
+        if bad or (given and not types):
             raise UsageError(
-                f"--iou-type: expected bbox, segm, boundary or a comma list of them, got "
+                f"--iou-type: expected bbox, segm, boundary, obb or a comma list of them, got "
                 f"{','.join(types) or 'nothing'}"
             )
         object.__setattr__(self, "iou_type", types)

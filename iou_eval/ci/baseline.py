@@ -75,7 +75,7 @@ class _Checker:
         params = self.object(self.key(doc, "params", where), f"{prefix}params")
         iou_type = params.get("iou_type", "bbox")
         if not isinstance(iou_type, str):
-            raise self.fail(f"{prefix}params.iou_type", "bbox, segm or boundary", iou_type)
+            raise self.fail(f"{prefix}params.iou_type", "bbox, segm, boundary or obb", iou_type)
         self.metrics(self.key(doc, "summary", where), f"{prefix}summary")
         per_class = doc.get("per_class", [])
         if not isinstance(per_class, list):

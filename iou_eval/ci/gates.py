@@ -209,9 +209,12 @@ def load_baseline(path: str) -> dict[str, Any]:
 
 
 def _blocks(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    from iou_eval.protocols.params import protocol_label
+
     def key(block: dict[str, Any]) -> str:
-        iou_type = (block.get("params") or {}).get("iou_type", "bbox")
-        return block["protocol"] if iou_type == "bbox" else f"{block['protocol']}-{iou_type}"
+        return protocol_label(
+            block["protocol"], (block.get("params") or {}).get("iou_type", "bbox")
+        )
 
     blocks = {key(doc): doc}
     for extra in doc.get("additional_protocols", []):
@@ -303,7 +306,8 @@ def _metric_pairs(
     base_classes = {str(c["class"]): c for c in base.get("per_class", [])}
     for row in r.classes.records():
         b = base_classes.get(str(row["class"]))
-        if b is not None:
+        # A summary that holds each class's AP (DOTA's AP[plane]) compared it above.
+        if b is not None and f"AP[{row['class']}]" not in r.summary:
             pairs.append((f"{prefix}AP[{row['class']}]", b.get("AP"), row.get("AP"), None))
     return pairs
 

@@ -204,6 +204,9 @@ class Dataset:
     # The layout the file's box numbers were read in (plausibility checks ask
     # whether another layout fits the images better); None: not recorded.
     box_format: BoxFormat | None = None
+    # Oriented boxes (:class:`~iou_eval.data.oriented.OrientedBoxes`): their
+    # corners, whose enclosing boxes ``xyxy`` holds; None: axis-aligned boxes.
+    oriented: Any = None
 
     @property
     def fractions(self) -> bool:
@@ -276,6 +279,7 @@ class Dataset:
             origin=self.origin[rows],
             origin_file=self.origin_file[rows],
             masks=None if self.masks is None else self.masks.take(rows),
+            oriented=None if self.oriented is None else self.oriented.take(rows),
             fraction_boxes=(
                 None if self.fraction_boxes is None else np.take(self.fraction_boxes, rows, axis=0)
             ),
@@ -297,9 +301,10 @@ class Dataset:
         else:
             area = self.area * image_wh[:, 0] * image_wh[:, 1]
         images = replace(self.images, width=width, height=height)
+        oriented = None if self.oriented is None else self.oriented.scaled(image_wh)
         return replace(
             self, images=images, xyxy=xyxy, bbox_area=bbox_area, area=area, fraction_boxes=None,
-            fraction_format=None,
+            fraction_format=None, oriented=oriented,
         )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from types import ModuleType
 PARTS = {
     "mask kernel": "iou_eval.geometry._rlekernel",
     "RLE results reader": "iou_eval.io._rleresults",
+    "DOTA polygon IoU kernel": "iou_eval.geometry._polykernel",
 }
 
 

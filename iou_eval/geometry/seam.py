@@ -2,7 +2,7 @@
 
 :func:`geometry_for` builds the :class:`~iou_eval.geometry.pairs.Geometry`
 of an aligned pair of datasets for an iou type; one module per geometry
-(:mod:`.boxes`, :mod:`.masks`, :mod:`.boundary`) implements it.
+(:mod:`.boxes`, :mod:`.masks`, :mod:`.boundary`, :mod:`.obb`) implements it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ class IouType:
     BBOX = "bbox"
     SEGM = "segm"
     BOUNDARY = "boundary"
-    ALL = (BBOX, SEGM, BOUNDARY)
+    OBB = "obb"
+    ALL = (BBOX, SEGM, BOUNDARY, OBB)
     # The iou types that score instance masks (the files' masks must be read).
     MASKS = (SEGM, BOUNDARY)
 
@@ -45,6 +46,12 @@ def _boundaries(gt, pred, dilation_ratio: float | None = None, **_params: Any) -
     return BoundaryGeometry.of(gt, pred, ratio)
 
 
+def _oriented(gt, pred, **_params: Any) -> Geometry:
+    from iou_eval.geometry.obb import OrientedGeometry
+
+    return OrientedGeometry.of(gt, pred)
+
+
 # iou type -> the builder of its geometry over an aligned (gt, pred) pair and
 # the protocol's geometry parameters (keywords a builder reads or leaves).
 # A new geometry is one module implementing Geometry plus one line here.
@@ -52,6 +59,7 @@ GEOMETRIES: dict[str, Callable[..., Geometry]] = {
     IouType.BBOX: _boxes,
     IouType.SEGM: _masks,
     IouType.BOUNDARY: _boundaries,
+    IouType.OBB: _oriented,
 }
 
 

@@ -71,6 +71,7 @@ def load_options(
         split=read.split,
         masks=masks,
         executor=executor,
+        angle_unit=read.angle_unit,
     )
 
 

@@ -1,10 +1,12 @@
 """Evaluation protocols as frozen parameter sets.
 
-``coco`` follows pycocotools' ``COCOeval`` (bbox); ``lvis`` lvis-api's
-``LVISEval``; ``voc07`` and ``voc12`` follow the Pascal VOC devkit's
-``voc_eval``; ``openimages`` the TensorFlow Object Detection API's
-``OpenImagesDetectionChallengeEvaluator``.  ``auto`` (the default) is
-``lvis`` for an LVIS ground truth and ``coco`` otherwise.
+``coco`` follows pycocotools' ``COCOeval`` (bbox, segm, or oriented boxes);
+``lvis`` lvis-api's ``LVISEval``; ``voc07`` and ``voc12`` follow the Pascal
+VOC devkit's ``voc_eval``; ``openimages`` the TensorFlow Object Detection
+API's ``OpenImagesDetectionChallengeEvaluator``; ``dota`` and
+``dota-allpoint`` the DOTA devkit's task-1 evaluation of oriented boxes.
+``auto`` (the default) is ``lvis`` for an LVIS ground truth and ``coco``
+otherwise.
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ class ProtocolName(str, Enum):
     VOC07 = "voc07"
     VOC12 = "voc12"
     OPENIMAGES = "openimages"
+    DOTA = "dota"
+    DOTA_ALLPOINT = "dota-allpoint"
+
+
+# The devkit-style protocols: one IoU threshold, an AP per class and their mean.
+VOC_NAMES = (ProtocolName.VOC07.value, ProtocolName.VOC12.value)
+DOTA_NAMES = (ProtocolName.DOTA.value, ProtocolName.DOTA_ALLPOINT.value)
 
 
 # The protocol the ground truth decides: lvis for an LVIS file, else coco.
@@ -71,12 +80,21 @@ COCO_AREA_RANGES: tuple[AreaRange, ...] = (
 )
 
 
+def protocol_label(name: str, iou_type: str) -> str:
+    """How reports, gates and baselines name a protocol run on an iou type.
+
+    The protocol's name for boxes, and for the DOTA protocols (which score
+    oriented boxes only); else ``<name>-<iou type>`` (``coco-segm``, ``coco-obb``).
+    """
+    return name if iou_type == "bbox" or name in DOTA_NAMES else f"{name}-{iou_type}"
+
+
 @dataclass(frozen=True)
 class Protocol:
     """Everything that decides the numbers.
 
     Attributes:
-        name: ``coco``, ``voc07`` or ``voc12``.
+        name: ``coco``, ``voc07``, ``voc12``, ``dota`` or ``dota-allpoint``.
         iou_thresholds: ``[T]`` match thresholds.
         recall_thresholds: ``[R]`` recall points AP is sampled at; empty for
             VOC12's all-point area under the precision envelope.
@@ -86,8 +104,10 @@ class Protocol:
         pixel_convention: ``continuous`` (COCO) or ``plus-one`` (VOC devkit).
         zero_id_quirk: reproduce pycocotools' defect that a ground truth with
             annotation id 0 never counts as matched (default on, for parity).
-        iou_type: ``bbox`` (boxes), ``segm`` (instance masks) or ``boundary``
-            (Boundary IoU of the masks); masks and boundaries COCO only.
+        iou_type: ``bbox`` (boxes), ``segm`` (instance masks), ``boundary``
+            (Boundary IoU of the masks) or ``obb`` (oriented boxes); masks and
+            boundaries COCO only, oriented boxes COCO and the DOTA protocols'
+            only one.
         boundary_dilation: ``boundary``'s dilation ratio: the boundary is
             this fraction of the image diagonal wide (boundary-iou-api's 0.02).
         honour_ignore: keep a ground truth's own ``ignore`` flag instead of
@@ -119,12 +139,26 @@ class Protocol:
 
     @property
     def label(self) -> str:
-        """How reports and gates name this run: ``coco``, or ``coco-segm`` for masks."""
-        return self.name if self.iou_type == "bbox" else f"{self.name}-{self.iou_type}"
+        """How reports and gates name this run: ``coco``, ``coco-segm`` for masks, ``dota``."""
+        return protocol_label(self.name, self.iou_type)
 
     @property
     def is_voc(self) -> bool:
-        return self.name in (ProtocolName.VOC07.value, ProtocolName.VOC12.value)
+        return self.name in VOC_NAMES
+
+    @property
+    def is_dota(self) -> bool:
+        return self.name in DOTA_NAMES
+
+    @property
+    def is_devkit(self) -> bool:
+        """A devkit-style protocol: one threshold, AP per class and mAP (VOC, DOTA)."""
+        return self.is_voc or self.is_dota
+
+    @property
+    def eleven_point(self) -> bool:
+        """AP as VOC2007's 11-point interpolation (``voc07``, ``dota``)."""
+        return self.name in (ProtocolName.VOC07.value, ProtocolName.DOTA.value)
 
     @property
     def is_lvis(self) -> bool:
@@ -147,8 +181,8 @@ class Protocol:
         }
         if self.iou_type == "boundary":
             out["boundary_dilation"] = self.boundary_dilation
-        if self.is_voc:
-            out["ap_method"] = "11-point" if self.name == "voc07" else "all-point"
+        if self.is_devkit:
+            out["ap_method"] = "11-point" if self.eleven_point else "all-point"
         elif not self.coco_grid:
             out["ap_method"] = "all-point"
             out.update(self.extra)
@@ -270,10 +304,29 @@ def openimages(**overrides: object) -> Protocol:
     return replace(base, **overrides)  # type: ignore[arg-type]
 
 
-BY_NAME = {"coco": coco, "lvis": lvis, "voc07": voc07, "voc12": voc12, "openimages": openimages}
+def dota(**overrides: object) -> Protocol:
+    """The DOTA devkit's task 1: 11-point AP at polygon IoU > 0.5 on oriented boxes."""
+    base = voc07(
+        name=ProtocolName.DOTA.value, pixel_convention=PixelConvention.CONTINUOUS, iou_type="obb"
+    )
+    return replace(base, **overrides)  # type: ignore[arg-type]
 
 
-def make_protocol(name: str, options: object | None = None, iou_type: str = "bbox") -> Protocol:
+def dota_allpoint(**overrides: object) -> Protocol:
+    """The DOTA devkit's task 1 with its all-point AP (area under the precision envelope)."""
+    base = dota(name=ProtocolName.DOTA_ALLPOINT.value, recall_thresholds=())
+    return replace(base, **overrides)  # type: ignore[arg-type]
+
+
+BY_NAME = {
+    "coco": coco, "lvis": lvis, "voc07": voc07, "voc12": voc12, "openimages": openimages,
+    "dota": dota, "dota-allpoint": dota_allpoint,
+}  # fmt: skip
+
+
+def make_protocol(
+    name: str, options: object | None = None, iou_type: str | None = None
+) -> Protocol:
     """A :class:`Protocol` by name with ``options``' overrides applied.
 
     ``options``: a :class:`~iou_eval.options.ProtocolOptions` (None: defaults).
@@ -285,17 +338,22 @@ def make_protocol(name: str, options: object | None = None, iou_type: str = "bbo
         known = ", ".join((AUTO, *BY_NAME))
         raise UsageError(f"--protocol: unknown protocol {excerpt(name)} (known: {known})")
     p = BY_NAME[name]()
-    if iou_type != "bbox" and not p.coco_grid:
+    iou_type = iou_type or p.iou_type  # the protocol's own: bbox, obb for DOTA
+    if p.is_dota and iou_type != "obb":
+        raise UsageError(
+            f"--iou-type {iou_type}: --protocol {name} scores oriented boxes (--iou-type obb)"
+        )
+    if iou_type != "bbox" and not p.coco_grid and not p.is_dota:
         which = "the VOC protocols score" if p.is_voc else f"--protocol {name} scores"
         raise UsageError(f"--iou-type {iou_type}: {which} boxes; use --protocol coco for masks")
     if p.is_lvis:
         _check_lvis_options(o)
-    if not p.coco_grid and not p.is_voc:
+    if not p.coco_grid and not p.is_devkit:
         return _open_images(p, o)
     changes: dict[str, object] = {"class_agnostic": o.class_agnostic, "iou_type": iou_type}
     if o.boundary_dilation is not None:
         changes["boundary_dilation"] = o.boundary_dilation
-    if not p.is_voc:
+    if not p.is_devkit:
         changes["zero_id_quirk"] = o.zero_id_quirk
         # LVIS always keeps a ground truth's own ignore flag (lvis-api does).
         changes["honour_ignore"] = o.honour_ignore or p.is_lvis
@@ -305,6 +363,11 @@ def make_protocol(name: str, options: object | None = None, iou_type: str = "bbo
             changes["area_ranges"] = (p.area_ranges[0], *o.area_ranges)
         if o.max_dets:
             changes["max_dets"] = tuple(sorted(o.max_dets))
+    if o.pixel_convention and p.is_dota:
+        raise UsageError(
+            f"--pixel-convention: --protocol {name} measures polygons as the DOTA devkit does; "
+            "it has no pixel convention"
+        )
     if o.pixel_convention:
         changes["pixel_convention"] = PixelConvention(o.pixel_convention)
     return replace(p, **changes)  # type: ignore[arg-type]
@@ -336,13 +399,29 @@ def protocol_names(options: ProtocolOptions, federated: bool = False) -> tuple[s
     return tuple(dict.fromkeys(chosen if n == AUTO else n for n in options.protocol))
 
 
-def build_protocols(options: ProtocolOptions, federated: bool = False) -> list[Protocol]:
+def build_protocols(
+    options: ProtocolOptions, federated: bool = False, oriented: bool = False
+) -> list[Protocol]:
     """The :class:`Protocol` records ``options`` name: each iou type by each protocol, in order.
 
-    ``federated``: the ground truth is an LVIS dataset (``auto`` is then ``lvis``).
+    ``federated``: the ground truth is an LVIS dataset (``auto`` is then
+    ``lvis``).  Without ``--iou-type`` the files decide: ``obb`` when either
+    holds oriented boxes (``oriented``), else ``bbox``.  The DOTA protocols
+    score oriented boxes only: once each, under ``obb``.
     """
-    names = protocol_names(options, federated)
-    return [make_protocol(name, options, t) for t in options.iou_type for name in names]
+    given = options.iou_type
+    types = given or (("obb",) if oriented else ("bbox",))
+    out = []
+    for t in types:
+        for name in protocol_names(options, federated):
+            kind = t
+            if name in DOTA_NAMES and t != "obb":
+                if "obb" in types or t != types[0]:
+                    continue  # scored once, under obb
+                # Asked for another type: make_protocol says what is wrong.
+                kind = t if given else "obb"
+            out.append(make_protocol(name, options, kind))
+    return out
 
 
 def _open_images(p: Protocol, o: ProtocolOptions) -> Protocol:

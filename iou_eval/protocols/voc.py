@@ -163,6 +163,32 @@ def match_voc(
         g_area = (gxy[:, 2] - gxy[:, 0]) * (gxy[:, 3] - gxy[:, 1])
         ov = pair_iou(dxy, d_area, gxy, g_area, np.zeros(len(pg), dtype=bool))
 
+    return (order, *devkit_claims(pd, pg, ov, n_dt, gt_difficult, iou_thr))
+
+
+def devkit_claims(
+    pd: np.ndarray,
+    pg: np.ndarray,
+    ov: np.ndarray,
+    n_dt: int,
+    gt_difficult: np.ndarray,
+    iou_thr: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The devkits' claims: each prediction takes the ground truth it overlaps most.
+
+    Args:
+        pd: ``[P]`` positions of predictions in their ranked order (ascending),
+            gt rows ``pg[P]`` in the devkit's order within each prediction;
+            ov: ``[P]`` the overlaps.
+        n_dt: predictions; gt_difficult: ``[G]`` bool.
+        iou_thr: a hit needs overlap strictly greater.
+
+    Returns:
+        ``tp[D]``, ``fp[D]`` bool, ``best_gt[D]`` (-1 without any pair),
+        ``best_iou[D]`` (0 without any pair), ``hit[D]`` bool; the first of
+        equal maxima is the one taken, and the first claim (in rank order) on
+        a ground truth is its true positive, whether or not it was taken.
+    """
     best_gt = np.full(n_dt, -1, dtype=np.int64)
     best_iou = np.full(n_dt, -np.inf)
     if len(pd):
@@ -184,7 +210,7 @@ def match_voc(
     tp = np.zeros(n_dt, dtype=bool)
     tp[claimed[first_claim]] = True
     fp = ~tp & ~on_difficult
-    return order, tp, fp, best_gt, np.where(np.isfinite(best_iou), best_iou, 0.0), hit
+    return tp, fp, best_gt, np.where(np.isfinite(best_iou), best_iou, 0.0), hit
 
 
 def run_voc(

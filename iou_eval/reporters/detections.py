@@ -47,6 +47,8 @@ class ImageDetections:
             ``gt_*`` arrays (true positives and ignored ones), -1: none.
         gt_masks, pred_masks: the rows' :class:`~iou_eval.geometry.masks.MaskColumn`
             when masks were scored, else None.
+        gt_corners, pred_corners: ``[G, 4, 2]``, ``[D, 4, 2]`` the oriented boxes'
+            corners when the result scored oriented boxes, else None.
         gt_rows, pred_rows: ``[G]``, ``[D]`` rows of the aligned datasets.
     """
 
@@ -71,6 +73,8 @@ class ImageDetections:
     pred_rows: np.ndarray
     gt_masks: Any = None
     pred_masks: Any = None
+    gt_corners: np.ndarray | None = None
+    pred_corners: np.ndarray | None = None
 
     @property
     def gt_missed(self) -> np.ndarray:
@@ -163,8 +167,7 @@ def image_detections(
     cols = r.predictions
     if cols is None:
         raise UsageError(f"the {r.protocol.name} result holds no per-prediction outcome")
-    gt, pred = alignment.gt, alignment.pred
-    n_img = len(gt.images)
+    gt, pred, n_img = alignment.gt, alignment.pred, len(alignment.gt.images)
     wanted = _wanted_images(images, n_img)
     thr = float(result.settings.get("score_thr", 0.0) if score_thr is None else score_thr)
     keep = np.flatnonzero((cols.score >= thr) & np.isin(cols.image_idx, wanted))
@@ -211,6 +214,8 @@ def image_detections(
                 pred_rows=d,
                 gt_masks=_masks(gt, g),
                 pred_masks=_masks(pred, d),
+                gt_corners=_corners(r, gt, g),
+                pred_corners=_corners(r, pred, d),
             )
         )
     return out
@@ -222,6 +227,17 @@ def _gt_counted(r: ProtocolResult, gt: Any) -> np.ndarray:
     if point is not None and len(point.gt_counts) == len(gt):
         return np.asarray(point.gt_counts, dtype=bool)
     return ~(gt.is_crowd | gt.ignore)
+
+
+def _corners(r: ProtocolResult, ds: Any, rows: np.ndarray) -> np.ndarray | None:
+    """``[N, 4, 2]`` the corners of ``rows`` when ``r`` scored oriented boxes, else None."""
+    if r.protocol.iou_type != "obb":
+        return None
+    from iou_eval.data.oriented import corners_of_xyxy
+
+    if ds.oriented is not None:
+        return ds.oriented.corners[rows]
+    return corners_of_xyxy(ds.xyxy[rows])
 
 
 def _masks(ds: Any, rows: np.ndarray) -> Any:

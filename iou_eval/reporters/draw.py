@@ -255,13 +255,29 @@ def _outline_lists(
 
 
 def _strokes(
-    draw: Any, boxes: np.ndarray, outlines: list[Any], colour: Any, w: int, dashed: np.ndarray
-) -> None:
-    """Each row's mask outlines (a pixel thinner), then its box; ``dashed[N]`` per row."""
+    draw: Any, boxes: np.ndarray, outlines: list[Any], colour: Any, w: int, dashed: np.ndarray,
+    corners: np.ndarray | None = None,
+) -> None:  # fmt: skip
+    """Each row's mask outlines (a pixel thinner), then its box (its ``corners[N, 4, 2]``
+    when oriented); ``dashed[N]`` per row."""
     for i in range(len(boxes)):
         for poly in _polygons(outlines[i]):
             stroke(draw, poly, colour, max(1, w - 1), dashed=bool(dashed[i]))
-        stroke(draw, box_points(boxes[i]), colour, w, dashed=bool(dashed[i]))
+        shape = box_points(boxes[i]) if corners is None else corners[i]
+        stroke(draw, shape, colour, w, dashed=bool(dashed[i]))
+
+
+def _corner_arrays(corners: dict[str, Any] | None, g: int, d: int) -> tuple[Any, Any]:
+    """The oriented boxes' corners ``[G, 4, 2]`` and ``[D, 4, 2]`` (None, None: axis-aligned)."""
+    if corners is None:
+        return None, None
+    gt = np.asarray(corners.get("gt"), dtype=np.float64).reshape(-1, 4, 2)
+    pred = np.asarray(corners.get("pred"), dtype=np.float64).reshape(-1, 4, 2)
+    if len(gt) != g or len(pred) != d:
+        raise UsageError(
+            f"corners need one box per row: {g} for gt and {d} for pred, got {len(gt)} and {len(pred)}"
+        )
+    return gt, pred
 
 
 def draw_image(
@@ -277,6 +293,7 @@ def draw_image(
     outlines: dict[str, Sequence[Any]] | None = None,
     max_side: int | None = None,
     fmt: str | None = None,
+    corners: dict[str, Any] | None = None,
 ) -> Path:
     """Draw ground truths and predictions on a copy of an image; returns ``dst_path``.
 
@@ -295,16 +312,14 @@ def draw_image(
         max_side: scale the picture down so that its longer side is at most
             this many pixels (a page's copy); None keeps the size.
         fmt: the copy's file format (Pillow's name, e.g. ``PNG``); None: the source's.
+        corners: ``{"gt": [G, 4, 2], "pred": [D, 4, 2]}`` oriented boxes, drawn
+            instead of the axis-aligned ``*_boxes`` (which still place the tags).
 
     Raises:
         InputError: the source cannot be read as an image.
         UsageError: Pillow is missing, shapes disagree, or ``dst`` is ``src``.
     """
-    src, dst = Path(src_path), Path(dst_path)
-    if src.resolve() == dst.resolve() or (dst.exists() and src.exists() and src.samefile(dst)):
-        raise UsageError(
-            f"{dst}: the drawing would overwrite its source image; choose another path"
-        )
+    src, dst = _paths(src_path, dst_path)
     gt = _boxes("gt_boxes", gt_boxes)
     pred = _boxes("pred_boxes", pred_boxes)
     g, d = len(gt), len(pred)
@@ -314,6 +329,7 @@ def draw_image(
     ious = _column("pred_iou", pred_iou, d, np.float64)
     is_fp = _column("pred_is_fp", pred_is_fp, d, bool)
     gt_outlines, pred_outlines = _outline_lists(outlines, g, d)
+    gt_corners, pred_corners = _corner_arrays(corners, g, d)
     img, src_fmt = _open(src)
     info = dict(img.info)
     if max_side is not None and max(img.size) > max_side:
@@ -321,13 +337,15 @@ def draw_image(
         gt, pred = gt * factor, pred * factor
         gt_outlines = [_scaled(o, factor) for o in gt_outlines]
         pred_outlines = [_scaled(o, factor) for o in pred_outlines]
+        if gt_corners is not None:
+            gt_corners, pred_corners = gt_corners * factor, pred_corners * factor
     from PIL import ImageDraw
 
     draw = ImageDraw.Draw(img)
     w = line_width(*img.size)
     font = _font(max(11, round(min(img.size) / 40)))
-    _strokes(draw, gt, gt_outlines, GT_COLOUR, w, np.zeros(g, dtype=bool))
-    _strokes(draw, pred, pred_outlines, PRED_COLOUR, w, is_fp)
+    _strokes(draw, gt, gt_outlines, GT_COLOUR, w, np.zeros(g, dtype=bool), gt_corners)
+    _strokes(draw, pred, pred_outlines, PRED_COLOUR, w, is_fp, pred_corners)
     # Tags last, so no box is drawn over a tag.
     placed: list[tuple] = []
     for i in range(g):
@@ -340,6 +358,16 @@ def draw_image(
         img = img.convert("RGB")
     _save(img, dst, out_fmt, info)
     return dst
+
+
+def _paths(src_path: str | os.PathLike, dst_path: str | os.PathLike) -> tuple[Path, Path]:
+    """The source and the drawing's paths; a drawing never overwrites its source."""
+    src, dst = Path(src_path), Path(dst_path)
+    if src.resolve() == dst.resolve() or (dst.exists() and src.exists() and src.samefile(dst)):
+        raise UsageError(
+            f"{dst}: the drawing would overwrite its source image; choose another path"
+        )
+    return src, dst
 
 
 def _shrink(img: Any, max_side: int) -> tuple[Any, float]:

@@ -130,6 +130,7 @@ def draw_detections(det: ImageDetections, src: str | os.PathLike, dst: str | os.
     return draw_image(
         src, dst, det.gt_xyxy, gt_tags(det), det.pred_xyxy, labels, det.pred_scores, iou,
         det.pred_is_fp, outlines=mask_outlines(det), max_side=max_side, fmt=fmt,
+        corners=None if det.gt_corners is None else {"gt": det.gt_corners, "pred": det.pred_corners},
     )  # fmt: skip
 
 

@@ -238,6 +238,9 @@ def summary_cards(summary: Mapping[str, Any], bootstrap: Mapping[str, Any] | Non
 
 
 def _protocol_text(protocol: str, params: Mapping[str, Any]) -> str:
+    if protocol.startswith("dota"):
+        kind = "11-point AP" if protocol == "dota" else "all-point AP"
+        return f"{protocol} (DOTA devkit task 1, {kind}, polygon IoU > {fmt(params.get('iou_thr', 0.5))})"
     if protocol.startswith("voc"):
         kind = "11-point AP" if protocol == "voc07" else "all-point AP"
         thr = params.get("iou_thr", 0.5)
@@ -251,7 +254,7 @@ def _protocol_text(protocol: str, params: Mapping[str, Any]) -> str:
     dets = "/".join(str(m) for m in params.get("max_dets", []))
     areas = ", ".join(params.get("area_ranges", {}))
     return (
-        f"{protocol} (COCOeval bbox: IoU {thr_text}, {params.get('recall_points', '?')} recall "
+        f"{protocol} (COCOeval {params.get('iou_type', 'bbox')}: IoU {thr_text}, {params.get('recall_points', '?')} recall "
         f"points, areas {areas}, maxDets {dets})"
     )
 
@@ -264,9 +267,10 @@ def facts(doc: Mapping[str, Any]) -> str:
     items = [
         ("ground truth", f"<code>{esc(g.get('path'))}</code> [{esc(g.get('format'))}]: "
          f"{esc(g.get('images'))} images, {esc(g.get('boxes'))} boxes ({esc(g.get('crowd'))} "
-         f"crowd), {esc(g.get('categories'))} categories"),
+         f"crowd), {esc(g.get('categories'))} categories"
+         + (f"; {esc(g['shapes'])}" if g.get("shapes") else "")),
         ("predictions", f"<code>{esc(p.get('path'))}</code> [{esc(p.get('format'))}]: "
-         f"{esc(p.get('boxes'))} boxes"
+         f"{esc(p.get('boxes'))} boxes" + (f"; {esc(p['shapes'])}" if p.get("shapes") else "")
          + (f", {esc(p['unknown_image_boxes'])} on unknown images (not scored)"
             if p.get("unknown_image_boxes") else "")),
         ("matched", f"images by {esc(inputs.get('image_match'))}, categories by "

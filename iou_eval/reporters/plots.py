@@ -518,6 +518,7 @@ def write_plots(
     class_ap: Mapping[str, float | None] | None = None,
     leaderboard: Sequence[Mapping[str, Any]] | None = None,
     formats: Sequence[str] = ("png", "svg"),
+    ap_title: str = "AP per class (IoU 0.50:0.95, area all, maxDets 100), best first",
 ) -> list[Path]:
     """Write every plot the inputs allow into ``outdir``; returns the files written.
 
@@ -535,7 +536,8 @@ def write_plots(
             prediction, last background; ``confusion_names[K]`` (default
             ``class_names``) -> ``confusion_matrix_counts`` and
             ``confusion_matrix_normalized``.
-        class_ap: class name -> AP (None: undefined) -> ``ap_per_class``.
+        class_ap: class name -> AP (None: undefined) -> ``ap_per_class``, under
+            ``ap_title`` (the protocol's AP: COCO's by default).
         leaderboard: a batch run's rows (``file`` and metrics, best first)
             -> ``leaderboard``.
         formats: file formats, each a matplotlib format name.
@@ -579,7 +581,7 @@ def _figures(a: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     if a["class_ap"]:
         labels = list(a["class_ap"])
         values = [a["class_ap"][n] for n in labels]
-        title = "AP per class (IoU 0.50:0.95, area all, maxDets 100), best first"
+        title = a["ap_title"]
         yield "ap_per_class", lambda: figure_bars(labels, values, title, "AP", gid="ap-bars")
     board = a["leaderboard"]
     metric = leaderboard_metric(board) if board else None

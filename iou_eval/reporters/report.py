@@ -83,6 +83,7 @@ def plot_inputs(result: EvaluationResult) -> dict[str, Any]:
         },
         "sweeps": r.score_sweeps,
         "overall_sweep": r.pooled_sweep,
+        "ap_title": f"AP per class ({_ap_kind(r.protocol)}), best first",
     }
     if r.arrays is not None and r.arrays.precision.size:
         k = r.arrays.precision.shape[2]
@@ -103,6 +104,20 @@ def plot_inputs(result: EvaluationResult) -> dict[str, Any]:
     if confusion is not None:
         out.update(confusion=confusion[0], confusion_names=confusion[1])
     return out
+
+
+def _ap_kind(p: Any) -> str:
+    """What a protocol's per-class AP is, for the bar chart's title."""
+    if p.is_devkit:
+        points = "11-point" if p.eleven_point else "all-point"
+        overlap = "polygon IoU" if p.is_dota else "IoU"
+        return f"{p.name}: {points}, {overlap} > {p.iou_thresholds[0]:g}"
+    if not p.coco_grid:  # Open Images: all-point AP at one threshold
+        return f"{p.name}: all-point, IoU >= {p.iou_thresholds[0]:g}"
+    t = p.iou_thresholds
+    span = f"{t[0]:.2f}:{t[-1]:.2f}" if len(t) > 1 else f"{t[0]:.2f}"
+    cap = 100 if 100 in p.max_dets else max(p.max_dets)
+    return f"IoU {span}, area {p.area_ranges[0].label}, maxDets {cap}"
 
 
 def write_run_plots(result: EvaluationResult, outdir: str | os.PathLike,

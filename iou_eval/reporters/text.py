@@ -43,6 +43,9 @@ def _frame_rows(
 
 def _describe_protocol(r: ProtocolResult) -> str:
     p = r.protocol
+    if p.is_dota:
+        ap = "11-point AP" if p.eleven_point else "all-point AP"
+        return f"{p.name} (DOTA devkit task 1: {ap}, polygon IoU > {p.iou_thresholds[0]:g}, difficult ignored)"
     if p.is_voc:
         ap = "11-point AP" if p.name == "voc07" else "all-point AP"
         return f"{p.name} (VOC devkit: {ap}, IoU > {p.iou_thresholds[0]:g}, {p.pixel_convention.value} pixels, difficult ignored)"
@@ -80,8 +83,11 @@ def _header(result: EvaluationResult) -> list[str]:
     lines.append(
         f"ground truth  {g['path']} [{g['format']}]: {g['images']} images, {g['boxes']} boxes"
         f" ({g['crowd']} crowd), {g['categories']} categories"
+        + (f"; {g['shapes']}" if g.get("shapes") else "")
     )
     pred = f"predictions   {p['path']} [{p['format']}]: {p['boxes']} boxes"
+    if p.get("shapes"):
+        pred += f"; {p['shapes']}"
     if p["unknown_image_boxes"]:
         pred += f" ({p['unknown_image_boxes']} on unknown images, not scored)"
     lines.append(pred)
@@ -115,6 +121,8 @@ HEADLINE = {
     "voc07": ("mAP",),
     "voc12": ("mAP",),
     "openimages": ("mAP",),
+    "dota": ("mAP",),
+    "dota-allpoint": ("mAP",),
 }
 
 

@@ -13,6 +13,7 @@ Usage::
     iou.boxes(pred_xywh, gt_xywh, box_format="xywh", kind="giou")   # [N, M]
     iou.masks(rles_a, rles_b)                               # == pycocotools maskUtils.iou
     iou.boundary(gt_masks, dt_masks)                        # Boundary IoU (boundary-iou-api)
+    iou.oriented_boxes(corners_a, xywhr_b)                  # [N, 4, 2] corners or [N, 5] xywhr
     iou.label_maps(gt_maps, pred_maps, num_classes=19)      # {"per_class", "mean", ...}
 
 A malformed argument raises :class:`ArgumentError`, an ``InputError`` that is
@@ -37,6 +38,7 @@ __all__ = [
     "masks",
     "boundary",
     "polygons",
+    "oriented_boxes",
     "intervals",
     "label_sets",
     "label_maps",
@@ -539,6 +541,76 @@ def polygons(a: Any, b: Any) -> float | np.ndarray:
         return _ratio(inter, a_area[r, None] + b_area[None, :] - inter)
 
     return _result(_pairwise(a_geo, b_geo, fill), a_single and b_single)
+
+
+# ------------------------------------------------------------------ oriented boxes
+
+
+def _oriented_array(x: Any, name: str, angle_unit: str) -> tuple[np.ndarray, bool]:
+    """Oriented boxes -> ``(corners[N, 4, 2], single)``.
+
+    Accepts corners ``[4, 2]`` / ``[8]`` / ``[N, 4, 2]`` / ``[N, 8]`` or
+    ``cx, cy, w, h, angle`` ``[5]`` / ``[N, 5]``.
+    """
+    from iou_eval.data.oriented import check_xywhr, checked_corners, corners_from_xywhr
+
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ArgumentError(
+            f"{name}: expected oriented boxes as numbers: corners [N, 4, 2] or cx, cy, w, h, "
+            f"angle [N, 5], got {type(x).__name__} that is not a rectangular array of numbers"
+        ) from None
+    single = arr.shape in ((4, 2), (8,), (5,))
+    if single:
+        arr = arr.reshape(1, *arr.shape)
+    if arr.ndim == 1 and arr.size == 0:
+        arr = arr.reshape(0, 4, 2)
+    if arr.ndim == 2 and arr.shape[1] == 8:
+        arr = arr.reshape(-1, 4, 2)
+
+    def fail(i: int, message: str) -> ArgumentError:
+        return ArgumentError(f"{name}[{i}]: {message}")
+
+    if arr.ndim == 2 and arr.shape[1] == 5:
+        check_xywhr(arr, fail)
+        return corners_from_xywhr(arr, angle_unit), single
+    if arr.ndim != 3 or arr.shape[1:] != (4, 2):
+        raise ArgumentError(
+            f"{name}: expected corners [N, 4, 2] (or [N, 8]) or cx, cy, w, h, angle [N, 5], "
+            f"got shape {list(arr.shape)}"
+        )
+    return checked_corners(arr, fail)[0], single
+
+
+def oriented_boxes(a: Any, b: Any, angle_unit: str = "rad") -> float | np.ndarray:
+    """Exact IoU of oriented boxes (the area of the overlap of two convex quadrilaterals).
+
+    Args:
+        a, b: one box or ``N`` boxes each, as four corners (``[4, 2]``,
+            ``[8]``, ``[N, 4, 2]`` or ``[N, 8]``, in any order round the box,
+            either winding) or as ``cx, cy, w, h, angle`` (``[5]``,
+            ``[N, 5]``: Ultralytics' ``xywhr``).
+        angle_unit: ``rad`` (default) or ``deg``.
+
+    Returns:
+        a float for two single boxes, else ``[N, M]`` float64: the overlay
+        of the two polygons (never a rasterisation), equal to shapely's
+        ``intersection(a, b).area / (area(a) + area(b) - intersection)``.
+
+    Raises:
+        ArgumentError: a wrong shape, a non-finite number, a width or height
+            that is not positive, or corners that do not make a convex
+            quadrilateral, naming ``a[i]`` / ``b[i]``.
+    """
+    if angle_unit not in ("rad", "deg"):
+        raise ArgumentError(f"angle_unit: expected rad or deg, got {angle_unit!r}")
+    from iou_eval.geometry.obb import iou_matrix, quad_area
+
+    ca, a_single = _oriented_array(a, "a", angle_unit)
+    cb, b_single = _oriented_array(b, "b", angle_unit)
+    out = iou_matrix(ca, cb, quad_area(ca), quad_area(cb))
+    return _result(out, a_single and b_single)
 
 
 # ------------------------------------------------------------------ label sets

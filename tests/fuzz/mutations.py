@@ -134,7 +134,9 @@ OPTIONS: dict[str, list[str]] = {
     "--worst": ["1", "3"],
     "--workers": ["1", "2"],
     "--fail-under": ["AP=0.1", "AP[car]=0.2", "mAP=0.5"],
-    "--protocol": ["coco", "voc07", "voc12", "coco,voc12"],
+    "--protocol": ["coco", "voc07", "voc12", "coco,voc12", "dota", "dota-allpoint,coco"],
+    "--iou-type": ["bbox", "obb", "bbox,obb"],
+    "--angle-unit": ["rad", "deg"],
 }
 
 

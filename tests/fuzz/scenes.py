@@ -101,6 +101,14 @@ def scenes() -> dict[str, Scene]:
         Scene("labelme", _tree("labelme"), "gt", "preds", "labelme", "labelme"),
         Scene("cvat-xml", _tree("cvat"), "gt.xml", "preds.xml", "cvat-xml", "cvat-xml"),
         Scene("openimages", _tree("openimages"), ".", "preds.csv", "openimages", "openimages"),
+        # Oriented boxes: DOTA labels against the devkit's task-1 files, an Ultralytics OBB
+        # dataset against its predictions.json, and a table of cx, cy, w, h, angle.
+        Scene("dota", {**_tree("dota/labelTxt", "gt"), **_tree("dota/task1", "task1")},
+              "gt", "task1", "dota", "dota-results", ("-p", "dota,coco")),
+        Scene("obb-json", _tree("yolo-obb"),
+              "data.yaml", "predictions.json", "yolo", "obb-json", ("--class-offset", "-1")),
+        Scene("csv-angle", {**_tree("dota/labelTxt", "gt"), "preds.csv": _tree("dota")["preds.csv"]},
+              "gt", "preds.csv", "dota", "csv", ("-p", "dota")),
     ]  # fmt: skip
     return {s.name: s for s in out}
 

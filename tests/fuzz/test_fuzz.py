@@ -158,8 +158,13 @@ def _fresh(prop):
 
 
 def test_every_registered_format_has_a_scene():
-    assert set(format_names()) <= set(scenes()) | {"voc-results"}
-    assert {s.pred_format for s in scenes().values()} == set(format_names())
+    from iou_eval.io.loaders.registry import formats
+
+    pred_only = {f.name for f in formats() if f.roles == ("pred",)}
+    gt_only = {f.name for f in formats() if f.roles == ("gt",)}
+    assert set(format_names()) <= set(scenes()) | pred_only
+    assert {s.pred_format for s in scenes().values()} | gt_only == set(format_names())
+    assert gt_only <= {s.gt_format for s in scenes().values()}
 
 
 @pytest.mark.parametrize("target", _targets())

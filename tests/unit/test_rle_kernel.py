@@ -43,7 +43,8 @@ def test_kernel_is_built_where_a_compiler_is(monkeypatch):
     assert KERNEL is not None, "a C compiler is here but iou_eval.geometry._rlekernel was not built"
     assert results_reader() is not None, "iou_eval.io._rleresults was not built"
     assert parts.describe() == (
-        "mask kernel: compiled, in use\nRLE results reader: compiled, in use"
+        "mask kernel: compiled, in use\nRLE results reader: compiled, in use\n"
+        "DOTA polygon IoU kernel: compiled, in use"
     )
     monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     assert kernel.compiled() is None
@@ -51,7 +52,8 @@ def test_kernel_is_built_where_a_compiler_is(monkeypatch):
     # Switched off is not absent: --version says the parts are installed.
     assert parts.describe() == (
         "mask kernel: installed, switched off by IOU_EVAL_NO_KERNEL\n"
-        "RLE results reader: installed, switched off by IOU_EVAL_NO_KERNEL"
+        "RLE results reader: installed, switched off by IOU_EVAL_NO_KERNEL\n"
+        "DOTA polygon IoU kernel: installed, switched off by IOU_EVAL_NO_KERNEL"
     )
 
 

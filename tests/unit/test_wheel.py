@@ -24,7 +24,7 @@ def test_wheel_contains_every_module(tmp_path):
     missing = expected - names
     assert not missing, f"missing from the wheel: {sorted(missing)}"
     assert any(n.endswith("entry_points.txt") for n in names)
-    # The optional mask kernel is compiled into the wheel where a compiler is at hand.
+    # The optional kernels are compiled into the wheel where a compiler is at hand.
     if shutil.which("cc") or shutil.which("gcc"):
-        for module in ("geometry/_rlekernel", "io/_rleresults"):
+        for module in ("geometry/_rlekernel", "io/_rleresults", "geometry/_polykernel"):
             assert any(n.startswith(f"iou_eval/{module}") and n.endswith(".so") for n in names)

@@ -31,6 +31,8 @@ class LoadOptions:
         masks: read instance masks too (``segmentation``, polygons) for ``segm``.
         executor: a :class:`~iou_eval.protocols.partition.PartExecutor` (a Dask
             cluster) whose workers may decode a large file's chunks.
+        angle_unit: ``rad`` or ``deg``, the unit of an angle column (oriented
+            boxes given as ``cx, cy, w, h, angle``).
     """
 
     box_format: BoxFormat | None = None
@@ -40,6 +42,7 @@ class LoadOptions:
     split: str = "val"
     masks: bool = False
     executor: Any = None
+    angle_unit: str = "rad"
 
 
 _FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,

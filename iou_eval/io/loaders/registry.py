@@ -188,6 +188,16 @@ register(Format(
     detect_file=lambda p, h: _devkit_name(p), detect_folder=_devkit_folder, textual=True,
     describe="the devkit's comp4_det_test_<class>.txt files"))  # fmt: skip
 register(Format(
+    "dota-results", "dota:load_task1", roles=("pred",),
+    detect_file=_looks("dota", "looks_like_task1", _name_has(".txt")),
+    detect_folder=_looks("dota", "looks_like_task1_folder", _entries_have(".txt")), textual=False,
+    describe="the DOTA devkit's Task1_<class>.txt results"))  # fmt: skip
+register(Format(
+    "dota", "dota:load_dota", roles=("gt",),
+    detect_file=_looks_head("dota", "dota_head", _name_has(".txt")),
+    detect_folder=_looks("dota", "looks_like_dota", _entries_have(".txt", "labeltxt")),
+    describe="DOTA label files: x1 y1 ... x4 y4 class difficult"))  # fmt: skip
+register(Format(
     "yolo", "yolo:load_yolo",
     detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
     detect_folder=_looks("yolo", "looks_like_yolo", _yolo_folder),
@@ -206,6 +216,10 @@ register(Format(
     "openimages", "openimages:load_openimages",
     detect_file=_looks_head("openimages", "openimages_head", _head_has(b"imageid", b"xmin")),
     describe="Open Images CSV"))  # fmt: skip
+register(Format(
+    "obb-json", "yolo_obb:load_obb_json", roles=("pred",),
+    detect_file=_looks_head("yolo_obb", "obb_json_head", _head_has(b'"poly"')),
+    describe="Ultralytics OBB predictions.json (rbox / poly)"))  # fmt: skip
 register(Format(
     "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
     describe="COCO dataset JSON or results list"))  # fmt: skip

@@ -99,6 +99,8 @@ AREA = ("area",)
 ANN_ID = ("id", "ann_id", "annotation_id")
 IMAGE_WIDTH = ("img_width", "image_width", "img_w", "image_w")
 IMAGE_HEIGHT = ("img_height", "image_height", "img_h", "image_h")
+# Oriented boxes: cx, cy, w, h and this angle (Ultralytics' xywhr), see .oriented_table.
+ANGLE = ("angle", "theta", "rotation")
 
 _CORNERS = (
     ("x1", "y1", "x2", "y2"),
@@ -460,6 +462,7 @@ class _Columns:
         self.ann_id = self._one(ANN_ID, "annotation id")
         self.width = self._one(IMAGE_WIDTH, "image width")
         self.height = self._one(IMAGE_HEIGHT, "image height")
+        self.angle = self._one(ANGLE, "angle")
         # Plain width/height beside corner columns are the image's size, as in
         # the TensorFlow object-detection CSV; beside w/h layouts they are the box's.
         self.plain_size = (
@@ -474,7 +477,7 @@ class _Columns:
 
     def numeric(self) -> set[int]:
         """The columns read as numbers."""
-        cols = [*self.box, self.score, self.area, self.ann_id, self.width, self.height]
+        cols = [*self.box, self.score, self.area, self.ann_id, self.width, self.height, self.angle]
         return {j for j in cols if j is not None}
 
     def used(self) -> set[int]:
@@ -676,18 +679,14 @@ def _dataset(
             )
         ann_id = ids.astype(np.int64)
 
-    return assemble(
+    columns = dict(
         source=cols.header.path,
         fmt=fmt,
         images=images,
         categories=categories,
         image_idx=row_image[box_rows],
         category_idx=category_idx,
-        boxes=boxes.reshape(len(box_rows), 4),
-        box_format=cols.box_format,
-        normalized=options.normalized,
         score=score,
-        area=area,
         is_crowd=is_crowd,
         ignore=ignore,
         ann_id=ann_id,
@@ -695,6 +694,17 @@ def _dataset(
         files=(cols.header.path,),
         origin_label=origin_label,
         warnings=cols.warnings,
+    )
+    if cols.angle is not None:
+        from iou_eval.io.loaders.oriented_table import oriented_rows
+
+        return oriented_rows(rows, cols, box_rows, boxes, options, columns)
+    return assemble(
+        boxes=boxes.reshape(len(box_rows), 4),
+        box_format=cols.box_format,
+        normalized=options.normalized,
+        area=area,
+        **columns,  # type: ignore[arg-type]
     )
 
 

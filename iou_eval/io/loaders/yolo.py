@@ -771,7 +771,9 @@ def load_yolo(path: str, role: str, options: LoadOptions) -> Dataset:
         from iou_eval.io.loaders.coco import load_coco
 
         return load_coco(path, role, options)
-    return read_yolo(path, role, options)[0]
+    from iou_eval.io.loaders.yolo_obb import oriented  # OBB: every line a 4-point polygon
+
+    return oriented(*read_yolo(path, role, options))
 
 
 def read_yolo(
