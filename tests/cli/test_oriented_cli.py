@@ -215,7 +215,7 @@ def test_bad_angle_tables(tmp_path, header, row, extra, needle):
     ("args", "needle"),
     [
         (("--iou-type", "bbox", "-p", "dota"), "--protocol dota scores oriented boxes"),
-        (("--iou-type", "obox"), "--iou-type: expected bbox, segm, obb"),
+        (("--iou-type", "obox"), "--iou-type: expected bbox, segm, boundary, obb"),
         (("-p", "dota", "--pixel-convention", "plus-one"), "no pixel convention"),
         (("--angle-unit", "grad"), "grad"),
     ],
