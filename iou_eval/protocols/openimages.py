@@ -75,7 +75,8 @@ class OpenImagesEvaluation:
     Attributes:
         protocol: the parameters used (the threshold in force).
         ap: ``[C]`` AP per category (all of the alignment's), NaN without ground truth.
-        summary: ``{"mAP": ...}``.
+        summary: ``{"mAP": ..., "AP[name]": ...}``: the mean, then each class's AP
+            (None without ground truth) in the class list's order.
         point: the matches (a group-of box hit is the true positive of the
             highest prediction inside it; the other predictions inside are ignored).
         curves: what the AP integration read, for bootstrap replicates.
@@ -92,11 +93,24 @@ class OpenImagesEvaluation:
     class_positions: np.ndarray
     class_list_size: int
     left_out: dict[str, int]
+    class_names: tuple[str, ...] = ()
 
     def replicate(self, image_weight: np.ndarray) -> tuple[dict[str, float | None], np.ndarray]:
         """The summary and ``[C]`` per-class AP on a resampled image set (``image_weight[I]``)."""
         ap = class_aps(self.curves, image_weight)
-        return {"mAP": mean_ap(ap, self.class_positions, self.class_list_size)}, ap
+        return summary_of(ap, self.class_positions, self.class_list_size, self.class_names), ap
+
+
+def summary_of(
+    ap: np.ndarray, positions: np.ndarray, size: int, names: tuple[str, ...]
+) -> dict[str, float | None]:
+    """``{"mAP", "AP[name]"...}``: the challenge's mean, then each class's AP in the class list's
+    order (None for a class without ground truth), as the evaluator reports it per category."""
+    out: dict[str, float | None] = {"mAP": mean_ap(ap, positions, size)}
+    for k in np.argsort(positions, kind="stable").tolist():
+        value = float(ap[k])
+        out[f"AP[{names[k]}]"] = None if np.isnan(value) else value
+    return out
 
 
 def challenge_image_rank(ids: tuple) -> np.ndarray:
@@ -434,6 +448,7 @@ def run_openimages(
     curves = ClassCurves(starts, score, label, img, n_gt, gt.image_idx, gt.category_idx)
     ap = class_aps(curves)
     positions, size = class_list_positions(alignment, labels)
+    names = tuple(str(n) for n in gt.categories.names)
     tp = m.tp.copy()
     tp[m.representative] = True
     point = OperatingPoint(
@@ -449,10 +464,11 @@ def run_openimages(
     return OpenImagesEvaluation(
         protocol=protocol,
         ap=ap,
-        summary={"mAP": mean_ap(ap, positions, size)},
+        summary=summary_of(ap, positions, size, names),
         point=point,
         curves=curves,
         class_positions=positions,
         class_list_size=size,
         left_out=left_out,
+        class_names=names,
     )

@@ -77,7 +77,8 @@ def test_unverified_class_left_out_negative_label_verifies_a_class_without_groun
         ("img", "/m/bird", 0.7, 0.5, 0.9, 0.5, 0.9),
     ]
     r = run(tmp_path, boxes, labels, preds)
-    assert r.summary == {"mAP": 1.0}
+    # The summary holds each class of the list: Dog scored, Bird and Cat without ground truth.
+    assert r.summary == {"mAP": 1.0, "AP[Bird]": None, "AP[Cat]": None, "AP[Dog]": 1.0}
     cat, bird = row(r, "/m/cat"), row(r, "/m/bird")
     assert cat["AP"] is None or np.isnan(cat["AP"])
     assert (cat["predictions"], cat["FP"]) == (1, 1)
