@@ -66,6 +66,7 @@ def load(
     workers: int = 1,
     masks: bool = False,
     executor: Any = None,
+    keypoints: bool = False,
     **keywords: Any,
 ) -> Dataset:
     """Read a ground-truth (``role="gt"``) or prediction (``"pred"``) file, folder or object.
@@ -81,14 +82,15 @@ def load(
     (``Dataset.fractions``); :func:`~iou_eval.data.reconcile.align` scales them.
     ``workers`` processes may share the decoding of a large COCO results
     file (0: one per core), or ``executor``'s (a Dask cluster's) workers.
-    ``masks``: read instance masks too (for ``segm``).
+    ``masks``: read instance masks too (for ``segm``); ``keypoints``: read
+    keypoints too (for ``keypoints``).
     """
     r = resolve_read(
         dataclasses.replace(read or ReadOptions(), **keywords)
         if keywords
         else read or ReadOptions()
     )
-    return load_input(path, role, fmt, r, resolve_workers(workers), masks, executor)
+    return load_input(path, role, fmt, r, resolve_workers(workers), masks, executor, keypoints)
 
 
 def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
@@ -176,6 +178,7 @@ def _load_pair(
     workers: int,
     masks: bool = False,
     executor: Any = None,
+    keypoints: bool = False,
 ) -> tuple[Dataset, Dataset]:
     """Both datasets; with workers, the ground truth is read in a child meanwhile.
 
@@ -188,21 +191,25 @@ def _load_pair(
     def load_gt() -> Dataset:
         if isinstance(gt, Dataset):
             return gt
-        return load(gt, "gt", read.gt_format, read=read, masks=masks)
+        return load(gt, "gt", read.gt_format, read=read, masks=masks, keypoints=keypoints)
 
     if not is_path(preds):
-        return load_gt(), load(preds, "pred", read.pred_format, read=read, masks=masks)
+        return load_gt(), load(
+            preds, "pred", read.pred_format, read=read, masks=masks, keypoints=keypoints
+        )
     pred_fmt, note = read.pred_format, None
     if pred_fmt is None:
         pred_fmt, note = detect_pred_format(preds, _gt_format(gt, read))
     read = dataclasses.replace(read, pred_format=pred_fmt)
     if executor is not None:
-        gt_ds, pred_ds = _load_beside_cluster(load_gt, preds, read, masks, executor)
+        gt_ds, pred_ds = _load_beside_cluster(load_gt, preds, read, masks, executor, keypoints)
         return gt_ds, with_note(pred_ds, note)
     concurrent = workers > 1 and is_path(gt) and _size(preds) >= PARALLEL_MIN_BYTES
     if not concurrent or pred_fmt is None:
         gt_ds = load_gt()
-        pred_ds = load(preds, "pred", pred_fmt, read=read, workers=workers, masks=masks)
+        pred_ds = load(
+            preds, "pred", pred_fmt, read=read, workers=workers, masks=masks, keypoints=keypoints
+        )
         return gt_ds, with_note(pred_ds, note)
     _import_readers((read.gt_format, pred_fmt), gt, masks)
     # With masks the ground truth's child rasterises polygons for about as
@@ -211,7 +218,10 @@ def _load_pair(
     job = start(load_gt)
     try:
         try:
-            pred_ds = load(preds, "pred", pred_fmt, read=read, workers=pred_workers, masks=masks)
+            pred_ds = load(
+                preds, "pred", pred_fmt, read=read, workers=pred_workers, masks=masks,
+                keypoints=keypoints,
+            )  # fmt: skip
         except IouEvalError:
             job.result()  # the ground truth's own error comes first
             raise
@@ -258,7 +268,12 @@ def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:
 
 
 def _load_beside_cluster(
-    load_gt: Callable[[], Dataset], preds: str, read: ReadOptions, masks: bool, executor: Any
+    load_gt: Callable[[], Dataset],
+    preds: str,
+    read: ReadOptions,
+    masks: bool,
+    executor: Any,
+    keypoints: bool = False,
 ) -> tuple[Dataset, Dataset]:
     """The ground truth read here while a cluster's workers decode the predictions' chunks.
 
@@ -267,7 +282,10 @@ def _load_beside_cluster(
     from concurrent.futures import ThreadPoolExecutor
 
     def load_pred() -> Dataset:
-        return load(preds, "pred", read.pred_format, read=read, masks=masks, executor=executor)
+        return load(
+            preds, "pred", read.pred_format, read=read, masks=masks, executor=executor,
+            keypoints=keypoints,
+        )  # fmt: skip
 
     if _size(preds) < PARALLEL_MIN_BYTES:
         return load_gt(), load_pred()
@@ -472,8 +490,8 @@ def _evaluate(
     # Beside a cluster this process forks no workers of its own.
     n_workers = resolve_workers(opts.runtime.workers) if executor is None else 1
     stage("reading")
-    masks = opts.protocol.masks
-    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor)
+    masks, keypoints = opts.protocol.masks, opts.protocol.keypoints
+    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor, keypoints)
     federated = federated_ground_truth(gt_ds)
     oriented = gt_ds.oriented is not None or pred_ds.oriented is not None
     protocols = build_protocols(opts.protocol, federated, oriented)
@@ -499,6 +517,10 @@ def _evaluate(
         from iou_eval.geometry.segm import boxes_from_masks
 
         alignment = boxes_from_masks(alignment)  # results that give masks without boxes
+    if keypoints:
+        from iou_eval.geometry.keypoints import with_keypoints
+
+        alignment = with_keypoints(alignment, opts.protocol.kpt_sigmas)
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
     warnings += protocol_notes + oi_notes
     a = opts.analysis

@@ -129,7 +129,7 @@ def _split_names(text: str) -> tuple[str, ...]:
 
 # -- the records -----------------------------------------------------------------
 
-IOU_TYPES = ("bbox", "segm", "boundary", "obb")
+IOU_TYPES = ("bbox", "segm", "boundary", "obb", "keypoints")
 # The iou types that score instance masks: the files' masks are read for them.
 MASK_IOU_TYPES = ("segm", "boundary")
 READ_FORMATS = ("coco", "voc-xml", "csv", "txt", "voc-results")
@@ -258,14 +258,19 @@ class ProtocolOptions:
         "--max-dets", "COCO detections per image and class: 1,10,100.", parse=parse_max_dets,
         metavar="LIST"))  # fmt: skip
     iou_type: tuple[str, ...] = option((), Cli(
-        "--iou-type", "bbox (boxes), segm (instance masks), boundary (Boundary IoU of the masks) "
-        "or obb (oriented boxes); a comma list such as bbox,segm scores each from one parse, the "
-        "first at the top. Default: obb when the files hold oriented boxes (DOTA, YOLO-OBB, an "
-        "angle column), else bbox.", parse=_split_names, metavar="LIST"))  # fmt: skip
+        "--iou-type", "bbox (boxes), segm (instance masks), boundary (Boundary IoU of the masks), "
+        "obb (oriented boxes) or keypoints (OKS); a comma list such as bbox,segm scores each "
+        "from one parse, the first at the top. Default: obb when the files hold oriented boxes "
+        "(DOTA, YOLO-OBB, an angle column), else bbox.", parse=_split_names,
+        metavar="LIST"))  # fmt: skip
     boundary_dilation: float | None = option(None, Cli(
         "--boundary-dilation", "--iou-type boundary: the boundary's width as a fraction of the "
         "image diagonal (boundary-iou-api's dilation ratio; default 0.02).",
         parse=_parse_boundary_dilation, metavar="X"))  # fmt: skip
+    kpt_sigmas: Any = option(None, Cli(
+        "--kpt-sigmas", "Keypoint sigmas of OKS: K numbers (0.026,0.025,...) or a FILE (numbers, "
+        "or JSON {category: [sigmas]} when categories differ in K). Default: COCO's 17, else 1/K.",
+        metavar="LIST|FILE"))  # fmt: skip
     class_agnostic: bool = option(False, Cli(
         "--class-agnostic", "Match boxes regardless of class.", is_flag=True))  # fmt: skip
     pixel_convention: str | None = option(None, Cli(
@@ -300,8 +305,13 @@ class ProtocolOptions:
         bad = [t for t in types if t not in IOU_TYPES]
         if bad or (given and not types):
             raise UsageError(
-                f"--iou-type: expected bbox, segm, boundary, obb or a comma list of them, got "
-                f"{','.join(types) or 'nothing'}"
+                f"--iou-type: expected bbox, segm, boundary, obb, keypoints or a comma list of "
+                f"them, got {','.join(types) or 'nothing'}"
+            )
+        if "keypoints" in types and any(t in MASK_IOU_TYPES for t in types):
+            raise UsageError(
+                "--iou-type: keypoints and masks are scored in separate runs (their results "
+                "files' boxes follow different loadRes branches)"
             )
         object.__setattr__(self, "iou_type", types)
         if self.boundary_dilation is not None:
@@ -354,6 +364,11 @@ class ProtocolOptions:
     def masks(self) -> bool:
         """Whether any protocol scores instance masks (the files' masks must be read)."""
         return any(t in MASK_IOU_TYPES for t in self.iou_type)
+
+    @property
+    def keypoints(self) -> bool:
+        """Whether a protocol scores keypoints (the files' keypoints must be read)."""
+        return "keypoints" in self.iou_type
 
 
 @dataclass(frozen=True)

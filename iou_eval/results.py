@@ -166,7 +166,8 @@ def class_keys(alignment: Alignment, class_agnostic: bool) -> dict[str, list]:
     return {"class": list(cats.names), "category_id": list(cats.ids)}
 
 
-def per_image_table(alignment: Alignment, c: PointCounts) -> Columns:
+def per_image_table(alignment: Alignment, c: PointCounts, overlap: str = "IoU") -> Columns:
+    """One row per image; ``overlap`` names the mean overlap of its matches (``IoU``, ``OKS``)."""
     images = alignment.gt.images
     fn = c.image_gt - c.image_tp
     precision = _ratio(c.image_tp, c.image_tp + c.image_fp)
@@ -185,7 +186,7 @@ def per_image_table(alignment: Alignment, c: PointCounts) -> Columns:
             "precision": precision,
             "recall": recall,
             "F1": _f1(c.image_tp, c.image_fp, fn),
-            "mean_IoU": _ratio(c.image_iou_sum, c.image_tp),
+            f"mean_{overlap}": _ratio(c.image_iou_sum, c.image_tp),
         }
     )
 
@@ -263,7 +264,7 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
             "AP": ap,
             "AP50": ap50,
             "AP75": ap75,
-            f"AR{max(ev.protocol.max_dets)}" if lvis else "AR100": ar,
+            (f"AR{max(ev.protocol.max_dets)}" if lvis else ev.protocol.class_recall_key): ar,
             **class_counts(alignment, c, agnostic, EXTRA_NOTE_LVIS if lvis else EXTRA_NOTE),
         }
     )
@@ -271,7 +272,9 @@ def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> P
         protocol=ev.protocol,
         summary=dict(ev.summary),
         classes=classes,
-        images=per_image_table(alignment, c),
+        images=per_image_table(
+            alignment, c, "OKS" if ev.protocol.iou_type == "keypoints" else "IoU"
+        ),
         arrays=ev.arrays,
         evaluation=ev,
         predictions=prediction_columns(alignment, ev.point, count_extra=not lvis),

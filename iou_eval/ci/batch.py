@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 LEADERBOARD_COCO = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR100"]
 LEADERBOARD_LVIS = ["AP", "AP50", "AP75", "APr", "APc", "APf", "AR300"]
+LEADERBOARD_KEYPOINTS = ["AP", "AP50", "AP75", "APm", "APl", "AR"]
 
 
 @dataclass
@@ -52,7 +53,13 @@ class BatchResult:
                     tag = "" if pr.protocol.iou_type == "bbox" else f"{pr.protocol.iou_type} "
                     if pr.protocol.is_lvis and len(r.results) > 1:
                         tag = f"lvis {tag}"  # beside COCO's numbers of the same names
-                    keys = LEADERBOARD_LVIS if pr.protocol.is_lvis else LEADERBOARD_COCO
+                    keys = (
+                        LEADERBOARD_LVIS
+                        if pr.protocol.is_lvis
+                        else LEADERBOARD_KEYPOINTS
+                        if pr.protocol.iou_type == "keypoints"
+                        else LEADERBOARD_COCO
+                    )
                     for k in keys:
                         row[tag + k] = pr.summary.get(k)
             p = r.inputs["predictions"]

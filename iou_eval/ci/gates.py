@@ -24,7 +24,9 @@ from iou_eval.errors import InputError, UsageError
 from iou_eval.escape import quoted
 from iou_eval.results import EvaluationResult, ProtocolResult
 
-CLASS_METRICS = ("AP", "AP50", "AP75", "AR100", "AR300", "precision", "recall", "F1", "best_F1")
+CLASS_METRICS = (
+    "AP", "AP50", "AP75", "AR100", "AR300", "AR", "precision", "recall", "F1", "best_F1",
+)  # fmt: skip
 _GATE = re.compile(
     r"^\s*(?:(?P<protocol>[a-z0-9]+):)?(?P<metric>[A-Za-z0-9_]+)"
     r"(?:\[(?P<cls>[^\]]+)\])?(?:\s*@\s*(?P<slice>[^=]+?))?\s*(?:>=|=)\s*(?P<value>[-+0-9.eE]+)\s*$"

@@ -201,6 +201,9 @@ class Dataset:
     fraction_boxes: np.ndarray | None = None
     fraction_format: BoxFormat | None = None
     masks: Any = None
+    # Keypoints (iou_eval.geometry.keypoints: a KeypointColumn, or keypoints
+    # waiting for their images' sizes); None: the file gave none or none were asked for.
+    keypoints: Any = None
     # The layout the file's box numbers were read in (plausibility checks ask
     # whether another layout fits the images better); None: not recorded.
     box_format: BoxFormat | None = None
@@ -280,6 +283,7 @@ class Dataset:
             origin_file=self.origin_file[rows],
             masks=None if self.masks is None else self.masks.take(rows),
             oriented=None if self.oriented is None else self.oriented.take(rows),
+            keypoints=None if self.keypoints is None else self.keypoints.take(rows),
             fraction_boxes=(
                 None if self.fraction_boxes is None else np.take(self.fraction_boxes, rows, axis=0)
             ),

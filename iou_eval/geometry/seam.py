@@ -1,4 +1,4 @@
-"""The one seam where a run picks its overlaps: boxes, masks or boundaries through one interface.
+"""The one seam where a run picks its overlaps: boxes, masks, boundaries or keypoints through one interface.
 
 :func:`geometry_for` builds the :class:`~iou_eval.geometry.pairs.Geometry`
 of an aligned pair of datasets for an iou type; one module per geometry
@@ -21,7 +21,8 @@ class IouType:
     SEGM = "segm"
     BOUNDARY = "boundary"
     OBB = "obb"
-    ALL = (BBOX, SEGM, BOUNDARY, OBB)
+    KEYPOINTS = "keypoints"
+    ALL = (BBOX, SEGM, BOUNDARY, OBB, KEYPOINTS)
     # The iou types that score instance masks (the files' masks must be read).
     MASKS = (SEGM, BOUNDARY)
 
@@ -52,6 +53,12 @@ def _oriented(gt, pred, **_params: Any) -> Geometry:
     return OrientedGeometry.of(gt, pred)
 
 
+def _keypoints(gt, pred, **_params: Any) -> Geometry:
+    from iou_eval.geometry.keypoints import KeypointGeometry
+
+    return KeypointGeometry.of(gt, pred)
+
+
 # iou type -> the builder of its geometry over an aligned (gt, pred) pair and
 # the protocol's geometry parameters (keywords a builder reads or leaves).
 # A new geometry is one module implementing Geometry plus one line here.
@@ -60,6 +67,7 @@ GEOMETRIES: dict[str, Callable[..., Geometry]] = {
     IouType.SEGM: _masks,
     IouType.BOUNDARY: _boundaries,
     IouType.OBB: _oriented,
+    IouType.KEYPOINTS: _keypoints,
 }
 
 

@@ -54,6 +54,7 @@ def load_options(
     workers: int = 1,
     masks: bool = False,
     executor: Any = None,
+    keypoints: bool = False,
 ) -> LoadOptions:
     """How the ``role`` file of format ``fmt`` is read.
 
@@ -72,6 +73,7 @@ def load_options(
         masks=masks,
         executor=executor,
         angle_unit=read.angle_unit,
+        keypoints=keypoints,
     )
 
 
@@ -136,6 +138,7 @@ def load_input(
     workers: int = 1,
     masks: bool = False,
     executor: Any = None,
+    keypoints: bool = False,
 ) -> Dataset:
     """Read one side (see the module docstring, step 1); ``executor``: where parts may run."""
     if isinstance(source, Dataset):
@@ -143,12 +146,15 @@ def load_input(
     if is_path(source):
         path = os.fspath(source)
         fmt = fmt or detect_format(path)
-        ds = load_path(path, role, fmt, load_options(read, role, fmt, workers, masks, executor))
+        how = load_options(read, role, fmt, workers, masks, executor, keypoints)
+        ds = load_path(path, role, fmt, how)
     else:
         from iou_eval.io.loaders.memory import in_memory_format, load_object
 
         kind = in_memory_format(source)
-        ds = load_object(source, role, load_options(read, role, kind, workers, masks))
+        ds = load_object(
+            source, role, load_options(read, role, kind, workers, masks, keypoints=keypoints)
+        )
     return finish_loaded(ds, role, read, source)
 
 

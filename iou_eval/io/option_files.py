@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import io
 import json
+import re
 from typing import Any
 
 from iou_eval.data.dataset import Key, normalize_id
@@ -20,6 +21,7 @@ from iou_eval.errors import InputError, UsageError
 from iou_eval.escape import excerpt
 from iou_eval.io.loaders.common import read_bytes
 from iou_eval.io.source import decode_text, display_name, read_input
+from iou_eval.numbers import check_number, parse_float
 from iou_eval.options import EvalOptions, ReadOptions
 
 
@@ -200,6 +202,91 @@ def resolve_read(read: ReadOptions) -> ReadOptions:
     return dataclasses.replace(read, names=names, class_map=cmap)
 
 
+# --kpt-sigmas as the pipeline reads it: K numbers for every category, or
+# (category id or name, K numbers) pairs; None: the default rule.
+Sigmas = tuple[float, ...] | tuple[tuple[Key, tuple[float, ...]], ...] | None
+_NUMBER_LIST = re.compile(r"[\s,]*[-+0-9.eE]+([\s,]+[-+0-9.eE]+)*[\s,]*")
+
+
+def _sigma_list(values: Any, where: str, path: str | None = None) -> tuple[float, ...]:
+    """Positive finite sigmas from numbers or number tokens; ``where`` names them in errors."""
+    items = values if isinstance(values, (list, tuple)) else None
+    out: list[float] = []
+    for i, v in enumerate(items or []):
+        try:
+            number = (
+                parse_float(v, where, low=0, low_open=True)
+                if isinstance(v, str)
+                else check_number(v, where, low=0)
+            )
+        except UsageError as exc:
+            if path is None:
+                raise
+            raise InputError(path, str(exc).split(": ", 1)[-1], where=f"{where}[{i}]") from None
+        if number <= 0:
+            message = f"sigmas must be positive, got {number:g}"
+            if path is None:
+                raise UsageError(f"{where}: {message}")
+            raise InputError(path, message, where=f"{where}[{i}]")
+        out.append(number)
+    if not out:
+        message = "expected a list of keypoint sigmas such as 0.026,0.025,..."
+        if path is None:
+            raise UsageError(f"{where}: {message}")
+        raise InputError(path, message, where=where)
+    return tuple(out)
+
+
+def _sigma_tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[\s,]+", text.strip()) if t]
+
+
+def read_kpt_sigmas(value: Any) -> Sigmas:
+    """``--kpt-sigmas`` read: numbers (text or a list), a mapping, or a file of either.
+
+    A file holds numbers separated by blanks, commas or lines, a JSON list,
+    or a JSON object ``{"<category id or name>": [sigmas], ...}`` for
+    categories of different K.  Every sigma is a positive finite number.
+    """
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return tuple(
+            (normalize_id(k) if not isinstance(k, str) else k, _sigma_list(v, f"--kpt-sigmas {k}"))
+            for k, v in value.items()
+        )
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return tuple((k, _sigma_list(v, f"--kpt-sigmas {k}")) for k, v in value)
+        return _sigma_list(value, "--kpt-sigmas")
+    text = str(value)
+    if _NUMBER_LIST.fullmatch(text):
+        return _sigma_list(_sigma_tokens(text), "--kpt-sigmas")
+    return _sigma_file(text)
+
+
+def _sigma_file(path: str) -> Sigmas:
+    """The sigmas a ``--kpt-sigmas`` file holds (see :func:`read_kpt_sigmas`)."""
+    text = decode_text(read_input(path), path).strip()
+    name = display_name(path)
+    if not text.startswith(("[", "{")):
+        return _sigma_list(_sigma_tokens(text), "sigmas", name)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(name, f"malformed JSON: {exc.msg}", where=exc.lineno) from None
+    if isinstance(doc, list):
+        return _sigma_list(doc, "$", name)
+    out = []
+    for key, values in doc.items():
+        if not isinstance(values, list):
+            raise InputError(
+                name, f"expected a list of sigmas, found {type(values).__name__}", where=key
+            )
+        out.append((normalize_id(key), _sigma_list(values, key, name)))
+    return tuple(out)
+
+
 def resolve(options: EvalOptions) -> EvalOptions:
     """``options`` with the files they name read and their format names checked (idempotent).
 
@@ -208,9 +295,11 @@ def resolve(options: EvalOptions) -> EvalOptions:
     or a mapping: each becomes the value the pipeline reads.
     """
     analysis = options.analysis
+    protocol = options.protocol
     return dataclasses.replace(
         options,
         read=resolve_read(options.read),
+        protocol=dataclasses.replace(protocol, kpt_sigmas=read_kpt_sigmas(protocol.kpt_sigmas)),
         analysis=dataclasses.replace(
             analysis,
             img_ids=id_tuple(analysis.img_ids, "--img-ids"),

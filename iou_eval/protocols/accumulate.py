@@ -464,14 +464,32 @@ COCO_STATS: dict[str, tuple[bool, float | None, str, tuple[str, int]]] = {
 }
 
 
-def stat_max_det(key: str, max_dets: tuple[int, ...]) -> int | None:
-    """The maxDets value statistic ``key`` reads, or None where ``max_dets`` lacks it.
+# pycocotools' ``_summarizeKps``: the 10 keypoint statistics, every one read
+# at the *value* maxDets=20, over the area ranges all, medium and large.
+KEYPOINT_STATS: dict[str, tuple[bool, float | None, str, tuple[str, int]]] = {
+    "AP": (True, None, "all", ("value", 20)),
+    "AP50": (True, 0.5, "all", ("value", 20)),
+    "AP75": (True, 0.75, "all", ("value", 20)),
+    "APm": (True, None, "medium", ("value", 20)),
+    "APl": (True, None, "large", ("value", 20)),
+    "AR": (False, None, "all", ("value", 20)),
+    "AR50": (False, 0.5, "all", ("value", 20)),
+    "AR75": (False, 0.75, "all", ("value", 20)),
+    "ARm": (False, None, "medium", ("value", 20)),
+    "ARl": (False, None, "large", ("value", 20)),
+}
+
+Stats = dict[str, tuple[bool, float | None, str, tuple[str, int]]]
+
+
+def stat_max_det(key: str, max_dets: tuple[int, ...], stats: Stats = COCO_STATS) -> int | None:
+    """The maxDets value statistic ``key`` of ``stats`` reads, or None where ``max_dets`` lacks it.
 
     A value pycocotools asks for but ``max_dets`` does not hold gives an
     empty selection (its -1); a position past the end makes its
     ``summarize`` raise.  Either way the statistic is undefined.
     """
-    kind, v = COCO_STATS[key][3]
+    kind, v = stats[key][3]
     if kind == "value":
         return v if v in max_dets else None
     return max_dets[v] if v < len(max_dets) else None
@@ -482,8 +500,10 @@ def summarize_coco(
     iou_thresholds: tuple[float, ...],
     area_labels: tuple[str, ...],
     max_dets: tuple[int, ...],
+    stats: Stats = COCO_STATS,
 ) -> dict[str, float | None]:
-    """The 12 summary statistics of ``COCOeval.summarize``; None where undefined.
+    """The summary statistics of ``COCOeval.summarize`` (``stats``: the 12 of boxes and
+    masks, or :data:`KEYPOINT_STATS`); None where undefined.
 
     ``max_dets[M]`` distinct and ascending (as pycocotools sorts them).
     Means are taken over the entries > -1 of the same slices, in the same
@@ -503,6 +523,6 @@ def summarize_coco(
         return float(np.mean(s)) if s.size else None
 
     return {
-        key: stat(ap, iou, area, stat_max_det(key, max_dets))
-        for key, (ap, iou, area, _) in COCO_STATS.items()
+        key: stat(ap, iou, area, stat_max_det(key, max_dets, stats))
+        for key, (ap, iou, area, _) in stats.items()
     }

@@ -27,7 +27,7 @@ from iou_eval.protocols.accumulate import (
 )
 from iou_eval.protocols.matching import Matches, ignored_per_range, match_coco
 from iou_eval.protocols.params import Protocol
-from iou_eval.protocols.resample import CocoResampler
+from iou_eval.protocols.resample import CocoResampler, needed_slices
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,10 @@ class CocoEvaluation:
 
     def read_slices(self) -> tuple[set[tuple[int, int]], set[tuple[int, int]]] | None:
         """The ``(area, maxDets)`` slices the summary reads (precision, recall); None: COCO's."""
-        return None
+        if self.protocol.iou_type != "keypoints":
+            return None
+        labels = tuple(a.label for a in self.protocol.area_ranges)
+        return needed_slices(labels, self.protocol.max_dets, self.protocol.stats)
 
     def summarize(self, arrays: CocoArrays) -> dict[str, float | None]:
         """The summary statistics of ``arrays`` under this evaluation's protocol."""
@@ -166,12 +169,13 @@ def class_ap(arrays: CocoArrays) -> np.ndarray:
 
 
 def summarize(arrays: CocoArrays, protocol: Protocol) -> dict[str, float | None]:
-    """The 12 summary statistics under ``protocol``'s thresholds, ranges and maxDets."""
+    """The summary statistics (``protocol.stats``) under its thresholds, ranges and maxDets."""
     return summarize_coco(
         arrays,
         protocol.iou_thresholds,
         tuple(a.label for a in protocol.area_ranges),
         protocol.max_dets,
+        protocol.stats,
     )
 
 
@@ -206,7 +210,12 @@ def prepare(
     thresholds = tuple(protocol.iou_thresholds)
     if iou_thr not in thresholds:
         thresholds = (*thresholds, iou_thr)
+    geometry = geometry_for(gt, pred, iou_type, **protocol.geometry_params())
     ignore_flag = gt.is_crowd | gt.ignore if protocol.honour_ignore else gt.is_crowd.copy()
+    # A geometry may ignore ground truths of its own (keypoints: num_keypoints == 0).
+    own = getattr(geometry, "gt_ignored", None)
+    if own is not None:
+        ignore_flag |= own
     zero_id = (gt.ann_id == 0) if protocol.zero_id_quirk else np.zeros(len(gt), dtype=bool)
     area_bounds = np.array([[a.lo, a.hi] for a in protocol.area_ranges], dtype=np.float64)
     return CocoSetup(
@@ -214,7 +223,7 @@ def prepare(
         gt=gt,
         pred=pred,
         scored_rows=scored_rows,
-        geometry=geometry_for(gt, pred, iou_type, **protocol.geometry_params()),
+        geometry=geometry,
         n_categories=k,
         gt_group=gt_group,
         dt_group=dt_group,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from iou_eval.errors import UsageError
 from iou_eval.escape import excerpt
 from iou_eval.geometry.boxes import PixelConvention
 from iou_eval.options import AreaRange, ProtocolOptions
-from iou_eval.protocols.accumulate import COCO_STATS, stat_max_det
+from iou_eval.protocols.accumulate import COCO_STATS, KEYPOINT_STATS, Stats, stat_max_det
 
 # pycocotools builds its grids with linspace; the same expressions give the
 # same floats, so a threshold such as 0.75 compares equal in both tools.
@@ -78,6 +79,13 @@ COCO_AREA_RANGES: tuple[AreaRange, ...] = (
     AreaRange("medium", 32.0**2, 96.0**2),
     AreaRange("large", 96.0**2, 1e5**2),
 )
+# pycocotools' keypoint Params: no "small" range (and maxDets [20]).
+KEYPOINT_AREA_RANGES: tuple[AreaRange, ...] = (
+    COCO_AREA_RANGES[0],
+    COCO_AREA_RANGES[2],
+    COCO_AREA_RANGES[3],
+)
+KEYPOINT_MAX_DETS: tuple[int, ...] = (20,)
 
 
 def protocol_label(name: str, iou_type: str) -> str:
@@ -105,13 +113,14 @@ class Protocol:
         zero_id_quirk: reproduce pycocotools' defect that a ground truth with
             annotation id 0 never counts as matched (default on, for parity).
         iou_type: ``bbox`` (boxes), ``segm`` (instance masks), ``boundary``
-            (Boundary IoU of the masks) or ``obb`` (oriented boxes); masks and
-            boundaries COCO only, oriented boxes COCO and the DOTA protocols'
-            only one.
+            (Boundary IoU of the masks), ``obb`` (oriented boxes) or ``keypoints``
+            (OKS); masks, boundaries and keypoints COCO only, oriented boxes COCO
+            and the DOTA protocols' only one.
         boundary_dilation: ``boundary``'s dilation ratio: the boundary is
             this fraction of the image diagonal wide (boundary-iou-api's 0.02).
         honour_ignore: keep a ground truth's own ``ignore`` flag instead of
             letting ``iscrowd`` overwrite it as pycocotools does (default off).
+        kpt_sigmas: ``--kpt-sigmas`` as read (keypoints; None: the default rule).
     """
 
     name: str = ProtocolName.COCO.value
@@ -125,6 +134,7 @@ class Protocol:
     honour_ignore: bool = False
     iou_type: str = "bbox"
     boundary_dilation: float = 0.02
+    kpt_sigmas: Any = None
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -141,6 +151,16 @@ class Protocol:
     def label(self) -> str:
         """How reports and gates name this run: ``coco``, ``coco-segm`` for masks, ``dota``."""
         return protocol_label(self.name, self.iou_type)
+
+    @property
+    def stats(self) -> Stats:
+        """The summary statistics: pycocotools' 12 (boxes, masks) or its 10 of keypoints."""
+        return KEYPOINT_STATS if self.iou_type == "keypoints" else COCO_STATS
+
+    @property
+    def class_recall_key(self) -> str:
+        """The per-class table's recall column: ``AR100`` (the last of 1, 10, 100), ``AR`` (keypoints, 20)."""
+        return "AR" if self.iou_type == "keypoints" else "AR100"
 
     @property
     def is_voc(self) -> bool:
@@ -195,6 +215,8 @@ class Protocol:
         if self.is_lvis:
             out["max_dets_per_image"] = LVIS_MAX_DETS
             out["federated"] = True
+        if self.iou_type == "keypoints":
+            out["kpt_sigmas"] = _plain_sigmas(self.kpt_sigmas)
         return out
 
     def without_area_ranges(self) -> Protocol:
@@ -226,8 +248,8 @@ class Protocol:
                     f"IoU={iou_text:<11}area={area:<8}maxDets={LVIS_MAX_DETS} catIds={group or 'all'}"
                 )
             return out
-        for key, (_, iou, area, (kind, v)) in COCO_STATS.items():
-            md = stat_max_det(key, self.max_dets)
+        for key, (_, iou, area, (kind, v)) in self.stats.items():
+            md = stat_max_det(key, self.max_dets, self.stats)
             shown = v if kind == "value" else ("-" if md is None else md)
             iou_text = span if iou is None else f"{iou:0.2f}"
             out[key] = f"IoU={iou_text:<11}area={area:<8}maxDets={shown}"
@@ -239,6 +261,13 @@ class Protocol:
             return []
         md = ",".join(map(str, self.max_dets))
         out = []
+        if self.iou_type == "keypoints":
+            if 20 not in self.max_dets:
+                out.append(
+                    f"--max-dets {md}: pycocotools reads every keypoint statistic at maxDets=20, "
+                    "which is not among them, and reports -1; the summary is left undefined (null)"
+                )
+            return out
         if stat_max_det("AP", self.max_dets) is None:
             out.append(
                 f"--max-dets {md}: pycocotools reads the summary AP at maxDets=100, which is "
@@ -252,6 +281,15 @@ class Protocol:
                 f"[1] and [2]); {', '.join(short)} left undefined (null)"
             )
         return out
+
+
+def _plain_sigmas(sigmas: Any) -> Any:
+    """``kpt_sigmas`` as plain JSON data: a list, ``{category: list}``, or None."""
+    if not sigmas:
+        return None
+    if isinstance(sigmas[0], tuple):
+        return {str(k): list(v) for k, v in sigmas}
+    return list(sigmas)
 
 
 def coco(**overrides: object) -> Protocol:
@@ -345,14 +383,29 @@ def make_protocol(
         )
     if iou_type != "bbox" and not p.coco_grid and not p.is_dota:
         which = "the VOC protocols score" if p.is_voc else f"--protocol {name} scores"
-        raise UsageError(f"--iou-type {iou_type}: {which} boxes; use --protocol coco for masks")
+        what = "keypoints" if iou_type == "keypoints" else "masks"
+        raise UsageError(f"--iou-type {iou_type}: {which} boxes; use --protocol coco for {what}")
     if p.is_lvis:
         _check_lvis_options(o)
+        if iou_type == "keypoints":
+            raise UsageError(
+                "--iou-type keypoints: lvis-api scores boxes and masks; use --protocol coco "
+                "for keypoints"
+            )
     if not p.coco_grid and not p.is_devkit:
         return _open_images(p, o)
     changes: dict[str, object] = {"class_agnostic": o.class_agnostic, "iou_type": iou_type}
     if o.boundary_dilation is not None:
         changes["boundary_dilation"] = o.boundary_dilation
+    if iou_type == "keypoints" and o.class_agnostic:
+        raise UsageError(
+            "--class-agnostic with --iou-type keypoints: pycocotools' computeOks ignores "
+            "useCats=0 (it finds no pair and every AP is 0); score keypoints per category"
+        )
+    if iou_type == "keypoints":
+        # pycocotools' Params(iouType="keypoints"): maxDets [20], no small range.
+        p = replace(p, area_ranges=KEYPOINT_AREA_RANGES, max_dets=KEYPOINT_MAX_DETS)
+        changes["kpt_sigmas"] = o.kpt_sigmas
     if not p.is_devkit:
         changes["zero_id_quirk"] = o.zero_id_quirk
         # LVIS always keeps a ground truth's own ignore flag (lvis-api does).

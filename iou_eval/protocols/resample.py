@@ -33,6 +33,7 @@ from iou_eval.protocols.accumulate import (
     COCO_STATS,
     AccumulationInputs,
     CocoArrays,
+    Stats,
     sort_records,
     stat_max_det,
 )
@@ -42,7 +43,7 @@ _EPS = np.spacing(1)
 
 
 def needed_slices(
-    area_labels: tuple[str, ...], max_dets: tuple[int, ...]
+    area_labels: tuple[str, ...], max_dets: tuple[int, ...], stats: Stats = COCO_STATS
 ) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
     """``(precision, recall)``: the ``(area, maxDets)`` index pairs the summary reads.
 
@@ -50,8 +51,8 @@ def needed_slices(
     """
     precision = {(0, len(max_dets) - 1)} if area_labels and max_dets else set()
     recall: set[tuple[int, int]] = set()
-    for key, (is_ap, _iou, area, _) in COCO_STATS.items():
-        md = stat_max_det(key, max_dets)
+    for key, (is_ap, _iou, area, _) in stats.items():
+        md = stat_max_det(key, max_dets, stats)
         if md is None or area not in area_labels:
             continue
         (precision if is_ap else recall).add((area_labels.index(area), max_dets.index(md)))

@@ -34,16 +34,23 @@ SUMMARY_LABELS = {
     "AR100": "maxDets 100", "ARs": "small", "ARm": "medium", "ARl": "large", "mAP": "mean over classes",
     "APr": "rare", "APc": "common", "APf": "frequent", "AR300": "300 per image",
 }  # fmt: skip
+# pycocotools' keypoint summary: OKS thresholds, every statistic at maxDets 20.
+KEYPOINT_LABELS = {
+    "AP": "OKS .50:.95 · all · 20", "AP50": "OKS .50 · all · 20", "AP75": "OKS .75 · all · 20",
+    "APm": "medium · 20", "APl": "large · 20", "AR": "OKS .50:.95 · all · 20",
+    "AR50": "OKS .50 · all · 20", "AR75": "OKS .75 · all · 20", "ARm": "medium · 20",
+    "ARl": "large · 20",
+}  # fmt: skip
 CLASS_COLUMNS = {
     "class": "class", "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AR100": "AR100",
-    "AR300": "AR300", "gt": "gt",
+    "AR300": "AR300", "AR": "AR", "gt": "gt",
     "predictions": "pred", "TP": "TP", "FP": "FP", "FN": "FN", "precision": "precision",
     "recall": "recall", "F1": "F1", "best_F1": "best F1", "best_F1_score": "@ score", "note": "note",
 }  # fmt: skip
 IMAGE_COLUMNS = {
     "image_id": "image", "file_name": "file", "gt": "gt", "predictions": "pred", "TP": "TP",
     "FP": "FP", "FN": "FN", "ignored": "ignored", "precision": "precision", "recall": "recall",
-    "F1": "F1", "mean_IoU": "mean IoU",
+    "F1": "F1", "mean_IoU": "mean IoU", "mean_OKS": "mean OKS",
 }  # fmt: skip
 TEXT_KEYS = {"class", "note", "image_id", "file_name", "file", "category_id", "name", "reason",
              "slice", "error", "scores", "ground truth"}  # fmt: skip
@@ -219,7 +226,11 @@ def section(title: str, body: str, ident: str) -> str:
     return f'<section id="{ident}">\n<h2>{esc(title)}</h2>\n{body}\n</section>'
 
 
-def summary_cards(summary: Mapping[str, Any], bootstrap: Mapping[str, Any] | None = None) -> str:
+def summary_cards(
+    summary: Mapping[str, Any],
+    bootstrap: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] = SUMMARY_LABELS,
+) -> str:
     """One card per summary metric (headline first); bootstrap intervals under the value."""
     intervals = (bootstrap or {}).get("intervals") or {}
     cards = []
@@ -232,7 +243,7 @@ def summary_cards(summary: Mapping[str, Any], bootstrap: Mapping[str, Any] | Non
         cards.append(
             f'<div class="{cls}" data-metric="{esc(key)}"><div class="name">{esc(key)}</div>'
             f'<div class="value">{esc(fmt(value) or "n/a")}</div>'
-            f'<div class="label">{esc(SUMMARY_LABELS.get(str(key), ""))}</div>{interval}</div>'
+            f'<div class="label">{esc(labels.get(str(key), ""))}</div>{interval}</div>'
         )
     return f'<div class="cards">{"".join(cards)}</div>'
 
@@ -253,9 +264,11 @@ def _protocol_text(protocol: str, params: Mapping[str, Any]) -> str:
     thr_text = f"{min(thr):.2f}:{max(thr):.2f} ({len(thr)} thresholds)" if thr else "?"
     dets = "/".join(str(m) for m in params.get("max_dets", []))
     areas = ", ".join(params.get("area_ranges", {}))
+    iou_type = params.get("iou_type", "bbox")
+    overlap = "OKS" if iou_type == "keypoints" else "IoU"
     return (
-        f"{protocol} (COCOeval {params.get('iou_type', 'bbox')}: IoU {thr_text}, {params.get('recall_points', '?')} recall "
-        f"points, areas {areas}, maxDets {dets})"
+        f"{protocol} (COCOeval {iou_type}: {overlap} {thr_text}, {params.get('recall_points', '?')} "
+        f"recall points, areas {areas}, maxDets {dets})"
     )
 
 
@@ -403,12 +416,14 @@ def protocol_sections(block: Mapping[str, Any], first: bool) -> list[str]:
     suffix = "" if first else f" ({name})"
     ident = "" if first else f"-{name}"
     per_class = block.get("per_class") or []
+    keypoints = (block.get("params") or {}).get("iou_type") == "keypoints"
+    labels = KEYPOINT_LABELS if keypoints else SUMMARY_LABELS
     out = [section("Summary" + suffix, summary_cards(block.get("summary") or {},
-                                                      block.get("bootstrap")), "summary" + ident)]  # fmt: skip
+                                                      block.get("bootstrap"), labels), "summary" + ident)]  # fmt: skip
     if per_class:
         note = '<p class="note">Click a header to sort. Empty cells are undefined (see note).</p>'
         body = note + '<div class="scroll">' + table(
-            per_class, CLASS_COLUMNS, bars={"AP", "AP50", "AP75", "AR100", "AR300", "F1"}
+            per_class, CLASS_COLUMNS, bars={"AP", "AP50", "AP75", "AR100", "AR300", "AR", "F1"}
         ) + "</div>"  # fmt: skip
         out.append(section("Per class" + suffix, body, "per-class" + ident))
     return out

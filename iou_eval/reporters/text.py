@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 CLASS_HEADERS = {
     "class": "class", "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AR100": "AR100",
-    "AR300": "AR300", "gt": "gt", "predictions": "pred", "TP": "TP", "FP": "FP", "FN": "FN",
+    "AR300": "AR300", "AR": "AR", "gt": "gt", "predictions": "pred", "TP": "TP", "FP": "FP",
+    "FN": "FN",
     "precision": "prec", "recall": "rec", "F1": "F1", "best_F1": "best F1",
     "best_F1_score": "@score", "note": "note",
 }  # fmt: skip
@@ -26,6 +27,7 @@ IMAGE_HEADERS = {
     "image_id": "image", "file_name": "file", "gt": "gt", "predictions": "pred",
     "TP": "TP", "FP": "FP", "FN": "FN", "ignored": "ign", "precision": "prec",
     "recall": "rec", "F1": "F1", "mean_IoU": "mean IoU",
+    "mean_OKS": "mean OKS",
 }  # fmt: skip
 
 
@@ -69,6 +71,11 @@ def _describe_protocol(r: ProtocolResult) -> str:
             f"{p.name} (LVIS protocol: LVISEval {p.iou_type}, IoU {thr_text}, "
             f"{len(p.recall_thresholds)} recall points, {max(p.max_dets)} results per image, "
             f"federated categories{extra}; --protocol coco for COCO's rules)"
+        )
+    if p.iou_type == "keypoints":
+        return (
+            f"{p.name} (COCOeval keypoints: OKS {thr_text}, {len(p.recall_thresholds)} recall "
+            f"points, maxDets {'/'.join(map(str, p.max_dets))}{extra})"
         )
     return (
         f"{p.name} (COCOeval {p.iou_type}: IoU {thr_text}, {len(p.recall_thresholds)} recall points, "
@@ -147,7 +154,6 @@ def _side_by_side(result: EvaluationResult) -> tuple[list[str], list[list[str]],
 
 def _sections(result: EvaluationResult, view: View, terminal: bool) -> list[tuple[str, tuple]]:
     s = result.settings
-    point = f"IoU {s['iou_thr']:g}, score >= {s['score_thr']:g}"
     out: list[tuple[str, tuple]] = []
     if len(result.results) > 1:
         out.append(("Side by side (AP per class)", _side_by_side(result)))
@@ -155,6 +161,7 @@ def _sections(result: EvaluationResult, view: View, terminal: bool) -> list[tupl
         out.append((f"Protocol {_describe_protocol(r)}", ()))
         out.append(("Summary", _summary_rows(r)))
         out += slice_sections(result, r)
+        point = f"{'OKS' if r.protocol.iou_type == 'keypoints' else 'IoU'} {s['iou_thr']:g}, score >= {s['score_thr']:g}"
         out.append((f"Per class ({point})", _frame_rows(r.classes, CLASS_HEADERS)))
         images = order_images(r.images, view)
         shown = images

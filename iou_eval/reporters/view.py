@@ -51,7 +51,9 @@ def image_order(images: Columns, view: View) -> np.ndarray:
         # lexsort: last key first; NaN recall sorts last among equal errors.
         order = np.lexsort((np.isnan(recall), np.nan_to_num(recall, nan=np.inf), -errors))
     else:
-        values = np.asarray(images[view.sort], dtype=np.float64)
+        # Keypoints' mean overlap is mean_OKS: --sort mean_IoU sorts by it.
+        column = "mean_OKS" if view.sort == "mean_IoU" and "mean_OKS" in images else view.sort
+        values = np.asarray(images[column], dtype=np.float64)
         order = np.argsort(values, kind="stable")  # NaN last
     if view.worst is not None:
         order = order[: view.worst]

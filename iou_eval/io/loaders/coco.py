@@ -93,7 +93,20 @@ class _RleResult(_Annotation, gc=False):
     segmentation: _CompressedRle | None = None
 
 
+class _KeypointAnnotation(_Annotation, gc=False):
+    # Read with --iou-type keypoints only (io/loaders/coco_keypoints.py).
+    keypoints: list[float] | None = None
+    num_keypoints: int | None = None
+
+
+class _KeypointDocument(msgspec.Struct, gc=False):
+    images: list[_Image] | None = None
+    annotations: list[_KeypointAnnotation] | None = None
+    categories: list[_Category] | None = None
+
+
 _DECODER = msgspec.json.Decoder(_Document | list[_Annotation])
+_KEYPOINT_DECODER = msgspec.json.Decoder(_KeypointDocument | list[_KeypointAnnotation])
 _MASK_DECODER = msgspec.json.Decoder(_MaskDocument | list[_MaskAnnotation])
 _RLE_DECODER = msgspec.json.Decoder(list[_RleResult])
 
@@ -153,9 +166,10 @@ def _vocab(keys: np.ndarray | list[Key]) -> tuple[Key, ...]:
     return tuple(sorted(dict.fromkeys(keys), key=sort_key))
 
 
-def _decode(path: str, data: bytes, masks: bool = False):
+def _decode(path: str, data: bytes, masks: bool = False, keypoints: bool = False):
+    decoder = _KEYPOINT_DECODER if keypoints else _MASK_DECODER if masks else _DECODER
     try:
-        return quiet_decode(_MASK_DECODER if masks else _DECODER, data)
+        return quiet_decode(decoder, data)
     except JSON_ERRORS as exc:
         raise json_error(path, data, exc) from None
 
@@ -333,18 +347,27 @@ def _boxes(anns: list, path: str, label: str, offset: int, masks: bool) -> np.nd
 
 
 def annotation_columns(
-    anns: list, path: str, label: str, role: str, offset: int = 0, masks: bool = False
+    anns: list,
+    path: str,
+    label: str,
+    role: str,
+    offset: int = 0,
+    masks: bool = False,
+    keypoints: bool = False,
 ) -> dict:
     """Columns of decoded annotations ``[N]``: boxes, scores, ids (and ground-truth fields).
 
     ``offset`` is the index of ``anns[0]`` in the file, for error places;
-    ``masks``: the annotations carry ``segmentation`` (see :func:`_mask_columns`).
+    ``masks``: the annotations carry ``segmentation`` (see :func:`_mask_columns`);
+    ``keypoints``: they carry ``keypoints`` (see :mod:`.coco_keypoints`), and a
+    result may lack its ``bbox`` (``loadRes``' keypoints branch).
     """
     n = len(anns)
-    boxes = _boxes(anns, path, label, offset, masks)
+    boxes = _boxes(anns, path, label, offset, masks or (keypoints and role == "pred"))
     raw_cats = list(map(attrgetter("category_id"), anns))
     cols: dict = {
         **(_mask_columns(anns) if masks else {}),
+        **(_keypoint_columns(anns, path, label, role, offset) if keypoints else {}),
         "boxes": boxes,
         "score": None,
         "image_id": _ids(list(map(attrgetter("image_id"), anns)), path, label + ".image_id"),
@@ -394,6 +417,13 @@ def annotation_columns(
 
 
 _INT64 = (-(2**63), 2**63 - 1)
+
+
+def _keypoint_columns(anns: list, path: str, label: str, role: str, offset: int) -> dict:
+    from iou_eval.io.loaders.coco_keypoints import keypoint_columns
+
+    has_bbox = np.fromiter((a.bbox is not None for a in anns), dtype=bool, count=len(anns))
+    return {**keypoint_columns(anns, path, label, role, offset), "has_bbox": has_bbox}
 
 
 def _check_id_range(ids: list[Key], path: str, where: str) -> None:
@@ -546,12 +576,12 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
 
     ``data``: the JSON itself (an in-memory input named ``path``), not read from disk.
     """
-    masks = options.masks
-    chunked = role == "pred" and data is None
+    masks, keypoints = options.masks, options.keypoints
+    chunked = role == "pred" and data is None and not keypoints
     cols = chunked_columns(path, options.workers, masks, options.executor) if chunked else None
     if cols is not None:
         return _Read(cols, None, None, "[{}]")
-    doc = _decode(path, read_bytes(path) if data is None else data, masks)
+    doc = _decode(path, read_bytes(path) if data is None else data, masks, keypoints)
     if isinstance(doc, list):
         if role == "gt":
             raise InputError(
@@ -560,7 +590,8 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
                 "categories), found a results list",
                 hint="did you swap the ground-truth and prediction files?",
             )
-        return _Read(annotation_columns(doc, path, "[{}]", role, masks=masks), None, None, "[{}]")
+        cols = annotation_columns(doc, path, "[{}]", role, masks=masks, keypoints=keypoints)
+        return _Read(cols, None, None, "[{}]")
     if doc.annotations is None:
         raise InputError(path, "expected an 'annotations' list, found none", where="$")
     if role == "gt" and doc.images is None:
@@ -568,7 +599,7 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
     if role == "gt" and doc.categories is None:
         raise InputError(path, "expected a 'categories' list in the ground truth, found none")
     label = "annotations[{}]"
-    cols = annotation_columns(doc.annotations, path, label, role, masks=masks)
+    cols = annotation_columns(doc.annotations, path, label, role, masks=masks, keypoints=keypoints)
     return _Read(cols, doc.images, doc.categories, label)
 
 
@@ -814,6 +845,10 @@ def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None 
         origin_label="annotations" if r.label.startswith("annotations") else "",
         warnings=warnings,
     )
+    if options.keypoints:
+        from iou_eval.io.loaders.coco_keypoints import attach_keypoints
+
+        ds = attach_keypoints(ds, cols, rows, role, path)
     if not options.masks:
         return ds
     from iou_eval.geometry.segm import PendingMasks

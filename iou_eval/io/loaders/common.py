@@ -29,6 +29,7 @@ class LoadOptions:
         workers: processes a large file's decoding may be shared among.
         split: the data.yaml split a YOLO dataset is read from.
         masks: read instance masks too (``segmentation``, polygons) for ``segm``.
+        keypoints: read keypoints too (``keypoints``, pose label lines) for ``keypoints``.
         executor: a :class:`~iou_eval.protocols.partition.PartExecutor` (a Dask
             cluster) whose workers may decode a large file's chunks.
         angle_unit: ``rad`` or ``deg``, the unit of an angle column (oriented
@@ -43,6 +44,7 @@ class LoadOptions:
     masks: bool = False
     executor: Any = None
     angle_unit: str = "rad"
+    keypoints: bool = False
 
 
 _FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,

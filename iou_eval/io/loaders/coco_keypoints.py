@@ -1,0 +1,134 @@
+"""COCO keypoints: the ``keypoints`` of ground truths and results as a keypoint column.
+
+Read with ``--iou-type keypoints`` (``LoadOptions.keypoints``), as
+``COCO.loadRes`` and ``COCOeval(iouType="keypoints")`` read them:
+
+* ``keypoints`` is ``[x1, y1, v1, x2, y2, v2, ...]``: a multiple of 3 numbers,
+  every one finite.  A ground truth's labels are ``v > 0``; a result's third
+  numbers (confidences) are read and never used.
+* A ground truth needs ``keypoints``; its ``num_keypoints`` (0: ignored) is
+  counted from its labels where the file gives none, with a note.  Every
+  ground truth of one category has the same number of keypoints.
+* Results: the FIRST result decides the ``loadRes`` branch.  With a ``bbox``,
+  every result needs one and its area is that box's ``w * h``; without one,
+  each result's box is the extent of all its keypoints (unlabelled ``(0, 0)``
+  points included, as pycocotools takes them) and its area that box's
+  ``w * h``, whatever box a later result gives.  A result's own ``area`` is
+  never read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import chain
+from operator import attrgetter
+
+import numpy as np
+
+from iou_eval.data.dataset import Dataset
+from iou_eval.errors import InputError
+from iou_eval.geometry.keypoints import KeypointColumn
+
+
+def keypoint_columns(anns: list, path: str, label: str, role: str, offset: int = 0) -> dict:
+    """``kp_values[B]`` float64, ``kp_length[N]`` int64, ``num_keypoints[N]`` (-1: absent).
+
+    ``anns`` decoded with ``keypoints`` and ``num_keypoints`` fields; errors
+    name ``label.format(offset + i)``.
+    """
+    n = len(anns)
+    raw = list(map(attrgetter("keypoints"), anns))
+    missing = [i for i, k in enumerate(raw) if k is None]
+    if missing:
+        what = "ground truth" if role == "gt" else "result"
+        raise InputError(
+            path,
+            f"{what} has no 'keypoints' (scored with --iou-type keypoints)",
+            where=label.format(offset + missing[0]),
+            hint="keypoints are [x1, y1, v1, x2, y2, v2, ...] triplets",
+        )
+    length = np.fromiter(map(len, raw), dtype=np.int64, count=n)
+    bad = np.flatnonzero((length % 3 != 0) | ((length == 0) & (role == "pred")))
+    if len(bad):
+        i = int(bad[0])
+        raise InputError(
+            path,
+            f"'keypoints' needs x, y, v triplets (a positive multiple of 3 numbers), got "
+            f"{int(length[i])}",
+            where=label.format(offset + i) + ".keypoints",
+        )
+    values = np.fromiter(chain.from_iterable(raw), dtype=np.float64, count=int(length.sum()))
+    if not np.isfinite(values).all():
+        row = int(
+            np.searchsorted(np.cumsum(length), np.flatnonzero(~np.isfinite(values))[0], "right")
+        )
+        raise InputError(
+            path, "keypoint numbers must be finite", where=label.format(offset + row) + ".keypoints"
+        )
+    num = [a.num_keypoints for a in anns]
+    return {
+        "kp_values": values,
+        "kp_length": length,
+        "num_keypoints": np.array([-1 if v is None else v for v in num], dtype=np.int64),
+    }
+
+
+def _row_values(cols: dict, rows) -> tuple[np.ndarray, np.ndarray]:
+    """The keypoint numbers and lengths of ``rows`` (a slice or positions) of ``cols``."""
+    length = cols["kp_length"]
+    if isinstance(rows, slice):
+        return cols["kp_values"], length
+    start = np.cumsum(length) - length
+    picked = length[rows]
+    index = np.repeat(start[rows] - (np.cumsum(picked) - picked), picked) + np.arange(picked.sum())
+    return cols["kp_values"][index], picked
+
+
+def attach_keypoints(ds: Dataset, cols: dict, rows, role: str, path: str) -> Dataset:
+    """``ds`` (the rows ``rows`` of ``cols``) with its keypoint column, and for results the
+    boxes and areas of ``loadRes``' branch."""
+    values, length = _row_values(cols, rows)
+    if role == "gt":
+        return _ground_truth(ds, values, length, cols["num_keypoints"][rows], cols["boxes"][rows])
+    column = KeypointColumn.of_flat(values, length, gt=False)
+    has_bbox = cols["has_bbox"][rows]
+    if not len(has_bbox) or has_bbox[0]:
+        if not has_bbox.all():
+            r = int(np.flatnonzero(~has_bbox)[0])
+            raise InputError(
+                path,
+                "result has no 'bbox' while the first has one: pycocotools' loadRes reads "
+                "every result as the first (the bbox branch)",
+                where=ds.where(r)[1],
+                hint="give every result a bbox, or none (boxes are then the keypoints' extent)",
+            )
+        return replace(ds, keypoints=column)
+    return _extent_boxes(replace(ds, keypoints=column), column)
+
+
+def _extent_boxes(ds: Dataset, column: KeypointColumn) -> Dataset:
+    """Results of ``loadRes``' keypoints branch: box = the keypoints' extent, area its ``w * h``."""
+    x0, x1 = np.nanmin(column.x, axis=1), np.nanmax(column.x, axis=1)
+    y0, y1 = np.nanmin(column.y, axis=1), np.nanmax(column.y, axis=1)
+    xyxy = np.stack([x0, y0, x1, y1], axis=1)
+    area = (x1 - x0) * (y1 - y0)
+    return replace(ds, xyxy=xyxy, bbox_area=area, area=area)
+
+
+def _ground_truth(
+    ds: Dataset, values: np.ndarray, length: np.ndarray, num: np.ndarray, box: np.ndarray
+) -> Dataset:
+    """The ground truth's keypoint column: labels, ``num_keypoints``, the boxes as given."""
+    column = KeypointColumn.of_flat(
+        values, length, gt=True, num_keypoints=np.zeros(len(length), dtype=np.int64), box=box.copy()
+    )
+    absent = num < 0
+    notes = []
+    if absent.any():
+        notes.append(
+            f"{ds.source}: {int(absent.sum())} ground truth(s) have no 'num_keypoints'; counted "
+            f"from their labels (v > 0) (first: {ds.where(int(np.flatnonzero(absent)[0]))[1]})"
+        )
+    labelled = column.visible.sum(axis=1)  # type: ignore[union-attr]
+    column = replace(column, num_keypoints=np.where(absent, labelled, num).astype(np.int64))
+    return replace(ds, keypoints=column, warnings=(*ds.warnings, *notes))
