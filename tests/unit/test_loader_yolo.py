@@ -98,7 +98,6 @@ def test_data_yaml_names_are_not_read_as_classes_or_images(tmp_path):
         ("val: images/val\nnc: 1000000000000\n", "'nc' must be a whole number up to 1,000,000"),
         ("train: images/val\nnames: [cat]\n", "no 'val' split"),
         ("val: [unclosed\n", "malformed YAML"),
-        ("val: images/val\nnames: [cat]\nkpt_shape: [17, 3]\n", "pose (keypoint) dataset"),
     ],
 )
 def test_data_yaml_errors_name_the_file(tmp_path, yaml, message):

@@ -198,7 +198,7 @@ register(Format(
     detect_folder=_looks("dota", "looks_like_dota", _entries_have(".txt", "labeltxt")),
     describe="DOTA label files: x1 y1 ... x4 y4 class difficult"))  # fmt: skip
 register(Format(
-    "yolo", "yolo:load_yolo",
+    "yolo", "yolo_pose:load_yolo_or_pose",  # pose datasets (kpt_shape) there, the rest yolo.py
     detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
     detect_folder=_looks("yolo", "looks_like_yolo", _yolo_folder),
     describe="a YOLO / Ultralytics dataset (data.yaml or labels/ beside images/)"))  # fmt: skip

@@ -31,7 +31,8 @@ leaves out a corrupt image.
 Label lines: ``class cx cy w h`` (fractions of the upright image) or a
 polygon ``class x1 y1 x2 y2 ...`` (3 points or more, one polygon per line;
 its box is its bounds, the polygon is kept).  Exact duplicate lines of an
-image are dropped with a warning, as Ultralytics drops them.
+image are dropped with a warning, as Ultralytics drops them.  A pose dataset
+(``kpt_shape`` in data.yaml) is read by :mod:`.yolo_pose`.
 
 Predictions — ``predict(save_txt=True, save_conf=True)`` output: a folder
 of ``<image stem>.txt`` (or the run folder holding ``labels/``), lines
@@ -246,12 +247,6 @@ def read_data_yaml(path: str, split: str = "val") -> DataYaml:
     if not isinstance(data, dict):
         raise InputError(
             path, f"expected a mapping with 'val' and 'names', found {type(data).__name__}"
-        )
-    if "kpt_shape" in data:
-        raise InputError(
-            path,
-            "a pose (keypoint) dataset: its label lines are not boxes or polygons",
-            hint="iou-eval reads YOLO detection and segmentation datasets",
         )
     names = _names(data, path)
     root, warnings = _dataset_root(data, path, split)
