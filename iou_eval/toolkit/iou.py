@@ -15,6 +15,7 @@ Usage::
     iou.boundary(gt_masks, dt_masks)                        # Boundary IoU (boundary-iou-api)
     iou.oriented_boxes(corners_a, xywhr_b)                  # [N, 4, 2] corners or [N, 5] xywhr
     iou.label_maps(gt_maps, pred_maps, num_classes=19)      # {"per_class", "mean", ...}
+    iou.oks(gt_keypoints, pred_keypoints, areas)            # == pycocotools computeOks (transposed)
 
 A malformed argument raises :class:`ArgumentError`, an ``InputError`` that is
 also a ``ValueError``, naming the argument and the index (``a[3]``).
@@ -42,6 +43,7 @@ __all__ = [
     "intervals",
     "label_sets",
     "label_maps",
+    "oks",
 ]
 
 KINDS = ("iou", "giou", "diou", "ciou")
@@ -279,6 +281,120 @@ def iof(
         lambda r: _ratio(_overlap(a_xyxy[r], b_xyxy, one), a_area[r, None]),
     )
     return _result(out, a_single and b_single)
+
+
+# ------------------------------------------------------------------- keypoints
+
+
+def _keypoint_rows(x: Any, name: str) -> tuple[np.ndarray, bool]:
+    """``[K, 2|3]`` or ``[N, K, 2|3]`` numbers -> ``([N, K, 3] float64, single)`` (v = 2 when absent)."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ArgumentError(
+            f"{name}: expected keypoints as numbers, [K, 3] or [N, K, 3], got {type(x).__name__} "
+            "that is not a rectangular array of numbers"
+        ) from None
+    single = arr.ndim == 2
+    if single:
+        arr = arr[None]
+    if arr.ndim != 3 or arr.shape[2] not in (2, 3) or arr.shape[1] == 0:
+        raise ArgumentError(
+            f"{name}: expected keypoints of shape [K, 3] or [N, K, 3] (x, y, v), got {list(np.shape(x))}"
+        )
+    bad = ~np.isfinite(arr).all(axis=(1, 2))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ArgumentError(f"{name}[{i}]: keypoints need finite numbers")
+    if arr.shape[2] == 2:
+        arr = np.concatenate([arr, np.full(arr.shape[:2] + (1,), 2.0)], axis=2)
+    return arr, single
+
+
+def _oks_inputs(gt: np.ndarray, areas: Any, sigmas: Any, gt_boxes: Any) -> tuple[np.ndarray, ...]:
+    """``(areas[N], sigmas[K], boxes[N, 4])`` checked against ``gt[N, K, 3]``."""
+    n, k = gt.shape[:2]
+    area = np.broadcast_to(np.asarray(areas, dtype=np.float64), (n,)) if np.ndim(areas) == 0 else (
+        np.asarray(areas, dtype=np.float64)
+    )  # fmt: skip
+    if area.shape != (n,) or not (np.isfinite(area) & (area >= 0)).all():
+        raise ArgumentError(f"areas: expected {n} finite non-negative numbers, got {np.shape(areas)}")
+    if sigmas is None:
+        from iou_eval.geometry.keypoints import COCO_SIGMAS
+
+        if k != len(COCO_SIGMAS):
+            raise ArgumentError(f"sigmas: needed for {k} keypoints (the default is COCO's 17)")
+        sig = COCO_SIGMAS
+    else:
+        sig = np.asarray(sigmas, dtype=np.float64).reshape(-1)
+        if sig.shape != (k,) or not (np.isfinite(sig) & (sig > 0)).all():
+            raise ArgumentError(f"sigmas: expected {k} positive numbers, got {list(np.shape(sigmas))}")
+    unlabelled = ~(gt[:, :, 2] > 0).any(axis=1)
+    if gt_boxes is None:
+        if unlabelled.any():
+            i = int(np.flatnonzero(unlabelled)[0])
+            raise ArgumentError(
+                f"gt_keypoints[{i}]: no labelled keypoint (v > 0): its distances are measured to "
+                "its box, pass gt_boxes [N, 4] (x, y, w, h)"
+            )
+        boxes = np.zeros((n, 4))
+    else:
+        boxes, _ = _as_rows(gt_boxes, "gt_boxes", 4, "a box")
+        if len(boxes) != n:
+            raise ArgumentError(f"gt_boxes: expected {n} boxes, got {len(boxes)}")
+    return area, sig, boxes
+
+
+def oks(
+    gt_keypoints: Any,
+    dt_keypoints: Any,
+    areas: Any,
+    sigmas: Any = None,
+    gt_boxes: Any = None,
+) -> float | np.ndarray:
+    """Object keypoint similarity of every ground truth with every prediction.
+
+    pycocotools' ``COCOeval.computeOks``, bit for bit (transposed: one row per
+    ground truth): over a ground truth's labelled keypoints (``v > 0``),
+    ``mean(exp(-d^2 / (2 * area * (2 * sigma)^2)))``; a ground truth without
+    one measures each predicted keypoint's distance to its box enlarged by
+    its width and height on every side (``gt_boxes`` needed then).
+
+    Args:
+        gt_keypoints: ``[K, 3]`` or ``[N, K, 3]`` (x, y, v); ``[.., 2]``: all labelled.
+        dt_keypoints: ``[K, 2|3]`` or ``[M, K, 2|3]``; a third column is not read.
+        areas: ``[N]`` (or one number) the ground truths' areas, the OKS scale.
+        sigmas: ``[K]`` per-keypoint sigmas; default COCO's 17.
+        gt_boxes: ``[N, 4]`` ``x, y, w, h`` of the ground truths.
+
+    Returns:
+        a float when both are single, else ``[N, M]`` float64.
+    """
+    from iou_eval.geometry.keypoints import KeypointColumn, oks_matrix
+
+    gt, gt_single = _keypoint_rows(gt_keypoints, "gt_keypoints")
+    dt, dt_single = _keypoint_rows(dt_keypoints, "dt_keypoints")
+    if dt.shape[1] != gt.shape[1]:
+        raise ArgumentError(
+            f"dt_keypoints: {dt.shape[1]} keypoints, gt_keypoints have {gt.shape[1]}"
+        )
+    area, sig, boxes = _oks_inputs(gt, areas, sigmas, gt_boxes)
+    n, k = gt.shape[:2]
+    g_col = KeypointColumn(
+        x=np.ascontiguousarray(gt[:, :, 0]), y=np.ascontiguousarray(gt[:, :, 1]),
+        count=np.full(n, k, dtype=np.int64), visible=gt[:, :, 2] > 0,
+        num_keypoints=np.ones(n, dtype=np.int64), box=boxes, sigmas=sig[None, :],
+    )  # fmt: skip
+    d_col = KeypointColumn(
+        x=np.ascontiguousarray(dt[:, :, 0]), y=np.ascontiguousarray(dt[:, :, 1]),
+        count=np.full(len(dt), k, dtype=np.int64),
+    )  # fmt: skip
+    category = np.zeros(n, dtype=np.int64)
+    out = np.empty((n, len(dt)), dtype=np.float64)
+    for rows in _blocks(n, len(dt) * k):
+        r = np.arange(n)[rows]
+        out[rows] = oks_matrix(g_col.take(r), area[r], category[r], d_col)
+    return _result(out, gt_single and dt_single)
 
 
 # ------------------------------------------------------------------- intervals
