@@ -34,6 +34,7 @@ from iou_eval.options import (
     epilog="""\b
 Example:
   iou-eval compare gt.json baseline.json candidate.json --bootstrap 1000
+  iou-eval compare person_keypoints.json a.json b.json --iou-type keypoints
 """,
 )
 @click.argument("gt", metavar="GROUND_TRUTH", type=INPUT_PATH)
@@ -52,6 +53,18 @@ Example:
     "--oi-image-labels",
     metavar="FILE",
     help="Open Images verified image-level labels CSV (default: beside the boxes file).",
+)
+@click.option(
+    "--iou-type",
+    default="bbox",
+    show_default=True,
+    help="bbox (boxes), segm (instance masks), boundary or keypoints (OKS).",
+)
+@click.option(
+    "--kpt-sigmas",
+    default=None,
+    metavar="LIST|FILE",
+    help="Keypoint sigmas of OKS (see eval --help); default COCO's 17, else 1/K.",
 )
 @record_options(PointOptions, BootstrapOptions, RuntimeOptions, defaults={"bootstrap": "1000"})
 @output_options
@@ -73,18 +86,20 @@ def _compare(gt: str, a: str, b: str, **o: Any) -> int:
 
     protected = (gt, a, b, o["oi_hierarchy"], o["oi_image_labels"])
     check_output(o["output"], protected)
-    if "," in o["protocol"]:
-        raise UsageError("compare takes one protocol")
+    if "," in o["protocol"] or "," in o["iou_type"]:
+        raise UsageError("compare takes one protocol and one iou type")
     options = EvalOptions(
         protocol=ProtocolOptions(
             protocol=o["protocol"],
+            iou_type=o["iou_type"],
+            kpt_sigmas=o["kpt_sigmas"],
             oi_hierarchy=o["oi_hierarchy"],
             oi_image_labels=o["oi_image_labels"],
         ),
         **{slot: from_cli(SLOTS[slot], o) for slot in ("point", "bootstrap", "runtime")},
     )
     options = EvalOptions.of(options, keep_accumulation=False)
-    gt_ds = load(gt, "gt")
+    gt_ds = load(gt, "gt", masks=options.protocol.masks, keypoints=options.protocol.keypoints)
     show = not o["quiet"] and o["out_format"] not in ("json", "csv")
     with cluster_for(options, show) as client:
         ra = evaluate(gt_ds, a, options, client=client)

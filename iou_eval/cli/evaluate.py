@@ -294,7 +294,10 @@ def _eval_batch(
     for stray in stray_files(preds):
         if not o["quiet"]:
             say(f"iou-eval: warning: {stray}: not a .json file; skipped")
-    gt_ds = load(gt, "gt", options.read.gt_format, read=options.read)
+    gt_ds = load(
+        gt, "gt", options.read.gt_format, read=options.read, masks=options.protocol.masks,
+        keypoints=options.protocol.keypoints,
+    )  # fmt: skip
     show = not o["quiet"] and not _machine(fmt)
     bar = progress_bar(len(files), "scoring", show)
     try:

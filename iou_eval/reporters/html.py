@@ -289,7 +289,8 @@ def facts(doc: Mapping[str, Any]) -> str:
         ("matched", f"images by {esc(inputs.get('image_match'))}, categories by "
          f"{esc(inputs.get('category_match'))}"),
         ("protocol", esc(_protocol_text(str(doc.get("protocol", "")), params))),
-        ("operating point", f"IoU {esc(_g(params.get('iou_thr')))}, score ≥ "
+        ("operating point", f"{'OKS' if params.get('iou_type') == 'keypoints' else 'IoU'} "
+         f"{esc(_g(params.get('iou_thr')))}, score ≥ "
          f"{esc(_g(params.get('score_thr')))} (the per-class counts and the per-image table)"),
     ]  # fmt: skip
     for key, what in (("categories_only_in_predictions", "only in predictions"),

@@ -155,17 +155,18 @@ def mean_defined(values: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def overall_curves(p: np.ndarray, t50: int | None) -> dict[str, np.ndarray]:
+def overall_curves(p: np.ndarray, t50: int | None, overlap: str = "IoU") -> dict[str, np.ndarray]:
     """Mean precision over classes at each recall point: ``{label: [R]}``, NaN = undefined.
 
     ``p[T, R, K]``.  The mean of a curve over its recall points is then the
     summary's AP50 (IoU 0.5) and AP (mean over thresholds), as pycocotools
-    averages the same defined entries.
+    averages the same defined entries.  ``overlap`` names the thresholds'
+    measure in the labels (``IoU``, or ``OKS`` for keypoints).
     """
     curves = {}
     if t50 is not None:
-        curves["IoU 0.50"] = mean_defined(p[t50], axis=1)
-    curves["IoU 0.50:0.95 (mean)"] = mean_defined(p.transpose(1, 0, 2), axis=(1, 2))
+        curves[f"{overlap} 0.50"] = mean_defined(p[t50], axis=1)
+    curves[f"{overlap} 0.50:0.95 (mean)"] = mean_defined(p.transpose(1, 0, 2), axis=(1, 2))
     return curves
 
 
@@ -201,7 +202,8 @@ def _thr_index(iou_thresholds: Sequence[float], value: float) -> int | None:
 
 
 def figure_pr_overall(p: np.ndarray, iou_thresholds: Sequence[float],
-                      recall_points: Sequence[float], subtitle: str = "") -> Figure:  # fmt: skip
+                      recall_points: Sequence[float], subtitle: str = "",
+                      overlap: str = "IoU") -> Figure:  # fmt: skip
     """Mean precision over classes against recall, at IoU 0.5 and averaged over thresholds.
 
     ``p[T, R, K]`` (area all, maxDets 100); the legend gives each curve's
@@ -209,10 +211,10 @@ def figure_pr_overall(p: np.ndarray, iou_thresholds: Sequence[float],
     """
     fig = new_figure(6.4, 4.8)
     ax = fig.add_subplot()
-    curves = overall_curves(p, _thr_index(iou_thresholds, 0.5))
+    curves = overall_curves(p, _thr_index(iou_thresholds, 0.5), overlap)
     styles = {
-        "IoU 0.50": dict(color=BLUE, lw=2.2),
-        "IoU 0.50:0.95 (mean)": dict(color=ORANGE, lw=2.2),
+        f"{overlap} 0.50": dict(color=BLUE, lw=2.2),
+        f"{overlap} 0.50:0.95 (mean)": dict(color=ORANGE, lw=2.2),
     }
     for label, curve in curves.items():
         mean = np.nanmean(curve) if np.isfinite(curve).any() else np.nan
@@ -254,7 +256,8 @@ def _grid(n: int) -> tuple[int, int]:
 
 def figure_pr_per_class(p: np.ndarray, iou_thresholds: Sequence[float],
                         recall_points: Sequence[float], names: Sequence[str],
-                        class_gt: np.ndarray | None = None, limit: int = MAX_PANELS) -> Figure:  # fmt: skip
+                        class_gt: np.ndarray | None = None, limit: int = MAX_PANELS,
+                        overlap: str = "IoU") -> Figure:  # fmt: skip
     """One small panel per class: PR at IoU 0.5 and averaged over thresholds (``p[T, R, K]``)."""
     t50 = _thr_index(iou_thresholds, 0.5)
     defined = (p > -1).any(axis=(0, 1))
@@ -272,7 +275,7 @@ def figure_pr_per_class(p: np.ndarray, iou_thresholds: Sequence[float],
         draw_pr(ax, recall_points, mean_t, f"pr-{name}-coco", color=ORANGE, lw=1.6)
         ap50 = "" if t50 is None else f"AP50 {mean_defined(p[t50, :, k], 0):.2f} · "
         _pr_axes(ax, f"{short(name, 22)}\n{ap50}AP {mean_defined(p[:, :, k], (0, 1)):.2f}", True)
-    head = "Precision-recall per class: blue IoU 0.50, orange mean over IoU 0.50:0.95"
+    head = f"Precision-recall per class: blue {overlap} 0.50, orange mean over {overlap} 0.50:0.95"
     fig.suptitle(head + (f"\n{note}" if note else ""), fontsize=10)
     fig.supxlabel("recall", fontsize=9)
     fig.supylabel("precision", fontsize=9)
@@ -511,6 +514,7 @@ def write_plots(
     area_index: int = 0,
     max_dets_index: int = -1,
     pr_subtitle: str = "area all, maxDets 100",
+    overlap: str = "IoU",
     sweeps: Mapping[str, ScoreSweep] | None = None,
     overall_sweep: ScoreSweep | None = None,
     confusion: np.ndarray | None = None,
@@ -527,7 +531,7 @@ def write_plots(
             ``iou_thresholds[T]``, ``recall_points[R]`` and ``class_names[K]``
             -> ``pr_overall`` and ``pr_per_class`` at ``area_index`` (0: all)
             and ``max_dets_index`` (-1: the last, 100), which ``pr_subtitle``
-            names.
+            names; ``overlap`` names the thresholds' measure (``IoU``, ``OKS``).
         class_gt: ``[K]`` ground truths per class, to pick the classes drawn.
         sweeps: class name -> :class:`~iou_eval.protocols.tables.ScoreSweep` ->
             ``score_threshold_per_class``; ``overall_sweep``, all classes
@@ -565,8 +569,9 @@ def _figures(a: dict[str, Any]) -> Iterator[tuple[str, Any]]:
                 f"precision [T, R, K] is {list(p.shape)} but {len(thr)} IoU thresholds, "
                 f"{len(rec)} recall points and {len(names)} class names were given"
             )
-        yield "pr_overall", lambda: figure_pr_overall(p, thr, rec, a["pr_subtitle"])
-        yield "pr_per_class", lambda: figure_pr_per_class(p, thr, rec, names, gt)
+        over = a["overlap"]
+        yield "pr_overall", lambda: figure_pr_overall(p, thr, rec, a["pr_subtitle"], over)
+        yield "pr_per_class", lambda: figure_pr_per_class(p, thr, rec, names, gt, overlap=over)
     if a["overall_sweep"] is not None:
         yield "score_threshold_all", lambda: figure_sweep_overall(a["overall_sweep"])
     if a["sweeps"]:

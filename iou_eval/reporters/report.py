@@ -99,6 +99,7 @@ def plot_inputs(result: EvaluationResult) -> dict[str, Any]:
             area_index=0,
             max_dets_index=m,
             pr_subtitle=f"area {r.protocol.area_ranges[0].label}, maxDets {max_dets[m]}",
+            overlap="OKS" if r.protocol.iou_type == "keypoints" else "IoU",
         )
     confusion = confusion_of(result)
     if confusion is not None:
@@ -117,7 +118,8 @@ def _ap_kind(p: Any) -> str:
     t = p.iou_thresholds
     span = f"{t[0]:.2f}:{t[-1]:.2f}" if len(t) > 1 else f"{t[0]:.2f}"
     cap = 100 if 100 in p.max_dets else max(p.max_dets)
-    return f"IoU {span}, area {p.area_ranges[0].label}, maxDets {cap}"
+    overlap = "OKS" if p.iou_type == "keypoints" else "IoU"
+    return f"{overlap} {span}, area {p.area_ranges[0].label}, maxDets {cap}"
 
 
 def write_run_plots(result: EvaluationResult, outdir: str | os.PathLike,

@@ -318,7 +318,9 @@ def _oks_inputs(gt: np.ndarray, areas: Any, sigmas: Any, gt_boxes: Any) -> tuple
         np.asarray(areas, dtype=np.float64)
     )  # fmt: skip
     if area.shape != (n,) or not (np.isfinite(area) & (area >= 0)).all():
-        raise ArgumentError(f"areas: expected {n} finite non-negative numbers, got {np.shape(areas)}")
+        raise ArgumentError(
+            f"areas: expected {n} finite non-negative numbers, got {np.shape(areas)}"
+        )
     if sigmas is None:
         from iou_eval.geometry.keypoints import COCO_SIGMAS
 
@@ -328,7 +330,9 @@ def _oks_inputs(gt: np.ndarray, areas: Any, sigmas: Any, gt_boxes: Any) -> tuple
     else:
         sig = np.asarray(sigmas, dtype=np.float64).reshape(-1)
         if sig.shape != (k,) or not (np.isfinite(sig) & (sig > 0)).all():
-            raise ArgumentError(f"sigmas: expected {k} positive numbers, got {list(np.shape(sigmas))}")
+            raise ArgumentError(
+                f"sigmas: expected {k} positive numbers, got {list(np.shape(sigmas))}"
+            )
     unlabelled = ~(gt[:, :, 2] > 0).any(axis=1)
     if gt_boxes is None:
         if unlabelled.any():
