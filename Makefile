@@ -63,6 +63,7 @@ BENCH_PEERS ?= pycocotools faster-coco-eval hotcoco ultrafast-pycocotools vernie
 BENCH_SIZES ?=
 BENCH_SEGM_SIZES ?=
 BENCH_BOUNDARY_SIZES ?=
+BENCH_KPT_SIZES ?=
 BENCH_RUNS  ?=
 BENCH_SEED  ?= 0
 
@@ -79,11 +80,12 @@ $(BENCH_VENV)/.peers:
 	@touch $@
 
 bench-data: $(BENCH_VENV)/.peers ## generate the synthetic COCO-sized benchmark data in bench_data/
-	$(BENCH_BIN)/python tests/bench/make_data.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" --seed $(BENCH_SEED)
+	$(BENCH_BIN)/python tests/bench/make_data.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" --kpt-sizes "$(BENCH_KPT_SIZES)" --seed $(BENCH_SEED)
 
-bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co., boxes, masks, boundaries (quick: BENCH_SIZES=500 BENCH_RUNS=1)
+bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against pycocotools & co., boxes, masks, boundaries, keypoints (quick: BENCH_SIZES=500 BENCH_KPT_SIZES=500 BENCH_RUNS=1)
 	$(BENCH_BIN)/python tests/bench/run_bench.py --sizes "$(BENCH_SIZES)" --segm-sizes "$(BENCH_SEGM_SIZES)" \
-		--boundary-sizes "$(BENCH_BOUNDARY_SIZES)" --runs "$(BENCH_RUNS)" --seed $(BENCH_SEED)
+		--boundary-sizes "$(BENCH_BOUNDARY_SIZES)" --kpt-sizes "$(BENCH_KPT_SIZES)" --runs "$(BENCH_RUNS)" \
+		--seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
 	$(MAKE) --no-print-directory bench-dask
 	$(MAKE) --no-print-directory bench-dota

@@ -131,17 +131,22 @@ class KeypointColumn:
         n = len(lengths)
         count = (lengths // 3).astype(np.int64)
         k = int(count.max()) if n else 0
-        x = np.full((n, k), np.nan)
-        y = np.full((n, k), np.nan)
-        trip = values.reshape(-1, 3)
-        row = np.repeat(np.arange(n), count)
-        col = np.arange(len(trip)) - np.repeat(np.cumsum(count) - count, count)
-        x[row, col] = trip[:, 0]
-        y[row, col] = trip[:, 1]
+        if n and (count == k).all():  # one K for every row: a reshape
+            trip3 = values.reshape(n, k, 3)
+            x, y = np.ascontiguousarray(trip3[:, :, 0]), np.ascontiguousarray(trip3[:, :, 1])
+            visible = trip3[:, :, 2] > 0
+        else:
+            x = np.full((n, k), np.nan)
+            y = np.full((n, k), np.nan)
+            visible = np.zeros((n, k), dtype=bool)
+            trip = values.reshape(-1, 3)
+            row = np.repeat(np.arange(n), count)
+            col = np.arange(len(trip)) - np.repeat(np.cumsum(count) - count, count)
+            x[row, col] = trip[:, 0]
+            y[row, col] = trip[:, 1]
+            visible[row, col] = trip[:, 2] > 0
         if not gt:
             return KeypointColumn(x, y, count)
-        visible = np.zeros((n, k), dtype=bool)
-        visible[row, col] = trip[:, 2] > 0
         return KeypointColumn(x, y, count, visible, num_keypoints, box)
 
 
@@ -214,9 +219,11 @@ def _labelled_terms(
 ) -> np.ndarray:
     """``[P, n]`` ``dx ** 2 + dy ** 2`` over the ``n`` labelled keypoints of each pair's ground truth."""
     k = gt.order[g, :n]
-    rows_d, rows_g = d[:, None], g[:, None]
-    dx = dt.x[rows_d, k] - gt.kp.x[rows_g, k]
-    dy = dt.y[rows_d, k] - gt.kp.y[rows_g, k]
+    # Gathers from the flattened columns: faster than 2-D fancy indexing.
+    width = dt.x.shape[1]
+    at_d, at_g = d[:, None] * width + k, g[:, None] * width + k
+    dx = np.take(dt.x, at_d) - np.take(gt.kp.x, at_g)
+    dy = np.take(dt.y, at_d) - np.take(gt.kp.y, at_g)
     return dx**2 + dy**2
 
 
@@ -240,7 +247,8 @@ def _block_oks(
         sq, k = _labelled_terms(gt, dt, d, g, n), gt.order[g, :n]
     else:
         sq, k = _box_terms(gt, dt, d, g, n)
-    e = sq / gt.var[g[:, None], k] / (gt.area[g][:, None] + _EPS) / 2
+    var = np.take(gt.var, g[:, None] * gt.var.shape[1] + k)
+    e = sq / var / (gt.area[g][:, None] + _EPS) / 2
     # Contiguous rows of n terms: numpy sums each as it sums a 1-D array of n.
     return np.ascontiguousarray(np.exp(-e)).sum(axis=1) / n
 

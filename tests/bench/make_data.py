@@ -51,11 +51,14 @@ except ImportError:  # pragma: no cover - depends on the environment
 GENERATOR_VERSION = 1
 # The same for the mask set (``kind="segm"``), whose files have their own folders.
 SEGM_GENERATOR_VERSION = 1
-KINDS = ("bbox", "segm")
+# The same for the keypoint set (``kind="keypoints"``, ``keypoint_data.py``).
+KEYPOINTS_GENERATOR_VERSION = 1
+KINDS = ("bbox", "segm", "keypoints")
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "bench_data"
 DEFAULT_SIZES = "5000,20000"  # what `make bench` measures
 SEGM_DEFAULT_MAX_IMAGES = 5000  # the mask set's default sizes: those up to this
+KEYPOINTS_DEFAULT_SIZES = "5000"  # the keypoint set's: COCO person-keypoints val2017's size
 
 # (id, name, supercategory, approximate instance count in val2017). The counts
 # only serve as sampling weights, so approximate is good enough.
@@ -200,7 +203,8 @@ def ensure(
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    version = GENERATOR_VERSION if kind == "bbox" else SEGM_GENERATOR_VERSION
+    version = {"bbox": GENERATOR_VERSION, "segm": SEGM_GENERATOR_VERSION,
+               "keypoints": KEYPOINTS_GENERATOR_VERSION}[kind]  # fmt: skip
     folder = folder_for(data_dir, n_images, seed, kind)
     gt_path, pred_path, meta_path = (folder / n for n in ("gt.json", "preds.json", "meta.json"))
     if meta_path.exists() and gt_path.exists() and pred_path.exists():
@@ -293,6 +297,10 @@ def generate(
     """
     rng = np.random.default_rng(seed)
     images = _draw_images(rng, n_images)
+    if kind == "keypoints":
+        from keypoint_data import generate_keypoints
+
+        return generate_keypoints(images, np.random.default_rng([seed, 2]))
     gts = _draw_ground_truths(rng, images)
     masks = None
     if kind == "segm":
@@ -789,6 +797,13 @@ def segm_sizes(text: str | None, sizes: list[int]) -> list[int]:
     return parse_sizes(text)
 
 
+def keypoint_sizes(text: str | None) -> list[int]:
+    """The keypoint set's sizes: ``text`` parsed, ``"0"`` for none, or 5,000 images."""
+    if text is not None and text.strip() == "0":
+        return []
+    return parse_sizes(text.strip() if text and text.strip() else KEYPOINTS_DEFAULT_SIZES)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -800,6 +815,11 @@ def main(argv: list[str] | None = None) -> int:
         "--segm-sizes",
         default=None,
         help="image counts of the mask set (default: the sizes up to 5000; '0': none)",
+    )
+    parser.add_argument(
+        "--kpt-sizes",
+        default=None,
+        help="image counts of the keypoint set (default: 5000; '0': none)",
     )
     parser.add_argument(
         "--large", type=int, default=0, metavar="N",
@@ -816,6 +836,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{data.folder}: {json.dumps(data.meta)}", file=sys.stderr)
     for n in segm_sizes(args.segm_sizes, sizes):
         data = ensure(n, args.seed, args.data_dir, kind="segm")
+        print(f"{data.folder}: {json.dumps(data.meta)}", file=sys.stderr)
+    for n in keypoint_sizes(args.kpt_sizes):
+        data = ensure(n, args.seed, args.data_dir, kind="keypoints")
         print(f"{data.folder}: {json.dumps(data.meta)}", file=sys.stderr)
     return 0
 

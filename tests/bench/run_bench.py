@@ -61,11 +61,16 @@ STAT_NAMES = (
     *("AP", "AP50", "AP75", "APs", "APm", "APl"),
     *("AR1", "AR10", "AR100", "ARs", "ARm", "ARl"),
 )
+# The 10 numbers of COCOeval(iouType="keypoints").stats.
+KEYPOINT_STAT_NAMES = (
+    *("AP", "AP50", "AP75", "APm", "APl"),
+    *("AR", "AR50", "AR75", "ARm", "ARl"),
+)
 REFERENCE = "pycocotools"
 OURS = "iou-eval"
 # What the runner measures (``--iou-types``); boundary is scored on the mask set.
-IOU_TYPES = ("bbox", "segm", "boundary")
-DATA_KIND = {"bbox": "bbox", "segm": "segm", "boundary": "segm"}
+IOU_TYPES = ("bbox", "segm", "boundary", "keypoints")
+DATA_KIND = {"bbox": "bbox", "segm": "segm", "boundary": "segm", "keypoints": "keypoints"}
 # pycocotools does not score Boundary IoU: faster-coco-eval is the reference there.
 BOUNDARY_REFERENCE = "faster-coco-eval"
 # The Boundary IoU set's default size: faster-coco-eval takes about a minute per
@@ -74,6 +79,7 @@ BOUNDARY_DEFAULT_SIZES = "500"
 FASTEST_PEER = "ultrafast-pycocotools"
 # The other peers the mask ratios name (the task's targets quote them).
 SEGM_RATIO_PEERS = ("hotcoco", "vernier")
+KEYPOINT_RATIO_PEERS = ("faster-coco-eval", "hotcoco")
 # A peer script's exit code for "this peer cannot score this iou type".
 UNSUPPORTED_EXIT = 3
 # The bootstrap row: iou-eval with this many resamples, on sizes up to BOOTSTRAP_MAX_IMAGES.
@@ -116,12 +122,15 @@ def _stats_list(out: Path) -> list[float]:
 
 def _stats_iou_eval(out: Path) -> list[float]:
     """Stats from iou-eval's JSON report: its ``summary`` object, in pycocotools' order."""
-    summary = json.loads(out.read_text())["summary"]
-    missing = [k for k in STAT_NAMES if k not in summary]
+    doc = json.loads(out.read_text())
+    summary = doc["summary"]
+    keypoints = (doc.get("params") or {}).get("iou_type") == "keypoints"
+    names = KEYPOINT_STAT_NAMES if keypoints else STAT_NAMES
+    missing = [k for k in names if k not in summary]
     if missing:
         raise KeyError(f"summary lacks {', '.join(missing)} (has {', '.join(summary)})")
     # null stands where pycocotools would print -1 (no ground truth in a range).
-    return [-1.0 if summary[k] is None else float(summary[k]) for k in STAT_NAMES]
+    return [-1.0 if summary[k] is None else float(summary[k]) for k in names]
 
 
 def _version_probe(python: str, module: str, dist: str, label: str = "") -> list[str]:
@@ -161,7 +170,7 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
             ],
             [iou_eval_python, "-c", IOU_EVAL_PROBE],
             _stats_iou_eval,
-            "`iou-eval GT PRED [--iou-type segm or boundary] --format json -o OUT`",
+            "`iou-eval GT PRED [--iou-type segm, boundary or keypoints] --format json -o OUT`",
             forks=True,
         ),
         Tool(
@@ -208,7 +217,7 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
                 ],
                 _version_probe(bench_python, module, dist),
                 _stats_list,
-                f"`{script.relative_to(ROOT)} {peer}`: {api} (bbox or segm"
+                f"`{script.relative_to(ROOT)} {peer}`: {api} (bbox, segm or keypoints"
                 f"{', or boundary' if peer == 'faster_coco_eval' else ''}), {pycocotools_style}",
             )
         )
@@ -226,7 +235,7 @@ def build_tools(bench_python: str, iou_eval: str) -> list[Tool]:
             ],
             _version_probe(bench_python, "vernier", "vernier"),
             _stats_list,
-            f"`{script.relative_to(ROOT)} vernier`: `instance.Evaluator(iou=Bbox() or Segm(), "
+            f"`{script.relative_to(ROOT)} vernier`: `instance.Evaluator(iou=Bbox(), Segm() or Keypoints(), "
             'parity_mode="strict").evaluate(gt_bytes, dt_bytes)`',
         )
     )
@@ -687,6 +696,7 @@ def render(
     boxes = [sec for sec in sections if sec.iou_type == "bbox"]
     masks = [sec for sec in sections if sec.iou_type == "segm"]
     edges = [sec for sec in sections if sec.iou_type == "boundary"]
+    keypoints = [sec for sec in sections if sec.iou_type == "keypoints"]
     if boxes:
         lines += _box_data_lines(boxes)
         for sec in boxes:
@@ -705,6 +715,12 @@ def render(
             lines += _size_table(by, tools, sec, "###")
         lines += ["", "### Ratios (Boundary IoU)", ""]
         lines += _boundary_ratio_lines(by, edges)
+    if keypoints:
+        lines += _keypoint_data_lines(keypoints)
+        for sec in keypoints:
+            lines += _size_table(by, tools, sec, "###")
+        lines += ["", "### Ratios (keypoints)", ""]
+        lines += _ratio_lines(by, keypoints, KEYPOINT_RATIO_PEERS)
     lines += _method_lines()
     return "\n".join(lines)
 
@@ -821,6 +837,32 @@ def _boundary_ratio_lines(by: dict[Key, Summary], sections: list[Section]) -> li
     ]
 
 
+def _keypoint_data_lines(sections: list[Section]) -> list[str]:
+    lines = [
+        "",
+        "## Keypoints (`--iou-type keypoints`)",
+        "",
+        "Synthetic, seeded, with COCO person-keypoints val2017's shape "
+        "(`tests/bench/keypoint_data.py`): people in about half the images, ~2.2 per image, "
+        "~1% crowd regions, the 17 COCO keypoints labelled on people of 32×32 pixels and "
+        "more (`num_keypoints` 0, ignored, below), `area` 0.53 of the box; results as a pose "
+        "model's `val(save_json=True)` writes them (`bbox`, 17 `[x, y, confidence]`, score), "
+        'at most 20 per image. Every tool scores `iouType="keypoints"` with COCO\'s sigmas.',
+        "",
+        "| images | people | labelled | crowd | predictions | per image | gt.json | "
+        "preds.json | seed |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for sec in sections:
+        m = sec.data.meta
+        lines.append(
+            f"| {m['images']:,} | {m['ground_truths']:,} | {m['labelled']:,} | {m['crowd']:,} | "
+            f"{m['predictions']:,} | {m['predictions_per_image_mean']} | "
+            f"{m['gt_bytes'] / 1e6:.1f} MB | {m['pred_bytes'] / 1e6:.1f} MB | {m['seed']} |"
+        )
+    return lines
+
+
 def _size_table(by: dict[Key, Summary], tools: list[Tool], sec: Section, level: str) -> list[str]:
     """The table of every tool on one data set."""
     n, iou_type = sec.images, sec.iou_type
@@ -839,7 +881,8 @@ def _size_table(by: dict[Key, Summary], tools: list[Tool], sec: Section, level: 
         "",
         *_context_lines(sec.context),
         "| tool | wall median (s) | wall min–max (s) | CPU (s) | peak memory (MiB) | "
-        f"time / iou-eval | max \\|Δ\\| vs {reference_for(iou_type)} (12 stats) | note |",
+        f"time / iou-eval | max \\|Δ\\| vs {reference_for(iou_type)} "
+        f"({10 if iou_type == 'keypoints' else 12} stats) | note |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for tool in tools:
@@ -1010,6 +1053,7 @@ def _plan(args: argparse.Namespace) -> tuple[list[tuple[str, int, int]], bool, s
     reproduces it."""
     sizes = make_data.parse_sizes(args.sizes.strip() or make_data.DEFAULT_SIZES)
     segm = make_data.segm_sizes(args.segm_sizes, sizes)
+    kpt = make_data.keypoint_sizes(args.kpt_sizes)
     iou_types = [t for t in args.iou_types.replace(" ", "").split(",") if t]
     unknown = sorted(set(iou_types) - set(IOU_TYPES))
     if unknown or not iou_types:
@@ -1031,10 +1075,16 @@ def _plan(args: argparse.Namespace) -> tuple[list[tuple[str, int, int]], bool, s
             args.runs if "," not in args.runs else "", make_data.parse_sizes(edges)
         )
         plan += [("boundary", n, r) for n, r in boundary_runs.items()]
+    if "keypoints" in iou_types and kpt:
+        single = "," not in args.runs
+        plan += [
+            ("keypoints", n, r) for n, r in parse_runs(args.runs if single else "", kpt).items()
+        ]
     default_config = (
         sizes == make_data.parse_sizes(make_data.DEFAULT_SIZES)
         and not args.segm_sizes.strip()
         and not args.boundary_sizes.strip()
+        and not args.kpt_sizes.strip()
         and iou_types == list(IOU_TYPES)
         and not args.tools.strip()
     )
@@ -1045,6 +1095,7 @@ def _plan(args: argparse.Namespace) -> tuple[list[tuple[str, int, int]], bool, s
         (args.runs, "BENCH_RUNS"),
         (args.segm_sizes, "BENCH_SEGM_SIZES"),
         (args.boundary_sizes, "BENCH_BOUNDARY_SIZES"),
+        (args.kpt_sizes, "BENCH_KPT_SIZES"),
         (args.tools, "BENCH_TOOLS"),
     ):
         if flag.strip():
@@ -1079,6 +1130,11 @@ def main(argv: list[str] | None = None) -> int:
         help="image counts of the mask set (default: the sizes up to 5000; 0: none)",
     )
     parser.add_argument(
+        "--kpt-sizes",
+        default=os.environ.get("BENCH_KPT_SIZES", ""),
+        help="image counts of the keypoint set (default: 5000; 0: none)",
+    )
+    parser.add_argument(
         "--boundary-sizes",
         default=os.environ.get("BENCH_BOUNDARY_SIZES", ""),
         help=f"image counts of the Boundary IoU runs on the mask set (default "
@@ -1087,7 +1143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--iou-types",
         default=os.environ.get("BENCH_IOU_TYPES", ",".join(IOU_TYPES)),
-        help="what to measure: bbox, segm, boundary (comma-separated)",
+        help="what to measure: bbox, segm, boundary, keypoints (comma-separated)",
     )
     parser.add_argument(
         "--tools",

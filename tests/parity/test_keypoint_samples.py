@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import filecmp
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -51,4 +50,6 @@ def test_the_script_rewrites_the_same_files(tmp_path):
     for sub in ("keypoints", "yolo-pose"):
         for f in sorted((SAMPLE / sub).rglob("*")):
             if f.is_file() and f.suffix != ".png":
-                assert filecmp.cmp(f, tmp_path / sub / f.relative_to(SAMPLE / sub), shallow=False), f
+                assert filecmp.cmp(
+                    f, tmp_path / sub / f.relative_to(SAMPLE / sub), shallow=False
+                ), f
