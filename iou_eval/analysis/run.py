@@ -54,6 +54,13 @@ def run_analyses(alignment, results: Sequence, options) -> tuple[Analysis, list[
         slices, notes = slice_summaries(alignment, results, a.slices)
         out = replace(out, slices=slices)
         warnings += notes
+    asked = [f for f, on in (("--tide", a.tide), ("--confusion", a.confusion),
+                             ("--calibration", a.calibration)) if on]  # fmt: skip
+    if asked and any(r.protocol.iou_type == "keypoints" for r in results):
+        warnings.append(
+            f"{', '.join(asked)}: analyse the boxes by IoU (their own matching rules), not the "
+            "keypoints by OKS"
+        )
     return out, warnings
 
 

@@ -277,6 +277,10 @@ def _sigma_file(path: str) -> Sigmas:
         raise InputError(name, f"malformed JSON: {exc.msg}", where=exc.lineno) from None
     if isinstance(doc, list):
         return _sigma_list(doc, "$", name)
+    if not isinstance(doc, dict):
+        raise InputError(
+            name, f"expected sigmas or {{category: [sigmas]}}, found {type(doc).__name__}"
+        )
     out = []
     for key, values in doc.items():
         if not isinstance(values, list):
