@@ -37,7 +37,7 @@ def test_yolo_pose_sample_equals_the_coco_scene_without_its_crowd():
     for a in gt["annotations"]:
         a["area"] = make_keypoints.AREA_OF_BOX * a["bbox"][2] * a["bbox"][3]
     ours = evaluate(str(SAMPLE / "yolo-pose/data.yaml"), str(SAMPLE / "yolo-pose/predictions/labels"),
-                    iou_type="keypoints", pred_format="yolo")  # fmt: skip
+                    iou_type="keypoints")  # fmt: skip
     assert ours.inputs["ground_truth"]["format"] == "yolo"
     ref = pycocotools_keypoints(gt, preds)
     np.testing.assert_array_equal(ours.primary.arrays.precision, ref["precision"])

@@ -148,7 +148,8 @@ def ultralytics_prediction_lines(path: str) -> bool:
 
     Every line read (the first :data:`_SNIFF_LINES` lines of the files, in
     name order) is ``class cx cy w h conf`` (6 numbers) or a polygon
-    ``class x1 y1 ... conf`` (an even count from 8), the class a whole number
+    ``class x1 y1 ... conf`` (an even count from 8) or a pose line (``6 + 3K``
+    numbers: keypoints of ``x y conf``), the class a whole number
     and every other number in [0, 1] (1 % tolerance); one line at least.
     """
     folder = os.path.join(path, "labels") if is_predict_run(path) else path
@@ -179,7 +180,8 @@ def ultralytics_prediction_lines(path: str) -> bool:
 def _prediction_line(tokens: list[str]) -> bool:
     """One line of ``predict`` output: a whole class, then numbers in [0, 1]."""
     k = len(tokens)
-    if not (k == 6 or (k >= 8 and k % 2 == 0)):
+    # A pose line (class, box, K keypoints of x y conf, conf) is 6 + 3K numbers.
+    if not (k == 6 or (k >= 8 and k % 2 == 0) or (k >= 9 and k % 3 == 0)):
         return False
     if not all(is_number_token(t) for t in tokens):
         return False
@@ -470,7 +472,9 @@ def _check_shape(k: int, pred: bool, file: str, line: int) -> None:
         if k == 6 or k == 4 or (k >= 8 and k % 2 == 0):
             return
         hint = (
-            "predictions need a confidence last; is this the ground truth?"
+            "a pose line (keypoints)? score them with --iou-type keypoints"
+            if k >= 9 and k % 3 == 0
+            else "predictions need a confidence last; is this the ground truth?"
             if k == 5 or (k >= 7 and k % 2 == 1)
             else None
         )

@@ -211,7 +211,10 @@ def _load_ground_truth(path: str, options: LoadOptions, shape: tuple[int, int]) 
     values = _numbers(rows, cells, label_files, 4 + k * d)
     cx, cy, w, h = values[:, :4].T
     xyxy = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
-    _check_fractions(xyxy, rows, label_files, [None] * len(classes))
+    rows.box_rows.extend(range(len(classes)))  # every pose line is a box row
+    warnings += _check_fractions(
+        xyxy, rows, label_files, [None] * len(classes), values[:, :4], path
+    )
     kp = values[:, 4:].reshape(-1, k, d)
     labelled = _labels(kp, d)
     _check_keypoint_fractions(kp, labelled, rows, label_files)
@@ -301,7 +304,8 @@ def _load_predictions(path: str, options: LoadOptions) -> Dataset:
     kp_values = _numbers(kp_rows, kp_cells, files, 1).reshape(-1) if kp_cells else np.zeros(0)
     cx, cy, w, h, score = values.T
     xyxy = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
-    _check_fractions(xyxy, rows, files, [None] * len(classes))
+    rows.box_rows.extend(range(len(classes)))  # every pose line is a box row
+    notes = _check_fractions(xyxy, rows, files, [None] * len(classes), values[:, :4], path)
     ids = [os.path.splitext(strip_gz(os.path.basename(f)))[0] for f in files]
     width, height = _prediction_sizes(folder, ids, options)
     file_of = np.asarray(rows.file_of, dtype=np.int64)
@@ -309,7 +313,7 @@ def _load_predictions(path: str, options: LoadOptions) -> Dataset:
     lines = np.asarray(rows.line_of, dtype=np.int64)
     ds = _assemble(
         path, table, _categories(names, classes), file_of, classes, xyxy, score.copy(), lines,
-        file_of, files, [],
+        file_of, files, notes,
     )  # fmt: skip
     pending = PendingKeypoints(
         kp_values, start, length, tuple(files), file_of.astype(np.int32), lines
