@@ -196,7 +196,8 @@ def write_yolo_pose(out: str) -> None:
     for sub in ("images/val", "labels/val", "predictions/labels"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     with open(os.path.join(out, "data.yaml"), "w", encoding="utf-8") as f:
-        f.write("path: .\nval: images/val\nkpt_shape: [17, 3]\n"
+        f.write("# The street scene's people as an Ultralytics pose dataset (make_keypoints.py).\n"
+                "val: images/val\nkpt_shape: [17, 3]\n"
                 "flip_idx: [0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15]\n"
                 "names:\n  0: person\n")  # fmt: skip
     labels: dict[str, list[str]] = {s: [] for s in stems}
