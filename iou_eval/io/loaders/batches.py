@@ -114,9 +114,9 @@ def numbers(arr: np.ndarray, place: Any, field: str) -> np.ndarray:
     if arr.dtype.kind not in "iufb":
         raise place.error(field, f"must hold numbers, got {arr.dtype}")
     out = arr.astype(np.float64)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        r = int(np.flatnonzero(bad.reshape(len(out), -1).any(axis=1))[0])
+    finite = np.isfinite(out)
+    if not finite.all():
+        r = int(np.flatnonzero(~finite.reshape(len(out), -1).all(axis=1))[0])
         raise place.error(field, f"must be finite numbers, got {out[r].tolist()}", r)
     return out
 
@@ -152,10 +152,8 @@ def xywh_boxes(arr: np.ndarray, place: Any, fmt: BoxFormat) -> np.ndarray:
         out = np.column_stack([b[:, 0] - b[:, 2] / 2.0, b[:, 1] - b[:, 3] / 2.0, b[:, 2], b[:, 3]])
     else:
         out = b
-    out = out.reshape(-1, 4)
-    negative = (out[:, 2:] < 0).any(axis=1)
-    if negative.any():
-        r = int(np.flatnonzero(negative)[0])
+    if (out[:, 2:] < 0).any():
+        r = int(np.flatnonzero((out[:, 2:] < 0).any(axis=1))[0])
         what = "x2 < x1 or y2 < y1" if fmt is BoxFormat.XYXY else "a negative width or height"
         raise place.error("boxes", f"has {what}: {b[r].tolist()} read as {fmt.value}", r)
     return out
@@ -163,6 +161,8 @@ def xywh_boxes(arr: np.ndarray, place: Any, fmt: BoxFormat) -> np.ndarray:
 
 def flags(arr: np.ndarray, place: Any, field: str) -> np.ndarray:
     """``[N]`` bool from 0/1 or booleans."""
+    if arr.dtype.kind in "iufb" and ((arr == 0) | (arr == 1)).all():
+        return arr.astype(bool)
     out = numbers(arr, place, field)
     bad = (out != 0) & (out != 1)
     if bad.any():
@@ -176,9 +176,9 @@ def given_area(arr: np.ndarray, place: Any) -> np.ndarray:
     if arr.dtype.kind not in "iufb":
         raise place.error("area", f"must hold numbers, got {arr.dtype}")
     out = arr.astype(np.float64)
-    bad = np.isinf(out) | (out < 0)
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
+    # fmin and fmax pass over NaN (an area not given): one reduction each, no temporaries.
+    if len(out) and (np.fmin.reduce(out) < 0 or np.fmax.reduce(out) == np.inf):
+        r = int(np.flatnonzero(np.isinf(out) | (out < 0))[0])
         raise place.error("area", f"must be a finite number >= 0, got {out[r]!r}", r)
     return np.where(out > 0, out, np.nan)
 
@@ -189,18 +189,19 @@ class BatchPlace:
 
     Attributes:
         side: ``"pred"`` or ``"gt"``; ids: ``[I]`` the images' ids;
-        offsets: ``[I + 1]`` where each image's rows start in the columns.
+        counts: ``[I]`` each image's rows, in column order.
     """
 
     side: str
     ids: list[Key | None]
-    offsets: np.ndarray
+    counts: Sequence[int]
 
     def error(self, field: str, message: str, row: int | None = None) -> InputError:
         if row is None:
             return Place(self.side, 0, None).error(field, message)
-        i = int(np.searchsorted(self.offsets, row, side="right") - 1)
-        return Place(self.side, i, self.ids[i]).error(field, message, row - int(self.offsets[i]))
+        offsets = np.concatenate([[0], np.cumsum(self.counts, dtype=np.int64)])
+        i = int(np.searchsorted(offsets, row, side="right") - 1)
+        return Place(self.side, i, self.ids[i]).error(field, message, row - int(offsets[i]))
 
 
 # ---------------------------------------------------------------------- fields
@@ -407,6 +408,65 @@ def image_id(pred: Mapping[str, Any], gt: Mapping[str, Any], place: Place) -> Ke
 
 
 @dataclass
+class Pieces:
+    """One side of a batch before its values are checked: each field joined over the images.
+
+    Attributes:
+        counts: ``[I]`` each image's rows; fmts: ``[I]`` the layout of each image's boxes.
+        raw: field key -> ``[N, *tail]`` the images' values joined as given (a
+            field an image lacks: its default; boxes: zeros where none).
+        boxes: ``[I]`` each image's ``[n, 4]`` boxes as given (images of
+            several layouts are converted one by one).
+        has_box: ``[N]`` bool; masks: the images' masks, None where ``segm`` is not scored.
+    """
+
+    counts: list[int]
+    fmts: list[BoxFormat]
+    raw: dict[str, np.ndarray]
+    boxes: list[np.ndarray]
+    has_box: np.ndarray
+    masks: MaskRows | None = None
+
+
+class _Unusual(Exception):
+    """An image's value is not a plain array of the expected shape: the batch is walked."""
+
+
+def _joined(values: list[Any], tail: tuple[int, ...], counts: list[int] | None):
+    """``(column[N, *tail], arrays[I])``: the images' values as arrays and joined.
+
+    Raises _Unusual unless each is an array of numbers ``[counts[i], *tail]``
+    (any ``[n, *tail]`` where ``counts`` is None); an empty array of another
+    shape is read as no rows, as :func:`_rows` reads it.
+    """
+    try:
+        arrs = [v if type(v) is np.ndarray else as_numpy(v) for v in values]
+    except (TypeError, ValueError, RuntimeError, BufferError):
+        raise _Unusual from None
+    try:
+        joined = np.concatenate(arrs)
+    except (TypeError, ValueError):  # of other dimensions (or none: a scalar, None)
+        joined = None
+    if (
+        joined is None
+        or joined.shape[1:] != tail
+        or joined.dtype.kind not in "iufb"
+        or (counts is not None and [len(a) for a in arrs] != counts)
+    ):
+        want = (0, *tail)
+        empty = [
+            a.size == 0 and a.shape != want and (counts is None or counts[i] == 0)
+            for i, a in enumerate(arrs)
+        ]
+        if not any(empty):
+            raise _Unusual
+        return _joined(
+            [a.reshape(want) if e else a for a, e in zip(arrs, empty, strict=True)], tail, counts
+        )
+    return joined, arrs
+
+
+@dataclass
 class BatchReader:
     """Reads batches of per-image dicts with the evaluator's settings.
 
@@ -421,6 +481,40 @@ class BatchReader:
     class_names: tuple[str, ...] | None
     masks: bool
     boxes_required: bool
+
+    def gathered(self, dicts: list[Mapping[str, Any]], fmts: list[Any], side: str) -> Pieces:
+        """One side's values joined field by field, shapes checked on the joined columns.
+
+        Raises _Unusual where an image's value is missing, not an array of
+        numbers or of another shape: :meth:`side` then walks the batch image by
+        image, and names the first bad value (or reads an unusual good one).
+        """
+        labels, each = _joined([d.get("labels") for d in dicts], (), None)
+        counts = [len(a) for a in each]
+        raw = {"labels": labels}
+        given = [d.get("boxes") for d in dicts]
+        has = [v is not None for v in given]
+        if not all(has):
+            if self.boxes_required:
+                raise _Unusual
+            given = [
+                v if h else np.zeros((n, 4)) for v, h, n in zip(given, has, counts, strict=True)
+            ]
+        raw["boxes"], boxes = _joined(given, (4,), counts)
+        for f in FIELDS:
+            if side not in f.sides or f.key == "labels":
+                continue
+            values = [d.get(f.key) for d in dicts]
+            if any(v is None for v in values):
+                if f.default is None:
+                    raise _Unusual
+                values = [
+                    f.default(n) if v is None else v for v, n in zip(values, counts, strict=True)
+                ]
+            raw[f.key] = _joined(values, f.tail, counts)[0]
+        has_box = np.repeat(has, counts) if not all(has) else np.ones(len(labels), dtype=bool)
+        fmts = [f or self.box_format for f in fmts]
+        return Pieces(counts, fmts, raw, boxes, has_box)
 
     def side(self, d: Mapping[str, Any], fmt: BoxFormat | None, place: Place) -> dict[str, Any]:
         """One image's rows on one side: its values shaped (checked for shape only), its masks."""
@@ -445,47 +539,43 @@ class BatchReader:
                 raw[f.key] = arr
         part: dict[str, Any] = {"n": n, "raw": raw, "fmt": fmt or self.box_format}
         if self.masks:
-            if d.get("masks") is None and n:
-                raise place.error("masks", "are missing (segm is scored)")
-            part["masks"] = MaskRows.empty() if n == 0 else read_masks(d["masks"], place, n)
-            if n == 0 and d.get("masks") is not None:
-                part["empty_size"] = _empty_size(d["masks"])
+            part.update(self.image_masks(d, place, n))
         return part
 
-    def joined(self, parts: list[dict[str, Any]], place: BatchPlace) -> dict[str, np.ndarray]:
-        """One side's images as checked columns: each field joined, then checked once."""
-        counts = [p["n"] for p in parts]
-        cols: dict[str, np.ndarray] = {
-            "image": np.repeat(np.arange(len(parts), dtype=np.int64), counts)
+    def image_masks(self, d: Mapping[str, Any], place: Place, n: int) -> dict[str, Any]:
+        """``{"masks": MaskRows}`` of one image's ``n`` rows (and the size an empty array tells)."""
+        value = d.get("masks")
+        if value is None and n:
+            raise place.error("masks", "are missing (segm is scored)")
+        part: dict[str, Any] = {
+            "masks": MaskRows.empty() if n == 0 else read_masks(value, place, n)
         }
-        cols["xywh"], cols["has_box"] = self._boxes(parts, place)
+        if n == 0 and value is not None:
+            part["empty_size"] = _empty_size(value)
+        return part
+
+    def joined(self, pieces: Pieces, place: BatchPlace) -> dict[str, np.ndarray]:
+        """One side's images as checked columns: each field checked once, on its joined column."""
+        cols: dict[str, np.ndarray] = {
+            "image": np.repeat(np.arange(len(pieces.counts), dtype=np.int64), pieces.counts)
+        }
+        cols["xywh"], cols["has_box"] = self._xywh(pieces, place), pieces.has_box
         for f in FIELDS:
-            if place.side not in f.sides:
-                continue
-            pieces = [
-                p["raw"][f.key] if f.key in p["raw"] else f.default(p["n"])  # type: ignore[misc]
-                for p in parts
-            ]
-            column = _join(pieces, f.tail)
-            cols[f.column] = f.check(column, place, self)
-        if self.masks:
-            cols.update(MaskRows.concat([p["masks"] for p in parts]).columns("mask_"))
+            if place.side in f.sides:
+                cols[f.column] = f.check(pieces.raw[f.key], place, self)
+        if pieces.masks is not None:
+            cols.update(pieces.masks.columns("mask_"))
         return cols
 
-    def _boxes(
-        self, parts: list[dict[str, Any]], place: BatchPlace
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``(xywh[N, 4], has_box[N])``: each image's boxes in its layout (zeros where none)."""
-        has = np.repeat([("boxes" in p["raw"]) for p in parts], [p["n"] for p in parts])
-        fmts = {p["fmt"] for p in parts}
-        pieces = [p["raw"].get("boxes", np.zeros((p["n"], 4))) for p in parts]
+    def _xywh(self, pieces: Pieces, place: BatchPlace) -> np.ndarray:
+        """``[N, 4]`` the boxes as COCO's xywh, each image's read in its layout (zeros where none)."""
+        fmts = set(pieces.fmts)
         if len(fmts) == 1:
-            return xywh_boxes(_join(pieces, (4,)), place, fmts.pop()), has.astype(bool)
+            return xywh_boxes(pieces.raw["boxes"], place, fmts.pop())
         out = []
-        for i, (p, b) in enumerate(zip(parts, pieces, strict=True)):
-            sub = BatchPlace(place.side, place.ids[i : i + 1], np.array([0, p["n"]]))
-            out.append(xywh_boxes(b, sub, p["fmt"]))
-        return _join(out, (4,)), has.astype(bool)
+        for i, (n, b, fmt) in enumerate(zip(pieces.counts, pieces.boxes, pieces.fmts, strict=True)):
+            out.append(xywh_boxes(b, BatchPlace(place.side, place.ids[i : i + 1], [n]), fmt))
+        return _join(out, (4,))
 
     def _count(self, d: Mapping[str, Any], place: Place) -> int:
         """``N``: the rows the image's labels (else boxes) give."""
@@ -496,6 +586,21 @@ class BatchReader:
         if key == "boxes":
             return len(_rows(arr, place, key, None, (4,)))
         return len(_rows(arr, place, key, None, ()))
+
+
+def walked_pieces(parts: list[dict[str, Any]], side: str, masks: bool) -> Pieces:
+    """A side's images read one by one (:meth:`BatchReader.side`) as joined pieces."""
+    counts = [p["n"] for p in parts]
+    boxes = [p["raw"].get("boxes", np.zeros((p["n"], 4))) for p in parts]
+    raw = {"boxes": _join(boxes, (4,))}
+    for f in FIELDS:
+        if side in f.sides:
+            fill = f.default or np.zeros  # every image has the required fields
+            values = [p["raw"][f.key] if f.key in p["raw"] else fill(p["n"]) for p in parts]
+            raw[f.key] = _join(values, f.tail)
+    has_box = np.repeat(np.array([("boxes" in p["raw"]) for p in parts], dtype=bool), counts)
+    mask_rows = MaskRows.concat([p["masks"] for p in parts]) if masks else None
+    return Pieces(counts, [p["fmt"] for p in parts], raw, boxes, has_box, mask_rows)
 
 
 def _empty_size(value: Any) -> tuple[int, int] | None:
@@ -595,12 +700,6 @@ def _join(pieces: list[np.ndarray], tail: tuple[int, ...]) -> np.ndarray:
     return np.concatenate(pieces)
 
 
-def _offsets(parts: list[dict[str, Any]]) -> np.ndarray:
-    out = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([p["n"] for p in parts], out=out[1:])
-    return out
-
-
 def _with_area(gt: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Ground-truth ``area``: as given where > 0, else the mask's (masks kept) or ``w * h``."""
     given = gt.pop("given_area", None)
@@ -612,17 +711,55 @@ def _with_area(gt: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return gt
 
 
-def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
-    """Check and convert one ``update(preds, targets)`` (lists of per-image dicts, or frames)."""
-    if is_frame(preds) or is_frame(targets):
-        preds, targets = frame_images(preds, targets, reader.box_format)
-    preds, targets = _entries(preds, "pred"), _entries(targets, "gt")
-    if len(preds) != len(targets):
-        raise InputError(
-            SOURCE,
-            f"preds and targets must hold one dict per image each, got {len(preds)} and "
-            f"{len(targets)}",
-        )
+def _image_dicts(entries: Sequence[Any], side: str) -> tuple[list[Mapping[str, Any]], list[Any]]:
+    """The entries as dicts, and each one's box layout (None: the evaluator's)."""
+    if set(map(type, entries)) == {dict}:
+        return list(entries), [None] * len(entries)
+    pairs = [as_image_dict(e, Place(side, i, None)) for i, e in enumerate(entries)]
+    return [d for d, _ in pairs], [f for _, f in pairs]
+
+
+def _quick_id(pred: Mapping[str, Any], gt: Mapping[str, Any], index: int) -> Key | None:
+    """:func:`image_id`, without building a place for the usual ids (an int, or none)."""
+    g, p = gt.get("image_id"), pred.get("image_id")
+    if p is None and (g is None or type(g) is int):
+        return g
+    return image_id(pred, gt, Place("pred", index, None))
+
+
+Read = tuple[list[Key | None], np.ndarray, dict[str, Pieces]]
+
+
+def _gathered_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchReader) -> Read:
+    """``(ids, sizes[I, 2], pieces per side)``, each field read for all images at once.
+
+    Raises _Unusual or an InputError where an image is not as usual: the
+    batch is then walked image by image (:func:`_walked_batch`), which names
+    the first bad value as the image-by-image reading order meets it.
+    """
+    pdicts, pfmts = _image_dicts(preds, "pred")
+    gdicts, gfmts = _image_dicts(targets, "gt")
+    ids = [_quick_id(p, g, i) for i, (p, g) in enumerate(zip(pdicts, gdicts, strict=True))]
+    pieces = {
+        "gt": reader.gathered(gdicts, gfmts, "gt"),
+        "pred": reader.gathered(pdicts, pfmts, "pred"),
+    }
+    sizes = np.full((len(ids), 2), np.nan)
+    if reader.masks:
+        found: dict[str, list[MaskRows]] = {"gt": [], "pred": []}
+        for i, key in enumerate(ids):
+            g = reader.image_masks(gdicts[i], Place("gt", i, key), pieces["gt"].counts[i])
+            p = reader.image_masks(pdicts[i], Place("pred", i, key), pieces["pred"].counts[i])
+            sizes[i] = _image_size(g, p, Place("pred", i, key))
+            found["gt"].append(g["masks"])
+            found["pred"].append(p["masks"])
+        for side, rows in found.items():
+            pieces[side].masks = MaskRows.concat(rows)
+    return ids, sizes, pieces
+
+
+def _walked_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchReader) -> Read:
+    """:func:`_gathered_batch`'s answer, image by image: the first bad value raises, named."""
     ids: list[Key | None] = []
     sizes = np.full((len(preds), 2), np.nan)
     parts: dict[str, list[dict[str, Any]]] = {"gt": [], "pred": []}
@@ -636,9 +773,32 @@ def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
         ids.append(key)
         parts["gt"].append(gcols)
         parts["pred"].append(pcols)
+    return ids, sizes, {s: walked_pieces(parts[s], s, reader.masks) for s in parts}
+
+
+def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
+    """Check and convert one ``update(preds, targets)`` (lists of per-image dicts, or frames).
+
+    Each field is joined over the batch's images and checked once; where an
+    image is not as usual the batch is read again image by image to name it.
+    """
+    if is_frame(preds) or is_frame(targets):
+        preds, targets = frame_images(preds, targets, reader.box_format)
+    preds, targets = _entries(preds, "pred"), _entries(targets, "gt")
+    if len(preds) != len(targets):
+        raise InputError(
+            SOURCE,
+            f"preds and targets must hold one dict per image each, got {len(preds)} and "
+            f"{len(targets)}",
+        )
+    if not len(preds):
+        return Batch([], np.zeros(0), np.zeros(0), {}, {})
+    try:
+        ids, sizes, pieces = _gathered_batch(preds, targets, reader)
+    except (_Unusual, InputError):
+        ids, sizes, pieces = _walked_batch(preds, targets, reader)
     gt, pred = (
-        reader.joined(parts[s], BatchPlace(s, ids, _offsets(parts[s]))) if parts[s] else {}
-        for s in ("gt", "pred")
+        reader.joined(pieces[s], BatchPlace(s, ids, pieces[s].counts)) for s in ("gt", "pred")
     )
     return Batch(ids, sizes[:, 0].copy(), sizes[:, 1].copy(), _with_area(gt), pred)
 
