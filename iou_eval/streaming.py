@@ -30,21 +30,22 @@ truths must be the same, or it is an error all the same.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from iou_eval.api import evaluate
 from iou_eval.data.box_format import BoxFormat
-from iou_eval.data.dataset import Key
+from iou_eval.data.dataset import CategoryTable, Key
 from iou_eval.errors import InputError, UsageError
 from iou_eval.io.inputs import finish_loaded
 from iou_eval.io.loaders.batches import BatchReader, Place, keep_top, read_batch
 from iou_eval.io.stream_state import StreamState, take_rows
 from iou_eval.options import AnalysisOptions, EvalOptions
-from iou_eval.protocols.params import Protocol, build_protocols
+from iou_eval.protocols.params import AUTO, LVIS_MAX_DETS, Protocol, build_protocols
 from iou_eval.results import EvaluationResult
 
 # How reports name the evaluator's state where they name a file.
@@ -58,8 +59,9 @@ def kept_per_image(
     """``(cap, per_class)``: the predictions the run reads at most, per image (and class); None: all.
 
     pycocotools reads the ``max(maxDets)`` highest-scored predictions of each
-    image and category (of each image, class-agnostic); calibration COCO's
-    100 per class.  VOC ranks every prediction, and TIDE and the confusion
+    image and category (of each image, class-agnostic); lvis-api the 300
+    highest-scored of each image, across categories; calibration COCO's 100
+    per class.  VOC ranks every prediction, and TIDE and the confusion
     matrix match on their own: with any of them, every prediction is kept.
     A protocol this does not know keeps every prediction too.
     """
@@ -67,6 +69,10 @@ def kept_per_image(
         return None
     caps, per_class = [], []
     for p in protocols:
+        if p.is_lvis:
+            caps.append(LVIS_MAX_DETS)
+            per_class.append(False)
+            continue
         if p.name != "coco" or not p.max_dets:
             return None
         caps.append(max(p.max_dets))
@@ -80,6 +86,46 @@ def kept_per_image(
     return (max(caps), any(per_class)) if caps else None
 
 
+def _protocols(options: EvalOptions) -> list[Protocol]:
+    """The protocols a run may score: ``auto`` is COCO's, or LVIS's once a target gives LVIS lists."""
+    out = build_protocols(options.protocol)
+    if AUTO in options.protocol.protocol:
+        # Options LVIS refuses: an LVIS state is refused at compute(), as evaluate() refuses it.
+        with contextlib.suppress(UsageError):
+            out += build_protocols(options.protocol, federated=True)
+    return out
+
+
+FREQUENCIES = ("r", "c", "f")
+
+
+def _frequencies(
+    given: Mapping[Any, str] | Sequence[str] | None, names: tuple[str, ...] | None
+) -> dict[int, str] | None:
+    """LVIS's ``frequency`` of the categories, by label: from a mapping (label -> ``r``/``c``/``f``)
+    or, with ``class_names``, a sequence of the same length."""
+    if given is None:
+        return None
+    if isinstance(given, Mapping):
+        pairs = list(given.items())
+    elif names is not None and not isinstance(given, str) and len(given) == len(names):
+        pairs = list(enumerate(given))
+    else:
+        raise UsageError(
+            "class_frequencies: expected a mapping label -> 'r', 'c' or 'f', or with "
+            "class_names a list of as many frequencies"
+        )
+    out = {}
+    for label, freq in pairs:
+        if freq not in FREQUENCIES or isinstance(label, bool) or not isinstance(label, int):
+            raise UsageError(
+                f"class_frequencies: {label!r}: {freq!r}: expected an integer label and 'r', "
+                "'c' or 'f' (rare, common, frequent)"
+            )
+        out[int(label)] = str(freq)
+    return out
+
+
 class Evaluator:
     """Predictions and targets batch by batch; :meth:`compute` gives :func:`~iou_eval.api.evaluate`'s result.
 
@@ -91,6 +137,9 @@ class Evaluator:
         class_names: labels are indices into it (the categories are these
             names, ids 0..K-1); None: labels are category ids, and the
             categories are every label seen, as torchmetrics takes them.
+        class_frequencies: LVIS's ``frequency`` of the categories (``"r"``,
+            ``"c"``, ``"f"``): a mapping label -> frequency, or with
+            ``class_names`` a list of as many; gives APr, APc and APf.
         duplicates: ``"error"`` (default) or ``"first"``: what an image seen
             twice is (see the module notes).
         options: an :class:`~iou_eval.options.EvalOptions`, or its fields as
@@ -105,6 +154,7 @@ class Evaluator:
         box_format: str = "xyxy",
         class_names: Sequence[str] | None = None,
         *,
+        class_frequencies: Mapping[int, str] | Sequence[str] | None = None,
         duplicates: str = "error",
         options: EvalOptions | None = None,
         **keywords: Any,
@@ -118,14 +168,17 @@ class Evaluator:
                 f"box_format: expected xyxy, xywh or cxcywh, got {box_format!r}"
             ) from None
         names = None if class_names is None else tuple(str(n) for n in class_names)
+        self._frequency = _frequencies(class_frequencies, names)
+        frequencies = None if self._frequency is None else sorted(self._frequency.items())
         self.options = EvalOptions.of(options, iou_type=iou_type, protocol=protocol, **keywords)
         types = self.options.protocol.iou_type
         self._settings = {
             "iou_type": list(types), "protocol": list(self.options.protocol.protocol),
             "box_format": fmt.value, "class_names": None if names is None else list(names),
             "duplicates": duplicates, "keywords": keywords,
+            "class_frequencies": frequencies,
         }  # fmt: skip
-        self._cap = kept_per_image(build_protocols(self.options.protocol), self.options.analysis)
+        self._cap = kept_per_image(_protocols(self.options), self.options.analysis)
         self._reader = BatchReader(fmt, names, "segm" in types, "bbox" in types)
         self._duplicates = duplicates
         self._state = StreamState()
@@ -148,7 +201,8 @@ class Evaluator:
         if self._cap is not None and given:
             top = keep_top(pred["image"], pred["label"], pred["score"], *self._cap)
             pred = pred if top.all() else take_rows(pred, np.flatnonzero(top))
-        self._state.add(ids, batch.height[keep], batch.width[keep], gt, pred, given)
+        lists = {name: _per_image(*v, keep) for name, v in batch.lists.items()}
+        self._state.add(ids, batch.height[keep], batch.width[keep], gt, pred, given, lists)
 
     def _placed(
         self, given: list[Key | None], gt: dict[str, np.ndarray]
@@ -226,13 +280,19 @@ class Evaluator:
         height, width = np.asarray(src.height), np.asarray(src.width)
         dropped = src.given - len(src.pred)
         kept_pred = len(parts[1].get("image", ()))
-        self._state.add(ids, height[keep], width[keep], parts[0], parts[1], kept_pred + dropped)
+        lists = {
+            name: [t for t, k in zip(column, keep.tolist(), strict=True) if k]
+            for name, column in src.lists.items()
+        }
+        state = self._state
+        state.add(ids, height[keep], width[keep], parts[0], parts[1], kept_pred + dropped, lists)
         return self
 
     def _kept_settings(self) -> dict[str, Any]:
         return {
             "masks": self._reader.masks, "boxes": self._reader.boxes_required,
             "class_names": self._reader.class_names, "cap": self._cap,
+            "class_frequencies": self._frequency,
         }  # fmt: skip
 
     def state_bytes(self) -> bytes:
@@ -254,9 +314,10 @@ class Evaluator:
             ev = cls(
                 settings["iou_type"], settings["protocol"], settings["box_format"],
                 settings["class_names"], duplicates=settings["duplicates"],
+                class_frequencies=_pairs(settings.get("class_frequencies")),
                 **settings["keywords"],
             )  # fmt: skip
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError, UsageError) as exc:
             raise InputError(
                 "<state bytes>", f"the header's settings are incomplete ({exc})"
             ) from None
@@ -270,7 +331,10 @@ class Evaluator:
 
         ``evaluate()`` of them (written with ``json.dump``) gives :meth:`compute`'s numbers.
         """
-        return self._state.to_coco(self._state.categories(self._reader.class_names))
+        return self._state.to_coco(self._categories())
+
+    def _categories(self) -> CategoryTable:
+        return self._state.categories(self._reader.class_names, self._frequency)
 
     def compute(self, **keywords: Any) -> EvaluationResult:
         """Score every image seen: :func:`~iou_eval.api.evaluate` on the same data as files.
@@ -279,8 +343,7 @@ class Evaluator:
         progress callbacks or a Dask ``client``, as ``evaluate`` takes them.
         """
         state = self._state
-        categories = state.categories(self._reader.class_names)
-        gt, pred = state.datasets(categories, SOURCE, self._reader.masks)
+        gt, pred = state.datasets(self._categories(), SOURCE, self._reader.masks)
         read = self.options.read
         gt, pred = finish_loaded(gt, "gt", read), finish_loaded(pred, "pred", read)
         result = evaluate(gt, pred, self.options, **keywords)
@@ -299,6 +362,17 @@ class Evaluator:
             f"images={len(self)}, ground_truths={len(self._state.gt)}, "
             f"predictions_kept={len(self._state.pred)})"
         )
+
+
+def _per_image(labels: np.ndarray, counts: np.ndarray, keep: np.ndarray) -> list[tuple[int, ...]]:
+    """A batch's category list (``labels[M]`` of ``counts[I]`` images) per image ``keep`` selects."""
+    parts = np.split(labels, np.cumsum(counts)[:-1]) if len(counts) else []
+    return [tuple(a.tolist()) for a, k in zip(parts, keep.tolist(), strict=True) if k]
+
+
+def _pairs(value: Any) -> dict[int, str] | None:
+    """``[[label, frequency], ...]`` of a payload's header as a mapping."""
+    return None if value is None else {int(k): str(f) for k, f in value}
 
 
 def _images_kept(cols: dict[str, np.ndarray], keep: np.ndarray) -> dict[str, np.ndarray]:

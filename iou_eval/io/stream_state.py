@@ -45,6 +45,11 @@ _DTYPES = {
     "mask_box": np.int64,
 }  # fmt: skip
 _TAILS = {"xywh": (4,), "mask_size": (2,), "mask_box": (4,)}
+# LVIS's per-image lists: their names in a COCO image and in the ImageTable.
+IMAGE_TABLE_LISTS = {
+    "neg_category_ids": "negative",
+    "not_exhaustive_category_ids": "not_exhaustive",
+}
 
 
 def _starts(length: np.ndarray) -> np.ndarray:
@@ -95,6 +100,8 @@ class StreamState:
 
     Attributes:
         given: predictions given to ``update()``, kept or not (the cap drops some).
+        lists: LVIS's per-image category lists (``neg_category_ids``,
+            ``not_exhaustive_category_ids``), ``[I]`` each, once any image gave one.
     """
 
     ids: list[Key] = field(default_factory=list)
@@ -104,6 +111,7 @@ class StreamState:
     pred: Side = field(default_factory=Side)
     given: int = 0
     index: dict[Key, int] = field(default_factory=dict, repr=False)
+    lists: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -116,12 +124,20 @@ class StreamState:
         gt: dict[str, np.ndarray],
         pred: dict[str, np.ndarray],
         given: int,
+        lists: dict[str, list[tuple[int, ...]]] | None = None,
     ) -> None:
-        """Append images and their rows (``image`` columns count from 0 in ``ids``)."""
+        """Append images and their rows (``image`` columns count from 0 in ``ids``).
+
+        ``lists``: per-image category lists of the new images (an image of a
+        list no image gave before, or of one these images lack, has none).
+        """
         base = len(self.ids)
         for side, cols in ((self.gt, gt), (self.pred, pred)):
             if cols:
                 side.append({**cols, "image": cols["image"] + base})
+        lists = lists or {}
+        for name in sorted(set(self.lists) | set(lists)):
+            self.lists.setdefault(name, [()] * base).extend(lists.get(name, [()] * len(ids)))
         self.index.update((k, base + i) for i, k in enumerate(ids))
         self.ids.extend(ids)
         self.height.extend(np.asarray(height, dtype=np.float64).tolist())
@@ -137,13 +153,23 @@ class StreamState:
 
     # ------------------------------------------------------------ the files
 
-    def categories(self, class_names: tuple[str, ...] | None) -> CategoryTable:
-        """``class_names`` (ids 0..K-1), or every label seen (ids sorted, names their text)."""
+    def categories(
+        self, class_names: tuple[str, ...] | None, frequency: dict[int, str] | None = None
+    ) -> CategoryTable:
+        """``class_names`` (ids 0..K-1), or every label seen (ids sorted, names their text).
+
+        ``frequency``: LVIS's ``r`` / ``c`` / ``f`` of some categories (by id).
+        """
         if class_names is not None:
-            return CategoryTable(tuple(range(len(class_names))), tuple(class_names))
-        labels = [s.columns().get("label", np.zeros(0, np.int64)) for s in (self.gt, self.pred)]
-        ids = tuple(np.unique(np.concatenate(labels)).tolist())
-        return CategoryTable(ids, tuple(str(k) for k in ids))
+            ids: tuple[int, ...] = tuple(range(len(class_names)))
+            names = tuple(class_names)
+        else:
+            labels = [s.columns().get("label", np.zeros(0, np.int64)) for s in (self.gt, self.pred)]
+            ids = tuple(np.unique(np.concatenate(labels)).tolist())
+            names = tuple(str(k) for k in ids)
+        freq = tuple((frequency or {}).get(k) for k in ids)
+        # As the COCO loader reads a file: no category with a frequency, no frequencies.
+        return CategoryTable(ids, names, freq if any(f is not None for f in freq) else None)
 
     def _order(self) -> tuple[np.ndarray, np.ndarray]:
         """``(images[I], rank[I])``: the images in id order, and each image's place in it."""
@@ -182,8 +208,25 @@ class StreamState:
         out = []
         for side in ("gt", "pred"):
             cols = self._sorted_side(side, rank)
-            out.append(_dataset(side, cols, images, categories, cat_ids, source, masks))
+            table = self._with_lists(images, order) if side == "gt" else images
+            out.append(_dataset(side, cols, table, categories, cat_ids, source, masks))
         return out[0], out[1]
+
+    def _with_lists(self, images: ImageTable, order: np.ndarray) -> ImageTable:
+        """The ground truth's images with their LVIS lists (in id ``order``), as the loader reads them."""
+        if not self.lists:
+            return images
+        positions = order.tolist()
+
+        def ordered(name: str) -> tuple[tuple[Key, ...], ...] | None:
+            column = self.lists.get(name)
+            return None if column is None else tuple(column[i] for i in positions)
+
+        return replace(
+            images,
+            negative=ordered("neg_category_ids"),
+            not_exhaustive=ordered("not_exhaustive_category_ids"),
+        )
 
     def to_coco(self, categories: CategoryTable) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The two files the state stands for: a COCO dataset and a COCO results list."""
@@ -193,11 +236,16 @@ class StreamState:
             im: dict[str, Any] = {"id": self.ids[i]}
             if np.isfinite(self.height[i]):
                 im["height"], im["width"] = int(self.height[i]), int(self.width[i])
+            im.update((name, list(column[i])) for name, column in self.lists.items())
             images.append(im)
         gt = _records(self._sorted_side("gt", rank), images, "gt")
         for i, ann in enumerate(gt):
             ann["id"] = i + 1
-        cats = [{"id": k, "name": n} for k, n in zip(categories.ids, categories.names, strict=True)]
+        freq = categories.frequency or (None,) * len(categories)
+        cats = [
+            {"id": k, "name": n, **({"frequency": f} if f is not None else {})}
+            for k, n, f in zip(categories.ids, categories.names, freq, strict=True)
+        ]
         results = _records(self._sorted_side("pred", rank), images, "pred")
         return {"images": images, "annotations": gt, "categories": cats}, results
 
@@ -216,6 +264,10 @@ class StreamState:
         }
         for side in ("gt", "pred"):
             arrays.update({f"{side}.{k}": v for k, v in getattr(self, side).columns().items()})
+        for name, column in self.lists.items():
+            counts = np.fromiter(map(len, column), dtype=np.int64, count=len(column))
+            flat = np.fromiter((k for t in column for k in t), dtype=np.int64, count=counts.sum())
+            arrays[f"lists.{name}.labels"], arrays[f"lists.{name}.counts"] = flat, counts
         buf = io.BytesIO()
         np.savez(buf, allow_pickle=False, **arrays)
         return buf.getvalue()
@@ -256,12 +308,31 @@ def _state_of(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> StreamSt
         _check_columns(side, cols, n_images)
         if cols:
             getattr(state, side).append(cols)
+    state.lists = _lists_of(arrays, n_images)
     state.ids = list(ids)
     state.height, state.width = arrays["height"].tolist(), arrays["width"].tolist()
     state.index = {k: i for i, k in enumerate(ids)}
     if len(state.index) != n_images:
         raise _bad_payload("an image id appears twice")
     return state
+
+
+def _lists_of(arrays: dict[str, np.ndarray], n_images: int) -> dict[str, list[tuple[int, ...]]]:
+    """The per-image category lists of a payload (``lists.<name>.labels`` and ``.counts``)."""
+    out = {}
+    for name in IMAGE_TABLE_LISTS:
+        flat, counts = arrays.get(f"lists.{name}.labels"), arrays.get(f"lists.{name}.counts")
+        if flat is None and counts is None:
+            continue
+        if (
+            flat is None or counts is None or flat.dtype != np.int64 or counts.dtype != np.int64
+            or flat.ndim != 1 or counts.shape != (n_images,) or (counts < 0).any()
+            or int(counts.sum()) != len(flat)
+        ):  # fmt: skip
+            raise _bad_payload(f"lists.{name}: unexpected columns")
+        parts = np.split(flat, np.cumsum(counts)[:-1]) if n_images else []
+        out[name] = [tuple(a.tolist()) for a in parts]
+    return out
 
 
 def _check_columns(side: str, cols: dict[str, np.ndarray], n_images: int) -> None:

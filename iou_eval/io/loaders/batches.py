@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import numpy as np
@@ -121,22 +122,24 @@ def numbers(arr: np.ndarray, place: Any, field: str) -> np.ndarray:
     return out
 
 
-def labels(arr: np.ndarray, place: Any, class_names: Sequence[str] | None) -> np.ndarray:
+def labels(
+    arr: np.ndarray, place: Any, class_names: Sequence[str] | None, field: str = "labels"
+) -> np.ndarray:
     """``[N]`` int64 labels: category ids, or indices into ``class_names`` when given."""
     if arr.dtype.kind == "f":
         whole = np.isfinite(arr) & (arr == np.floor(arr))
         if not whole.all():
             r = int(np.flatnonzero(~whole)[0])
-            raise place.error("labels", f"must be whole numbers, got {arr[r]!r}", r)
+            raise place.error(field, f"must be whole numbers, got {arr[r]!r}", r)
     elif arr.dtype.kind not in "iu":
-        raise place.error("labels", f"must be integers, got {arr.dtype}")
+        raise place.error(field, f"must be integers, got {arr.dtype}")
     out = arr.astype(np.int64)
     if class_names is not None and len(out):
         bad = (out < 0) | (out >= len(class_names))
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
             raise place.error(
-                "labels",
+                field,
                 f"{int(out[r])} is not in class_names (indices 0 to {len(class_names) - 1})",
                 r,
             )
@@ -653,6 +656,8 @@ class Batch:
         gt, pred: column name -> ``[N, ...]`` array; ``image`` ``[N]`` int64 is
             the row's image (its position in the batch); ``mask_*`` columns
             hold the masks (:class:`MaskRows`) where ``segm`` is scored.
+        lists: the targets' per-image category lists (:data:`IMAGE_LISTS`)
+            that any image of the batch gives: name -> ``(labels[M], counts[I])``.
     """
 
     ids: list[Key | None]
@@ -660,6 +665,7 @@ class Batch:
     width: np.ndarray
     gt: dict[str, np.ndarray]
     pred: dict[str, np.ndarray]
+    lists: dict[str, tuple[np.ndarray, np.ndarray]] = dataclass_field(default_factory=dict)
 
 
 def _image_size(gt: dict[str, Any], pred: dict[str, Any], place: Place) -> tuple[float, float]:
@@ -727,7 +733,7 @@ def _quick_id(pred: Mapping[str, Any], gt: Mapping[str, Any], index: int) -> Key
     return image_id(pred, gt, Place("pred", index, None))
 
 
-Read = tuple[list[Key | None], np.ndarray, dict[str, Pieces]]
+Read = tuple[list[Key | None], np.ndarray, dict[str, Pieces], list[Mapping[str, Any]]]
 
 
 def _gathered_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchReader) -> Read:
@@ -755,7 +761,7 @@ def _gathered_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchR
             found["pred"].append(p["masks"])
         for side, rows in found.items():
             pieces[side].masks = MaskRows.concat(rows)
-    return ids, sizes, pieces
+    return ids, sizes, pieces, gdicts
 
 
 def _walked_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchReader) -> Read:
@@ -763,6 +769,7 @@ def _walked_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchRea
     ids: list[Key | None] = []
     sizes = np.full((len(preds), 2), np.nan)
     parts: dict[str, list[dict[str, Any]]] = {"gt": [], "pred": []}
+    gdicts = []
     for i, (p, t) in enumerate(zip(preds, targets, strict=True)):
         pd_, pfmt = as_image_dict(p, Place("pred", i, None))
         gd, gfmt = as_image_dict(t, Place("gt", i, None))
@@ -771,9 +778,10 @@ def _walked_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchRea
         pcols = reader.side(pd_, pfmt, Place("pred", i, key))
         sizes[i] = _image_size(gcols, pcols, Place("pred", i, key))
         ids.append(key)
+        gdicts.append(gd)
         parts["gt"].append(gcols)
         parts["pred"].append(pcols)
-    return ids, sizes, {s: walked_pieces(parts[s], s, reader.masks) for s in parts}
+    return ids, sizes, {s: walked_pieces(parts[s], s, reader.masks) for s in parts}, gdicts
 
 
 def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
@@ -794,13 +802,43 @@ def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
     if not len(preds):
         return Batch([], np.zeros(0), np.zeros(0), {}, {})
     try:
-        ids, sizes, pieces = _gathered_batch(preds, targets, reader)
+        ids, sizes, pieces, gdicts = _gathered_batch(preds, targets, reader)
     except (_Unusual, InputError):
-        ids, sizes, pieces = _walked_batch(preds, targets, reader)
+        ids, sizes, pieces, gdicts = _walked_batch(preds, targets, reader)
     gt, pred = (
         reader.joined(pieces[s], BatchPlace(s, ids, pieces[s].counts)) for s in ("gt", "pred")
     )
-    return Batch(ids, sizes[:, 0].copy(), sizes[:, 1].copy(), _with_area(gt), pred)
+    lists = image_lists(gdicts, ids, reader.class_names)
+    return Batch(ids, sizes[:, 0].copy(), sizes[:, 1].copy(), _with_area(gt), pred, lists)
+
+
+# LVIS's federated labels: per image (targets), the categories verified absent and
+# those not labelled exhaustively; labels as ``labels`` are (ids, or indices into
+# ``class_names``).  The state keeps them as the COCO images' lists of the same names.
+IMAGE_LISTS = ("neg_category_ids", "not_exhaustive_category_ids")
+
+
+def image_lists(
+    dicts: list[Mapping[str, Any]], ids: list[Key | None], class_names: Sequence[str] | None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The targets' per-image category lists any image gives: name -> ``(labels[M], counts[I])``.
+
+    An image without the list has none (an empty list), as in a COCO file.
+    """
+    out = {}
+    for key in IMAGE_LISTS:
+        values = [d.get(key) for d in dicts]
+        if all(v is None for v in values):
+            continue
+        arrs = []
+        for i, v in enumerate(values):
+            place = Place("gt", i, ids[i])
+            arr = np.zeros(0, np.int64) if v is None else _array(v, place, key)
+            arrs.append(_rows(arr, place, key, None, ()))
+        counts = [len(a) for a in arrs]
+        rows = BatchPlace("gt", ids, counts)
+        out[key] = (labels(_join(arrs, ()), rows, class_names, key), np.array(counts, np.int64))
+    return out
 
 
 # ------------------------------------------------------------------ DataFrames

@@ -1,0 +1,135 @@
+"""The streaming Evaluator under the protocols and iou types beyond COCO boxes and masks.
+
+Each scene's reference is :func:`iou_eval.evaluate` on the files it stands
+for, written by :mod:`.stream_helpers` (plus, here, the protocol's own
+fields added to those files as a user's conversion would add them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from iou_eval import Evaluator, InputError, evaluate
+from iou_eval.errors import UsageError
+
+from .stream_helpers import assert_same, coco_files, scene
+from .test_streaming import stream
+
+# ----------------------------------------------------------------------- LVIS
+
+FREQ = {0: "f", 1: "c", 2: "r", 3: "r"}
+
+
+def lvis_scene(seed: int, n_images: int = 9):
+    """A scene of 4 classes, images of up to 340 predictions (scores in steps of 0.05: ties
+    at the 300th), and LVIS lists on the targets: ``neg_category_ids`` on every other
+    image (classes absent there), ``not_exhaustive_category_ids`` on every third."""
+    preds, targets = scene(seed, n_images=n_images, per_image=12, classes=4)
+    rng = np.random.default_rng(seed)
+    for i, (p, t) in enumerate(zip(preds, targets, strict=True)):
+        if i % 3 == 1:  # many false positives: more than 300 results on the image
+            extra = 330
+            xy = rng.uniform(0, 40, (extra, 2))
+            p["boxes"] = np.vstack([p["boxes"], np.column_stack([xy, xy + 6.0])])
+            p["scores"] = np.r_[p["scores"], np.round(rng.uniform(0, 1, extra) * 20) / 20]
+            p["labels"] = np.r_[p["labels"], rng.integers(0, 4, extra)]
+        present = set(t["labels"].tolist())
+        if i % 2 == 0:
+            t["neg_category_ids"] = [c for c in range(4) if c not in present][:2]
+        if i % 3 == 0 and present:
+            t["not_exhaustive_category_ids"] = np.array(sorted(present)[:1])
+    return preds, targets
+
+
+def lvis_files(preds, targets, tmp_path, frequency=FREQ):
+    """The COCO files of the scene, with the LVIS lists on the images and the frequencies."""
+    gt_path, res_path = coco_files(preds, targets, tmp_path, name="lvis")
+    gt = json.loads(open(gt_path).read())
+    by_id = {int(t["image_id"]): t for t in targets}
+    for im in gt["images"]:
+        for key in ("neg_category_ids", "not_exhaustive_category_ids"):
+            if key in by_id[im["id"]]:
+                im[key] = [int(c) for c in by_id[im["id"]][key]]
+    for cat in gt["categories"]:
+        if cat["id"] in frequency:
+            cat["frequency"] = frequency[cat["id"]]
+    with open(gt_path, "w") as fh:
+        json.dump(gt, fh)
+    return gt_path, res_path
+
+
+def test_lvis_batches_give_the_files_numbers_and_keep_300_per_image(tmp_path):
+    preds, targets = lvis_scene(21)
+    paths = lvis_files(preds, targets, tmp_path)
+    files = evaluate(*paths, protocol="lvis")
+    assert files.results[0].summary["APr"] is not None  # the frequencies are read
+    rng = np.random.default_rng(1)
+    for sizes, order in [((1,), None), ((4, 2), rng.permutation(9)), ((9,), None)]:
+        ev = stream(preds, targets, sizes, order, protocol="lvis", class_frequencies=FREQ)
+        assert_same(ev.compute(), files, paths)
+    kept = np.bincount(ev._state.pred.columns()["image"])
+    assert kept.max() == 300 and len(ev._state.pred) < sum(len(p["labels"]) for p in preds)
+
+
+def test_lvis_lists_decide_the_numbers(tmp_path):
+    """Without the lists the same boxes score otherwise: the lists are read, not dropped."""
+    preds, targets = lvis_scene(22)
+    bare = [{k: v for k, v in t.items() if "category_ids" not in k} for t in targets]
+    with_lists = stream(preds, targets, (4,), protocol="lvis").compute()
+    without = stream(preds, bare, (4,), protocol="lvis").compute()
+    assert with_lists.results[0].summary != without.results[0].summary
+
+
+@pytest.mark.parametrize("protocol", ["auto", "lvis,coco"])
+def test_auto_and_lvis_beside_coco(protocol, tmp_path):
+    preds, targets = lvis_scene(23)
+    paths = lvis_files(preds, targets, tmp_path)
+    ev = stream(preds, targets, (5,), protocol=protocol, class_frequencies=FREQ)
+    result = ev.compute()
+    assert_same(result, evaluate(*paths, protocol=protocol), paths)
+    assert "APr" in result.results[0].summary  # auto chose LVIS for an LVIS stream
+    assert ev._cap == (300, True)  # COCO may score it too: 300 per image and class
+
+
+def test_lvis_state_bytes_and_shards(tmp_path):
+    preds, targets = lvis_scene(24)
+    names = ["car", "person", "ox", "yak"]
+    kw = {"protocol": "lvis", "class_names": names, "class_frequencies": ["f", "c", "r", "r"]}
+    whole = stream(preds, targets, (9,), **kw)
+    payload = whole.state_bytes()
+    back = Evaluator.from_state_bytes(payload)
+    assert back.state_bytes() == payload
+    assert_same(back.compute(), whole.compute())
+    shards = [range(0, 2), range(2, 7), range(7, 9)]  # a shard without LVIS lists first
+    parts = [stream([preds[i] for i in s], [targets[i] for i in s], (2,), **kw) for s in shards]
+    for perm in itertools.permutations(range(3)):
+        merged = Evaluator(**kw)
+        for j in perm:
+            merged.merge(parts[j].state_bytes())
+        assert_same(merged.compute(), whole.compute())
+    gt, _ = whole.to_coco()
+    assert [c.get("frequency") for c in gt["categories"]] == ["f", "c", "r", "r"]
+    assert gt["images"][0]["neg_category_ids"] == targets[0]["neg_category_ids"]
+
+
+def test_a_bad_lvis_list_names_the_image_and_changes_nothing():
+    preds, targets = lvis_scene(25, n_images=3)
+    ev = Evaluator(protocol="lvis", class_names=["a", "b", "c", "d"])
+    ev.update(preds[:1], targets[:1])
+    before = ev.state_bytes()
+    bad = dict(targets[2], neg_category_ids=[1, 9])
+    with pytest.raises(InputError, match=r"targets\[1\]\.neg_category_ids\[1\]: image 114: "):
+        ev.update(preds[1:3], [targets[1], bad])
+    assert ev.state_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "frequencies", [{0: "x"}, ["f"], {"car": "f"}], ids=["letter", "length", "label"]
+)
+def test_class_frequencies_are_checked(frequencies):
+    with pytest.raises(UsageError, match="class_frequencies"):
+        Evaluator(protocol="lvis", class_names=["a", "b"], class_frequencies=frequencies)
