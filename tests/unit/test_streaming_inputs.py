@@ -303,3 +303,79 @@ def test_preds_and_targets_of_different_lengths():
         Evaluator().update(preds, targets[:2])
     with pytest.raises(InputError, match="list with one dict per image"):
         Evaluator().update(preds[0], targets[0])
+
+
+# ------------------------------------------- field by field, or image by image
+
+
+def _walked_only(monkeypatch):
+    """Make every batch be read image by image (as when one of its images is unusual)."""
+    from iou_eval.io.loaders import batches
+
+    def unusual(*args):
+        raise batches._Unusual
+
+    monkeypatch.setattr(batches, "_gathered_batch", unusual)
+
+
+def _quirky(preds, targets):
+    """The scene with values less usual than arrays of the expected shapes: images without
+    rows as ``[]`` (shape ``[0]``), ids as one-element arrays, ``iscrowd`` and ``area``
+    left out where they hold the defaults (0), scores as a list."""
+    p_out, t_out, left_out = [], [], 0
+    for i, (p, t) in enumerate(zip(preds, targets, strict=True)):
+        p, t = dict(p), dict(t)
+        if not len(t["labels"]):
+            t["boxes"], t["labels"] = np.zeros(0), []
+        for key in ("iscrowd", "area"):
+            if i % 2 and not np.any(t[key]):
+                left_out += len(t.pop(key)) > 0
+        if i % 2:
+            t["image_id"] = np.array([t["image_id"]])
+        p["scores"] = p["scores"].tolist()
+        p_out.append(p)
+        t_out.append(t)
+    assert left_out
+    return p_out, t_out
+
+
+@pytest.mark.parametrize("masks", [False, True], ids=["bbox", "bbox+segm"])
+def test_a_batch_read_field_by_field_or_image_by_image_is_the_same_state(masks, monkeypatch):
+    from iou_eval.io.loaders import batches
+
+    preds, targets = scene(18, n_images=10, masks=masks)
+    kw = {"iou_type": "bbox,segm" if masks else "bbox"}
+    assert not any(len(t["labels"]) for t in targets[::5])  # images without ground truth
+    reader = Evaluator(**kw)._reader
+    quirky = _quirky(preds, targets)
+    for p, t in [(preds, targets), quirky]:  # read field by field (no walk needed)
+        batches._gathered_batch(p, t, reader)
+    states = []
+    for p, t in [(preds, targets), quirky]:
+        ev = Evaluator(**kw)
+        ev.update(p[:4], t[:4])
+        ev.update(p[4:], t[4:])
+        states.append(ev.state_bytes())
+    _walked_only(monkeypatch)
+    ev = Evaluator(**kw)
+    ev.update(preds[:4], targets[:4])
+    ev.update(preds[4:], targets[4:])
+    assert states[0] == states[1] == ev.state_bytes()
+
+
+def test_the_first_bad_image_is_named_as_reading_image_by_image_meets_it():
+    """Shapes (and masks) image by image first, then the values of the joined columns:
+    image 0's mask before image 1's box shape; image 1's box shape before image 0's iscrowd."""
+    preds, targets = scene(16, n_images=2, masks=True)
+    preds, targets = preds[::-1], targets[::-1]  # image 107 (3 ground truths), then 100
+    ev = Evaluator(iou_type="bbox,segm", class_names=["a", "b", "c"])
+    p0 = dict(preds[0], masks=np.zeros((len(preds[0]["labels"]), 9, 9), bool))
+    p1 = dict(preds[1], boxes=np.zeros((len(preds[1]["labels"]), 3)))
+    with pytest.raises(InputError, match=r"preds\[0\]\.masks\[0\]: image 107: masks are 9x9"):
+        ev.update([p0, p1], targets)
+    t0 = dict(targets[0], iscrowd=np.full(len(targets[0]["labels"]), 3))
+    with pytest.raises(InputError, match=r"preds\[1\]\.boxes: image 100: boxes must be \["):
+        ev.update([preds[0], p1], [t0, targets[1]])
+    with pytest.raises(InputError, match=r"targets\[0\]\.iscrowd\[0\]: image 107: "):
+        ev.update(preds, [t0, targets[1]])
+    assert len(ev) == 0
