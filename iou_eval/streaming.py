@@ -15,8 +15,9 @@ for (:meth:`Evaluator.to_coco` writes them) and scores them with
 of the file path, bit for bit.
 
 Memory: predictions beyond what the protocols read are not kept (the top
-``max(max_dets)`` per image and class for COCO; everything for VOC, TIDE
-and the confusion matrix); masks are kept as compressed RLE strings.
+``max(max_dets)`` per image and class for COCO, the top 300 per image for
+LVIS; everything for VOC, TIDE and the confusion matrix); masks are kept as
+compressed RLE strings.
 
 Images seen twice (the same ``image_id`` in two batches or two merged
 shards) are an error by default (``duplicates="error"``): an id given
@@ -131,7 +132,10 @@ class Evaluator:
 
     Args:
         iou_type: ``"bbox"``, ``"segm"`` or both (``"bbox,segm"``).
-        protocol: ``"coco"``, ``"voc07"``, ``"voc12"`` or several (``"coco,voc12"``).
+        protocol: ``"coco"``, ``"lvis"``, ``"voc07"``, ``"voc12"`` or several
+            (``"coco,voc12"``); ``"auto"``: LVIS when ``class_frequencies``
+            are given or a target gives LVIS's ``neg_category_ids`` or
+            ``not_exhaustive_category_ids`` (an LVIS file), else COCO.
         box_format: the layout of the dicts' boxes: ``xyxy`` (torchmetrics'
             default), ``xywh`` or ``cxcywh``.
         class_names: labels are indices into it (the categories are these
