@@ -48,7 +48,8 @@ def lvis_scene(seed: int, n_images: int = 9):
 def lvis_files(preds, targets, tmp_path, frequency=FREQ):
     """The COCO files of the scene, with the LVIS lists on the images and the frequencies."""
     gt_path, res_path = coco_files(preds, targets, tmp_path, name="lvis")
-    gt = json.loads(open(gt_path).read())
+    with open(gt_path) as fh:
+        gt = json.load(fh)
     by_id = {int(t["image_id"]): t for t in targets}
     for im in gt["images"]:
         for key in ("neg_category_ids", "not_exhaustive_category_ids"):
