@@ -131,7 +131,8 @@ class Evaluator:
     """Predictions and targets batch by batch; :meth:`compute` gives :func:`~iou_eval.api.evaluate`'s result.
 
     Args:
-        iou_type: ``"bbox"``, ``"segm"`` or both (``"bbox,segm"``).
+        iou_type: ``"bbox"``, ``"segm"``, ``"boundary"`` (Boundary IoU of the
+            masks) or several (``"bbox,segm"``).
         protocol: ``"coco"``, ``"lvis"``, ``"voc07"``, ``"voc12"`` or several
             (``"coco,voc12"``); ``"auto"``: LVIS when ``class_frequencies``
             are given or a target gives LVIS's ``neg_category_ids`` or
@@ -183,7 +184,8 @@ class Evaluator:
             "class_frequencies": frequencies,
         }  # fmt: skip
         self._cap = kept_per_image(_protocols(self.options), self.options.analysis)
-        self._reader = BatchReader(fmt, names, "segm" in types, "bbox" in types)
+        masks = self.options.protocol.masks  # segm or boundary: the masks are read
+        self._reader = BatchReader(fmt, names, masks, "bbox" in types)
         self._duplicates = duplicates
         self._state = StreamState()
 
@@ -202,11 +204,13 @@ class Evaluator:
         if not keep.all():
             gt, pred = (_images_kept(c, keep) for c in (gt, pred))
         given = len(pred.get("image", ()))
+        boxed = int(pred["has_box"].sum()) if given else 0
         if self._cap is not None and given:
             top = keep_top(pred["image"], pred["label"], pred["score"], *self._cap)
             pred = pred if top.all() else take_rows(pred, np.flatnonzero(top))
         lists = {name: _per_image(*v, keep) for name, v in batch.lists.items()}
-        self._state.add(ids, batch.height[keep], batch.width[keep], gt, pred, given, lists)
+        state = self._state
+        state.add(ids, batch.height[keep], batch.width[keep], gt, pred, given, lists, boxed)
 
     def _placed(
         self, given: list[Key | None], gt: dict[str, np.ndarray]
@@ -283,13 +287,17 @@ class Evaluator:
             parts.append(cols)
         height, width = np.asarray(src.height), np.asarray(src.width)
         dropped = src.given - len(src.pred)
+        dropped_boxed = src.given_boxed - _boxed(src.pred.columns())
         kept_pred = len(parts[1].get("image", ()))
         lists = {
             name: [t for t, k in zip(column, keep.tolist(), strict=True) if k]
             for name, column in src.lists.items()
         }
         state = self._state
-        state.add(ids, height[keep], width[keep], parts[0], parts[1], kept_pred + dropped, lists)
+        state.add(
+            ids, height[keep], width[keep], parts[0], parts[1], kept_pred + dropped, lists,
+            _boxed(parts[1]) + dropped_boxed,
+        )  # fmt: skip
         return self
 
     def _kept_settings(self) -> dict[str, Any]:
@@ -357,6 +365,7 @@ class Evaluator:
             counts["boxes"] += dropped
             if "selection" not in result.inputs:
                 counts["scored_boxes"] += dropped
+            _given_counts(result.warnings, state)
         return result
 
     def __repr__(self) -> str:
@@ -372,6 +381,25 @@ def _per_image(labels: np.ndarray, counts: np.ndarray, keep: np.ndarray) -> list
     """A batch's category list (``labels[M]`` of ``counts[I]`` images) per image ``keep`` selects."""
     parts = np.split(labels, np.cumsum(counts)[:-1]) if len(counts) else []
     return [tuple(a.tolist()) for a, k in zip(parts, keep.tolist(), strict=True) if k]
+
+
+def _boxed(cols: dict[str, np.ndarray]) -> int:
+    """The rows of a side's columns that have a box."""
+    return int(cols["has_box"].sum()) if cols else 0
+
+
+def _given_counts(warnings: list[str], state: StreamState) -> None:
+    """The notes that count predictions, counting those the cap dropped too (as the files hold them).
+
+    pycocotools' first-result rule says how many results have box areas;
+    the state keeps fewer than were given.
+    """
+    from iou_eval.geometry.segm import box_area_note
+
+    kept = state.pred.columns()
+    old = box_area_note(SOURCE, _boxed(kept), len(state.pred))
+    new = box_area_note(SOURCE, state.given_boxed, state.given)
+    warnings[:] = [new if w == old else w for w in warnings]
 
 
 def _pairs(value: Any) -> dict[int, str] | None:

@@ -99,7 +99,8 @@ class StreamState:
     """The images seen (``ids[I]``, ``height[I]``, ``width[I]``) and both sides' rows.
 
     Attributes:
-        given: predictions given to ``update()``, kept or not (the cap drops some).
+        given: predictions given to ``update()``, kept or not (the cap drops some);
+            given_boxed: those of them with a box.
         lists: LVIS's per-image category lists (``neg_category_ids``,
             ``not_exhaustive_category_ids``), ``[I]`` each, once any image gave one.
     """
@@ -110,6 +111,7 @@ class StreamState:
     gt: Side = field(default_factory=Side)
     pred: Side = field(default_factory=Side)
     given: int = 0
+    given_boxed: int = 0
     index: dict[Key, int] = field(default_factory=dict, repr=False)
     lists: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
 
@@ -125,6 +127,7 @@ class StreamState:
         pred: dict[str, np.ndarray],
         given: int,
         lists: dict[str, list[tuple[int, ...]]] | None = None,
+        given_boxed: int = 0,
     ) -> None:
         """Append images and their rows (``image`` columns count from 0 in ``ids``).
 
@@ -143,6 +146,7 @@ class StreamState:
         self.height.extend(np.asarray(height, dtype=np.float64).tolist())
         self.width.extend(np.asarray(width, dtype=np.float64).tolist())
         self.given += given
+        self.given_boxed += given_boxed
 
     def image_rows(self, side: str, position: int) -> dict[str, np.ndarray]:
         """The rows of one image on one side (duplicates are compared this way)."""
@@ -255,7 +259,7 @@ class StreamState:
         """The state as an ``.npz`` payload: the columns, and a JSON header (no pickle)."""
         header = {
             "magic": MAGIC, "version": VERSION, "settings": settings, "ids": self.ids,
-            "given": self.given,
+            "given": self.given, "given_boxed": self.given_boxed,
         }  # fmt: skip
         arrays: dict[str, np.ndarray] = {
             "header": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
@@ -299,7 +303,9 @@ def _state_of(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> StreamSt
     if not isinstance(ids, list) or not all(type(k) in (int, str) for k in ids):
         raise _bad_payload("image ids must be a list of integers and strings")
     n_images = len(ids)
-    state = StreamState(given=int(header.get("given", 0)))
+    state = StreamState(
+        given=int(header.get("given", 0)), given_boxed=int(header.get("given_boxed", 0))
+    )
     sizes = [arrays.get("height"), arrays.get("width")]
     if any(s is None or s.dtype != np.float64 or s.shape != (n_images,) for s in sizes):
         raise _bad_payload(f"image sizes must be float64[{n_images}]")

@@ -134,3 +134,53 @@ def test_a_bad_lvis_list_names_the_image_and_changes_nothing():
 def test_class_frequencies_are_checked(frequencies):
     with pytest.raises(UsageError, match="class_frequencies"):
         Evaluator(protocol="lvis", class_names=["a", "b"], class_frequencies=frequencies)
+
+
+# -------------------------------------------------------------- Boundary IoU
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"iou_type": "boundary"},
+        {"iou_type": "segm,boundary", "boundary_dilation": 0.05},
+        {"iou_type": "bbox,boundary", "max_dets": [1, 2, 3]},
+    ],
+    ids=["boundary", "segm+boundary-0.05", "bbox+boundary-capped"],
+)
+def test_boundary_batches_give_the_files_numbers(kw, tmp_path):
+    """With max_dets 1,2,3 predictions are dropped at update(): the notes still count all."""
+    preds, targets = scene(31, n_images=8, masks=True, per_image=16)
+    paths = coco_files(preds, targets, tmp_path, segm=True)
+    files = evaluate(*paths, **kw)
+    for sizes in [(1,), (3, 5)]:
+        ev = stream(preds, targets, sizes, **kw)
+        assert_same(ev.compute(), files, paths)
+    assert ev._reader.masks  # masks read for the boundaries, kept as RLE
+    dropped = ev._state.given - len(ev._state.pred)
+    assert (dropped > 0) == ("max_dets" in kw)
+
+
+def test_boundary_under_lvis(tmp_path):
+    preds, targets = lvis_scene(32, n_images=6)
+    h, w = 48, 64
+    rng = np.random.default_rng(32)
+    for p, t in zip(preds, targets, strict=True):  # masks: boxes filled, a few pixels flipped
+        for d in (p, t):
+            m = np.zeros((len(d["labels"]), h, w), bool)
+            for k, (x1, y1, x2, y2) in enumerate(np.asarray(d["boxes"])):
+                m[k, int(max(y1, 0)) : int(np.ceil(y2)), int(max(x1, 0)) : int(np.ceil(x2))] = True
+            d["masks"] = m ^ (rng.uniform(size=m.shape) < 0.02)
+    gt_path, res_path = coco_files(preds, targets, tmp_path, segm=True, name="lvis")
+    with open(gt_path) as fh:
+        gt = json.load(fh)
+    by_id = {int(t["image_id"]): t for t in targets}
+    for im in gt["images"]:
+        if "neg_category_ids" in by_id[im["id"]]:
+            im["neg_category_ids"] = [int(c) for c in by_id[im["id"]]["neg_category_ids"]]
+    with open(gt_path, "w") as fh:
+        json.dump(gt, fh)
+    kw = {"iou_type": "boundary", "protocol": "lvis"}
+    files = evaluate(gt_path, res_path, **kw)
+    targets = [{k: v for k, v in t.items() if k != "not_exhaustive_category_ids"} for t in targets]
+    assert_same(stream(preds, targets, (4,), **kw).compute(), files, (gt_path, res_path))

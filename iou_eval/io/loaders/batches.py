@@ -7,8 +7,8 @@ One image is a dict as torchmetrics' ``MeanAveragePrecision`` takes it:
   and ``"area"`` (used where > 0; 0, torchmetrics' default, or NaN: the
   mask's area when masks are kept, else the box's ``w * h``);
 - ``"masks"``: ``[N, H, W]`` bool (or 0/1 integers), or ``N`` pycocotools
-  RLE dicts ``{"size": [h, w], "counts": ...}``; read only when ``segm`` is
-  scored, and kept as compressed RLE strings;
+  RLE dicts ``{"size": [h, w], "counts": ...}``; read only when masks are
+  scored (``segm`` or ``boundary``), and kept as compressed RLE strings;
 - ``"image_id"`` (targets or predictions): an int or a str (a one-element
   array is fine); an image without one gets the next integer.
 
@@ -420,7 +420,7 @@ class Pieces:
             field an image lacks: its default; boxes: zeros where none).
         boxes: ``[I]`` each image's ``[n, 4]`` boxes as given (images of
             several layouts are converted one by one).
-        has_box: ``[N]`` bool; masks: the images' masks, None where ``segm`` is not scored.
+        has_box: ``[N]`` bool; masks: the images' masks, None where no masks are scored.
     """
 
     counts: list[int]
@@ -476,7 +476,7 @@ class BatchReader:
     Attributes:
         box_format: the layout of dict boxes.
         class_names: labels are indices into it; None: labels are category ids.
-        masks: keep masks (``segm`` is scored).
+        masks: keep masks (``segm`` or ``boundary`` is scored).
         boxes_required: every row needs a box (``bbox`` is scored).
     """
 
@@ -549,7 +549,7 @@ class BatchReader:
         """``{"masks": MaskRows}`` of one image's ``n`` rows (and the size an empty array tells)."""
         value = d.get("masks")
         if value is None and n:
-            raise place.error("masks", "are missing (segm is scored)")
+            raise place.error("masks", "are missing (masks are scored: segm or boundary)")
         part: dict[str, Any] = {
             "masks": MaskRows.empty() if n == 0 else read_masks(value, place, n)
         }
@@ -655,7 +655,7 @@ class Batch:
         height, width: ``[I]`` float64 the images' size (their masks'), NaN unknown.
         gt, pred: column name -> ``[N, ...]`` array; ``image`` ``[N]`` int64 is
             the row's image (its position in the batch); ``mask_*`` columns
-            hold the masks (:class:`MaskRows`) where ``segm`` is scored.
+            hold the masks (:class:`MaskRows`) where masks are scored.
         lists: the targets' per-image category lists (:data:`IMAGE_LISTS`)
             that any image of the batch gives: name -> ``(labels[M], counts[I])``.
     """
