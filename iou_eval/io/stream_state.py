@@ -36,8 +36,9 @@ from iou_eval.errors import InputError
 
 MAGIC = "iou-eval stream state"
 VERSION = 1
-# Columns whose length is not the row count (byte buffers).
-BUFFERS = frozenset({"mask_data"})
+# Columns whose length is not the row count: ragged buffers, each row's part
+# ``length`` long (buffer -> (its length column, the start column a sorted side adds)).
+BUFFERS = {"mask_data": ("mask_length", "mask_start")}
 _DTYPES = {
     "image": np.int64, "label": np.int64, "xywh": np.float64, "has_box": np.bool_,
     "area": np.float64, "iscrowd": np.bool_, "score": np.float64, "mask_data": np.uint8,
@@ -56,17 +57,22 @@ def _starts(length: np.ndarray) -> np.ndarray:
     return np.cumsum(length) - length
 
 
+def ragged_rows(buffer: np.ndarray, length: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The parts of ``rows`` (integer positions) of a ragged ``buffer``, joined in that order.
+
+    One gather: each picked part's positions are its start plus 0, 1, ... .
+    """
+    picked = length[rows]
+    shift = np.repeat(_starts(length)[rows] - _starts(picked), picked)
+    return buffer[shift + np.arange(int(picked.sum()), dtype=np.int64)]
+
+
 def take_rows(cols: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The rows ``rows`` of a side's columns (the mask strings re-joined in that order)."""
+    """The rows ``rows`` of a side's columns (the ragged buffers re-joined in that order)."""
     out = {k: v[rows] for k, v in cols.items() if k not in BUFFERS}
-    if "mask_data" in cols:
-        length = cols["mask_length"]
-        start = _starts(length)[rows]
-        data = cols["mask_data"]
-        pieces = [
-            data[a : a + n] for a, n in zip(start.tolist(), length[rows].tolist(), strict=True)
-        ]
-        out["mask_data"] = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
+    for name, (length, _) in BUFFERS.items():
+        if name in cols:
+            out[name] = ragged_rows(cols[name], cols[length], rows)
     return out
 
 
@@ -192,9 +198,10 @@ class StreamState:
         rows = np.argsort(rank[cols["image"]], kind="stable")
         out = {k: v[rows] for k, v in cols.items() if k not in BUFFERS}
         out["image"] = rank[cols["image"]][rows]
-        if "mask_data" in cols:
-            out["mask_data"] = cols["mask_data"]
-            out["mask_start"] = _starts(cols["mask_length"])[rows]
+        for name, (length, start) in BUFFERS.items():
+            if name in cols:
+                out[name] = cols[name]
+                out[start] = _starts(cols[length])[rows]
         return out
 
     def datasets(
@@ -353,8 +360,12 @@ def _check_columns(side: str, cols: dict[str, np.ndarray], n_images: int) -> Non
     image = cols["image"]
     if len(image) and (image.min() < 0 or image.max() >= n_images):
         raise _bad_payload(f"{side}.image: a row names an image the state does not hold")
-    if "mask_data" in cols and int(cols["mask_length"].sum()) != len(cols["mask_data"]):
-        raise _bad_payload(f"{side}.mask_data: the strings' lengths do not add up")
+    for name, (length, _) in BUFFERS.items():
+        lengths = cols.get(length)
+        if name in cols and (
+            lengths is None or (lengths < 0).any() or int(lengths.sum()) != len(cols[name])
+        ):
+            raise _bad_payload(f"{side}.{name}: the parts' lengths do not add up")
 
 
 def _dataset(

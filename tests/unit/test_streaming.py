@@ -212,3 +212,16 @@ def test_reset_and_an_empty_evaluator():
     assert len(ev) == 0
     ev.update(preds, targets)
     assert len(ev) == 3
+
+
+def test_rows_of_a_ragged_buffer_are_gathered_in_the_order_asked():
+    """Parts ``aa``, ``bbb``, ``c`` (and an empty one): rows 2, 0, 3 give ``caa``."""
+    from iou_eval.io.stream_state import ragged_rows, take_rows
+
+    buffer = np.frombuffer(b"aabbbc", dtype=np.uint8)
+    length = np.array([2, 3, 1, 0])
+    assert ragged_rows(buffer, length, np.array([2, 0, 3])).tobytes() == b"caa"
+    assert ragged_rows(buffer, length, np.array([], dtype=np.int64)).tobytes() == b""
+    cols = {"image": np.arange(4), "mask_length": length, "mask_data": buffer}
+    picked = take_rows(cols, np.array([1, 1]))
+    assert picked["mask_data"].tobytes() == b"bbbbbb" and picked["mask_length"].tolist() == [3, 3]
