@@ -185,7 +185,7 @@ class Evaluator:
         }  # fmt: skip
         self._cap = kept_per_image(_protocols(self.options), self.options.analysis)
         masks = self.options.protocol.masks  # segm or boundary: the masks are read
-        self._reader = BatchReader(fmt, names, masks, "bbox" in types)
+        self._reader = BatchReader(fmt, names, masks, "bbox" in types, tuple(types))
         self._duplicates = duplicates
         self._state = StreamState()
 

@@ -226,6 +226,8 @@ class Field:
         default: the column where the field is absent (``n -> array``), or
             None: the field is required.
         tail: each row's shape.
+        iou_type: the iou type that reads the field (it is read only when
+            that type is scored, as masks are); None: always read.
     """
 
     key: str
@@ -234,6 +236,7 @@ class Field:
     check: Callable[[np.ndarray, Any, BatchReader], np.ndarray]
     default: Callable[[int], np.ndarray] | None = None
     tail: tuple[int, ...] = ()
+    iou_type: str | None = None
 
 
 BOTH = frozenset({"pred", "gt"})
@@ -484,6 +487,21 @@ class BatchReader:
     class_names: tuple[str, ...] | None
     masks: bool
     boxes_required: bool
+    iou_types: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self._fields = {
+            side: tuple(
+                f
+                for f in FIELDS
+                if side in f.sides and (f.iou_type is None or f.iou_type in self.iou_types)
+            )
+            for side in SIDES
+        }
+
+    def fields(self, side: str) -> tuple[Field, ...]:
+        """The :data:`FIELDS` read on ``side`` (those of the iou types scored)."""
+        return self._fields[side]
 
     def gathered(self, dicts: list[Mapping[str, Any]], fmts: list[Any], side: str) -> Pieces:
         """One side's values joined field by field, shapes checked on the joined columns.
@@ -504,8 +522,8 @@ class BatchReader:
                 v if h else np.zeros((n, 4)) for v, h, n in zip(given, has, counts, strict=True)
             ]
         raw["boxes"], boxes = _joined(given, (4,), counts)
-        for f in FIELDS:
-            if side not in f.sides or f.key == "labels":
+        for f in self.fields(side):
+            if f.key == "labels":
                 continue
             values = [d.get(f.key) for d in dicts]
             if any(v is None for v in values):
@@ -529,9 +547,7 @@ class BatchReader:
                 raise place.error("boxes", f"must hold numbers, got {raw['boxes'].dtype}")
         elif self.boxes_required:
             raise place.error("boxes", "are missing (bbox is scored)")
-        for f in FIELDS:
-            if place.side not in f.sides:
-                continue
+        for f in self.fields(place.side):
             value = d.get(f.key)
             if value is None and f.default is None:
                 raise place.error(f.key, "are missing")
@@ -563,9 +579,8 @@ class BatchReader:
             "image": np.repeat(np.arange(len(pieces.counts), dtype=np.int64), pieces.counts)
         }
         cols["xywh"], cols["has_box"] = self._xywh(pieces, place), pieces.has_box
-        for f in FIELDS:
-            if place.side in f.sides:
-                cols[f.column] = f.check(pieces.raw[f.key], place, self)
+        for f in self.fields(place.side):
+            cols[f.column] = f.check(pieces.raw[f.key], place, self)
         if pieces.masks is not None:
             cols.update(pieces.masks.columns("mask_"))
         return cols
@@ -591,18 +606,17 @@ class BatchReader:
         return len(_rows(arr, place, key, None, ()))
 
 
-def walked_pieces(parts: list[dict[str, Any]], side: str, masks: bool) -> Pieces:
+def walked_pieces(parts: list[dict[str, Any]], side: str, reader: BatchReader) -> Pieces:
     """A side's images read one by one (:meth:`BatchReader.side`) as joined pieces."""
     counts = [p["n"] for p in parts]
     boxes = [p["raw"].get("boxes", np.zeros((p["n"], 4))) for p in parts]
     raw = {"boxes": _join(boxes, (4,))}
-    for f in FIELDS:
-        if side in f.sides:
-            fill = f.default or np.zeros  # every image has the required fields
-            values = [p["raw"][f.key] if f.key in p["raw"] else fill(p["n"]) for p in parts]
-            raw[f.key] = _join(values, f.tail)
+    for f in reader.fields(side):
+        fill = f.default or np.zeros  # every image has the required fields
+        values = [p["raw"][f.key] if f.key in p["raw"] else fill(p["n"]) for p in parts]
+        raw[f.key] = _join(values, f.tail)
     has_box = np.repeat(np.array([("boxes" in p["raw"]) for p in parts], dtype=bool), counts)
-    mask_rows = MaskRows.concat([p["masks"] for p in parts]) if masks else None
+    mask_rows = MaskRows.concat([p["masks"] for p in parts]) if reader.masks else None
     return Pieces(counts, [p["fmt"] for p in parts], raw, boxes, has_box, mask_rows)
 
 
@@ -781,7 +795,7 @@ def _walked_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchRea
         gdicts.append(gd)
         parts["gt"].append(gcols)
         parts["pred"].append(pcols)
-    return ids, sizes, {s: walked_pieces(parts[s], s, reader.masks) for s in parts}, gdicts
+    return ids, sizes, {s: walked_pieces(parts[s], s, reader) for s in parts}, gdicts
 
 
 def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
