@@ -16,8 +16,8 @@ of the file path, bit for bit.
 
 Memory: predictions beyond what the protocols read are not kept (the top
 ``max(max_dets)`` per image and class for COCO, the top 300 per image for
-LVIS; everything for VOC, TIDE and the confusion matrix); masks are kept as
-compressed RLE strings.
+LVIS; everything for VOC, Open Images, TIDE and the confusion matrix);
+masks are kept as compressed RLE strings.
 
 Images seen twice (the same ``image_id`` in two batches or two merged
 shards) are an error by default (``duplicates="error"``): an id given
@@ -62,9 +62,11 @@ def kept_per_image(
     pycocotools reads the ``max(maxDets)`` highest-scored predictions of each
     image and category (of each image, class-agnostic); lvis-api the 300
     highest-scored of each image, across categories; calibration COCO's 100
-    per class.  VOC ranks every prediction, and TIDE and the confusion
-    matrix match on their own: with any of them, every prediction is kept.
-    A protocol this does not know keeps every prediction too.
+    per class.  VOC ranks every prediction; Open Images orders an image's
+    predictions of a class by numpy's (unstable) argsort of all of them, so
+    that dropping some could reorder equal scores; and TIDE and the
+    confusion matrix match on their own: with any of them, every prediction
+    is kept.  A protocol this does not know keeps every prediction too.
     """
     if analysis.tide or analysis.confusion:
         return None
@@ -133,8 +135,8 @@ class Evaluator:
     Args:
         iou_type: ``"bbox"``, ``"segm"``, ``"boundary"`` (Boundary IoU of the
             masks) or several (``"bbox,segm"``).
-        protocol: ``"coco"``, ``"lvis"``, ``"voc07"``, ``"voc12"`` or several
-            (``"coco,voc12"``); ``"auto"``: LVIS when ``class_frequencies``
+        protocol: ``"coco"``, ``"lvis"``, ``"voc07"``, ``"voc12"``,
+            ``"openimages"`` or several (``"coco,voc12"``); ``"auto"``: LVIS when ``class_frequencies``
             are given or a target gives LVIS's ``neg_category_ids`` or
             ``not_exhaustive_category_ids`` (an LVIS file), else COCO.
         box_format: the layout of the dicts' boxes: ``xyxy`` (torchmetrics'

@@ -185,3 +185,27 @@ def test_boundary_under_lvis(tmp_path):
     files = evaluate(gt_path, res_path, **kw)
     targets = [{k: v for k, v in t.items() if k != "not_exhaustive_category_ids"} for t in targets]
     assert_same(stream(preds, targets, (4,), **kw).compute(), files, (gt_path, res_path))
+
+
+# ---------------------------------------------------------------- Open Images
+
+
+def test_openimages_batches_give_the_files_numbers(tmp_path):
+    """``iscrowd`` is a group-of box; the verified labels and the hierarchy are files, as for
+    evaluate(); every prediction is kept (the challenge's order of equal scores is numpy's
+    argsort over all of an image's predictions of a class)."""
+    preds, targets = scene(41, n_images=10, classes=4, per_image=12)
+    paths = coco_files(preds, targets, tmp_path)
+    labels, tree = tmp_path / "labels.csv", tmp_path / "hierarchy.json"
+    labels.write_text("ImageID,LabelName,Confidence\n100,3,0\n107,2,1\n114,1,0\n")
+    tree.write_text(json.dumps({"LabelName": "root", "Subcategory": [
+        {"LabelName": "0", "Subcategory": [{"LabelName": "1"}, {"LabelName": "2"}]},
+        {"LabelName": "3"}]}))  # fmt: skip
+    files_kw = {"oi_image_labels": str(labels), "oi_hierarchy": str(tree)}
+    for kw in [{"protocol": "openimages"}, {"protocol": "openimages,coco", **files_kw}]:
+        files = evaluate(*paths, **kw)
+        for sizes in [(1,), (4, 3)]:
+            ev = stream(preds, targets, sizes, **kw)
+            assert_same(ev.compute(), files, paths)
+        assert len(ev._state.pred) == sum(len(p["labels"]) for p in preds)
+    assert any(t["iscrowd"].any() for t in targets)  # group-of boxes in the scene
