@@ -379,3 +379,17 @@ def test_the_first_bad_image_is_named_as_reading_image_by_image_meets_it():
     with pytest.raises(InputError, match=r"targets\[0\]\.iscrowd\[0\]: image 107: "):
         ev.update(preds, [t0, targets[1]])
     assert len(ev) == 0
+
+
+def test_a_dimension_of_any_size_is_one_size_a_batch():
+    """``[N, K, 3]`` rows (keypoints): any K, the same in every image with rows; an image
+    without rows may give any empty array."""
+    from iou_eval.io.loaders.batches import ANY, _joined, _Unusual
+
+    a, b = np.ones((2, 17, 3)), np.zeros((1, 17, 3))
+    joined, _ = _joined([a, np.zeros((0, 4, 3)), [], b], (ANY, 3), [2, 0, 0, 1])
+    assert joined.shape == (3, 17, 3) and joined[2].sum() == 0
+    with pytest.raises(_Unusual):
+        _joined([a, np.ones((1, 5, 3))], (ANY, 3), [2, 1])
+    with pytest.raises(_Unusual):
+        _joined([a, np.ones((1, 17, 2))], (ANY, 3), [2, 1])

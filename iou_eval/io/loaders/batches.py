@@ -99,14 +99,28 @@ def _array(value: Any, place: Place, field: str) -> np.ndarray:
         raise place.error(field, f"is not an array ({exc})") from None
 
 
+# A row shape's dimension that any size fits (the K of ``keypoints [N, K, 3]``).
+ANY = -1
+
+
+def _fits(shape: tuple[int, ...], tail: tuple[int, ...]) -> bool:
+    """Whether a row shape ``shape`` is ``tail`` (``ANY`` fits any size)."""
+    return len(shape) == len(tail) and all(t in (ANY, s) for s, t in zip(shape, tail, strict=True))
+
+
+def _empty(tail: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of no rows of ``tail`` (an ``ANY`` dimension 0)."""
+    return (0, *(max(t, 0) for t in tail))
+
+
 def _rows(arr: np.ndarray, place: Place, field: str, n: int | None, tail: tuple[int, ...]):
     """``arr`` as ``[n, *tail]`` (an empty array of any shape: no rows); a located error else."""
     shape = arr.shape
-    if len(shape) == 1 + len(tail) and shape[1:] == tail and (n is None or shape[0] == n):
+    if len(shape) == 1 + len(tail) and _fits(shape[1:], tail) and (n is None or shape[0] == n):
         return arr
     if arr.size == 0 and n in (None, 0):
-        return arr.reshape((0, *tail))
-    want = ("N" if n is None else str(n),) + tuple(map(str, tail))
+        return arr.reshape(_empty(tail))
+    want = ("N" if n is None else str(n),) + tuple("K" if t == ANY else str(t) for t in tail)
     raise place.error(field, f"must be [{', '.join(want)}], got shape {list(shape)}")
 
 
@@ -442,8 +456,9 @@ def _joined(values: list[Any], tail: tuple[int, ...], counts: list[int] | None):
     """``(column[N, *tail], arrays[I])``: the images' values as arrays and joined.
 
     Raises _Unusual unless each is an array of numbers ``[counts[i], *tail]``
-    (any ``[n, *tail]`` where ``counts`` is None); an empty array of another
-    shape is read as no rows, as :func:`_rows` reads it.
+    (any ``[n, *tail]`` where ``counts`` is None; an ``ANY`` dimension of one
+    size in the batch); an empty array of another shape is read as no rows,
+    as :func:`_rows` reads it.
     """
     try:
         arrs = [v if type(v) is np.ndarray else as_numpy(v) for v in values]
@@ -455,11 +470,11 @@ def _joined(values: list[Any], tail: tuple[int, ...], counts: list[int] | None):
         joined = None
     if (
         joined is None
-        or joined.shape[1:] != tail
+        or not _fits(joined.shape[1:], tail)
         or joined.dtype.kind not in "iufb"
         or (counts is not None and [len(a) for a in arrs] != counts)
     ):
-        want = (0, *tail)
+        want = (0, *_sizes(arrs, tail))
         empty = [
             a.size == 0 and a.shape != want and (counts is None or counts[i] == 0)
             for i, a in enumerate(arrs)
@@ -470,6 +485,16 @@ def _joined(values: list[Any], tail: tuple[int, ...], counts: list[int] | None):
             [a.reshape(want) if e else a for a, e in zip(arrs, empty, strict=True)], tail, counts
         )
     return joined, arrs
+
+
+def _sizes(arrs: list[np.ndarray], tail: tuple[int, ...]) -> tuple[int, ...]:
+    """``tail`` with each ``ANY`` dimension the size of the first image with rows that fits."""
+    if ANY not in tail:
+        return tail
+    for a in arrs:
+        if a.size and a.ndim == 1 + len(tail) and _fits(a.shape[1:], tail):
+            return tuple(a.shape[1:])
+    return _empty(tail)[1:]
 
 
 @dataclass
@@ -606,7 +631,9 @@ class BatchReader:
         return len(_rows(arr, place, key, None, ()))
 
 
-def walked_pieces(parts: list[dict[str, Any]], side: str, reader: BatchReader) -> Pieces:
+def walked_pieces(
+    parts: list[dict[str, Any]], side: str, reader: BatchReader, ids: list[Key | None]
+) -> Pieces:
     """A side's images read one by one (:meth:`BatchReader.side`) as joined pieces."""
     counts = [p["n"] for p in parts]
     boxes = [p["raw"].get("boxes", np.zeros((p["n"], 4))) for p in parts]
@@ -614,10 +641,25 @@ def walked_pieces(parts: list[dict[str, Any]], side: str, reader: BatchReader) -
     for f in reader.fields(side):
         fill = f.default or np.zeros  # every image has the required fields
         values = [p["raw"][f.key] if f.key in p["raw"] else fill(p["n"]) for p in parts]
-        raw[f.key] = _join(values, f.tail)
+        try:
+            raw[f.key] = _joined(values, f.tail, counts)[0]
+        except _Unusual:  # each image's shape fits: an ANY dimension differs between images
+            raise _other_size(values, f, side, ids) from None
     has_box = np.repeat(np.array([("boxes" in p["raw"]) for p in parts], dtype=bool), counts)
     mask_rows = MaskRows.concat([p["masks"] for p in parts]) if reader.masks else None
     return Pieces(counts, [p["fmt"] for p in parts], raw, boxes, has_box, mask_rows)
+
+
+def _other_size(values: list[np.ndarray], f: Field, side: str, ids: list[Key | None]):
+    """The error of the first image whose ``ANY`` dimension differs from the batch's first."""
+    sizes = _sizes(values, f.tail)
+    i = next(i for i, a in enumerate(values) if a.size and a.shape[1:] != sizes)
+    want = ", ".join(map(str, (len(values[i]), *sizes)))
+    return Place(side, i, ids[i]).error(
+        f.key,
+        f"must be [{want}] as in the batch's first image with rows (one size a batch), "
+        f"got shape {list(values[i].shape)}",
+    )
 
 
 def _empty_size(value: Any) -> tuple[int, int] | None:
@@ -795,7 +837,7 @@ def _walked_batch(preds: Sequence[Any], targets: Sequence[Any], reader: BatchRea
         gdicts.append(gd)
         parts["gt"].append(gcols)
         parts["pred"].append(pcols)
-    return ids, sizes, {s: walked_pieces(parts[s], s, reader) for s in parts}, gdicts
+    return ids, sizes, {s: walked_pieces(parts[s], s, reader, ids) for s in parts}, gdicts
 
 
 def read_batch(preds: Any, targets: Any, reader: BatchReader) -> Batch:
