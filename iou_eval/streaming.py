@@ -187,7 +187,9 @@ class Evaluator:
         }  # fmt: skip
         self._cap = kept_per_image(_protocols(self.options), self.options.analysis)
         masks = self.options.protocol.masks  # segm or boundary: the masks are read
-        self._reader = BatchReader(fmt, names, masks, "bbox" in types, tuple(types))
+        # Oriented boxes give the boxes bbox scores (those enclosing them), as in a file.
+        boxed = "bbox" in types and "obb" not in types
+        self._reader = BatchReader(fmt, names, masks, boxed, tuple(types))
         self._duplicates = duplicates
         self._state = StreamState()
 
@@ -357,7 +359,8 @@ class Evaluator:
         progress callbacks or a Dask ``client``, as ``evaluate`` takes them.
         """
         state = self._state
-        gt, pred = state.datasets(self._categories(), SOURCE, self._reader.masks)
+        unit = self.options.read.angle_unit if "obb" in self._reader.iou_types else None
+        gt, pred = state.datasets(self._categories(), SOURCE, self._reader.masks, unit)
         read = self.options.read
         gt, pred = finish_loaded(gt, "gt", read), finish_loaded(pred, "pred", read)
         result = evaluate(gt, pred, self.options, **keywords)

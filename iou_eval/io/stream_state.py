@@ -43,9 +43,9 @@ _DTYPES = {
     "image": np.int64, "label": np.int64, "xywh": np.float64, "has_box": np.bool_,
     "area": np.float64, "iscrowd": np.bool_, "score": np.float64, "mask_data": np.uint8,
     "mask_length": np.int64, "mask_size": np.int64, "mask_area": np.float64,
-    "mask_box": np.int64,
+    "mask_box": np.int64, "xywhr": np.float64,
 }  # fmt: skip
-_TAILS = {"xywh": (4,), "mask_size": (2,), "mask_box": (4,)}
+_TAILS = {"xywh": (4,), "mask_size": (2,), "mask_box": (4,), "xywhr": (5,)}
 # LVIS's per-image lists: their names in a COCO image and in the ImageTable.
 IMAGE_TABLE_LISTS = {
     "neg_category_ids": "negative",
@@ -205,9 +205,13 @@ class StreamState:
         return out
 
     def datasets(
-        self, categories: CategoryTable, source: str, masks: bool
+        self, categories: CategoryTable, source: str, masks: bool, angle_unit: str | None = None
     ) -> tuple[Dataset, Dataset]:
-        """``(ground truth, predictions)`` as the COCO loader reads :meth:`to_coco`'s files."""
+        """``(ground truth, predictions)`` as the COCO loader reads :meth:`to_coco`'s files.
+
+        ``angle_unit``: the rows are oriented boxes (``xywhr``, the angle in
+        that unit), read as a table of ``cx, cy, w, h, angle`` is read.
+        """
         order, rank = self._order()
         images = ImageTable.build(
             [self.ids[i] for i in order.tolist()],
@@ -220,7 +224,7 @@ class StreamState:
         for side in ("gt", "pred"):
             cols = self._sorted_side(side, rank)
             table = self._with_lists(images, order) if side == "gt" else images
-            out.append(_dataset(side, cols, table, categories, cat_ids, source, masks))
+            out.append(_dataset(side, cols, table, categories, cat_ids, source, masks, angle_unit))
         return out[0], out[1]
 
     def _with_lists(self, images: ImageTable, order: np.ndarray) -> ImageTable:
@@ -376,30 +380,41 @@ def _dataset(
     cat_ids: np.ndarray,
     source: str,
     masks: bool,
+    angle_unit: str | None = None,
 ) -> Dataset:
-    """One side as ``load_coco`` reads its file (same columns, same checks, same masks)."""
+    """One side as ``load_coco`` reads its file (same columns, same checks, same masks);
+    oriented boxes (``angle_unit``) as a table of them is read."""
     gt = side == "gt"
     n = len(cols.get("image", ()))
     if not cols:
         cols = {"image": np.zeros(0, np.int64), "label": np.zeros(0, np.int64),
                 "xywh": np.zeros((0, 4)), "has_box": np.zeros(0, bool),
                 "area": np.zeros(0), "iscrowd": np.zeros(0, bool), "score": np.zeros(0)}  # fmt: skip
-    ds = assemble(
+    columns: dict[str, Any] = dict(
         source=source,
         fmt="coco",
         images=images,
         categories=categories,
         image_idx=cols["image"],
         category_idx=np.searchsorted(cat_ids, cols["label"]).astype(np.int64),
-        boxes=cols["xywh"],
-        box_format=BoxFormat.XYWH,
         score=None if gt else cols["score"],
-        area=cols["area"] if gt else None,
         is_crowd=cols["iscrowd"] if gt else None,
         ann_id=np.arange(1, n + 1, dtype=np.int64) if gt else None,
         origin=np.arange(n, dtype=np.int64),
         files=(source,),
         origin_label="annotations" if gt else "",
+    )
+    if angle_unit is not None:  # the box encloses the corners; the area is the quadrilateral's
+        from iou_eval.data.oriented import assemble_oriented, corners_from_xywhr
+
+        xywhr = cols.get("xywhr", np.zeros((0, 5)))
+        corners = corners_from_xywhr(xywhr, angle_unit)
+        return assemble_oriented(corners=corners, angle_unit=angle_unit, checked=True, **columns)
+    ds = assemble(
+        boxes=cols["xywh"],
+        box_format=BoxFormat.XYWH,
+        area=cols["area"] if gt else None,
+        **columns,
     )
     if not masks:
         return ds

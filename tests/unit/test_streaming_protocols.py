@@ -209,3 +209,92 @@ def test_openimages_batches_give_the_files_numbers(tmp_path):
             assert_same(ev.compute(), files, paths)
         assert len(ev._state.pred) == sum(len(p["labels"]) for p in preds)
     assert any(t["iscrowd"].any() for t in targets)  # group-of boxes in the scene
+
+
+# -------------------------------------------------------------- oriented boxes
+
+
+def oriented_scene(seed: int, n_images: int = 8, unit: str = "rad"):
+    """The scene with ``obb`` ``[N, 5]`` (``cx, cy, w, h, angle``, Ultralytics' ``xywhr``):
+    each box's centre and size, turned by a random angle in ``unit``."""
+    preds, targets = scene(seed, n_images=n_images, classes=3)
+    rng = np.random.default_rng(seed)
+    for d in preds + targets:
+        b = np.asarray(d["boxes"], dtype=np.float64).reshape(-1, 4)
+        angle = rng.uniform(-1.5, 1.5, len(b)) * (180 / np.pi if unit == "deg" else 1.0)
+        centre, size = (b[:, :2] + b[:, 2:]) / 2, np.maximum(b[:, 2:] - b[:, :2], 1.0)
+        d["obb"] = np.column_stack([centre, size, angle])
+    return preds, targets
+
+
+def oriented_tables(preds, targets, tmp_path):
+    """The scene as two CSV tables (``image, label, [score,] cx, cy, w, h, angle``); an image
+    without ground truth is declared by a row with empty cells, as tables declare it."""
+    gt_rows, pred_rows = (
+        ["image,label,cx,cy,w,h,angle,iscrowd"],
+        ["image,label,score,cx,cy,w,h,angle"],
+    )
+    for i in sorted(range(len(targets)), key=lambda i: targets[i]["image_id"]):
+        t, p, image = targets[i], preds[i], targets[i]["image_id"]
+        if not len(t["labels"]):
+            gt_rows.append(f"{image},,,,,,,")
+        for r in range(len(t["labels"])):
+            box = ",".join(repr(float(v)) for v in t["obb"][r])
+            gt_rows.append(f"{image},{int(t['labels'][r])},{box},{int(t['iscrowd'][r])}")
+        for r in range(len(p["labels"])):
+            box = ",".join(repr(float(v)) for v in p["obb"][r])
+            pred_rows.append(f"{image},{int(p['labels'][r])},{float(p['scores'][r])!r},{box}")
+    paths = (tmp_path / "obb_gt.csv", tmp_path / "obb_preds.csv")
+    for path, rows in zip(paths, (gt_rows, pred_rows), strict=True):
+        path.write_text("\n".join(rows) + "\n")
+    return tuple(str(p) for p in paths)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"iou_type": "obb"},
+        {"iou_type": "obb", "protocol": "dota"},
+        {"iou_type": "bbox,obb", "protocol": "coco,dota", "angle_unit": "deg"},
+    ],
+    ids=["obb-coco", "obb-dota", "bbox+obb-deg"],
+)
+def test_oriented_batches_give_the_tables_numbers(kw, tmp_path):
+    """Boxes turned about their centres; bbox scores the boxes enclosing them, as for files."""
+    preds, targets = oriented_scene(61, unit=kw.get("angle_unit", "rad"))
+    paths = oriented_tables(preds, targets, tmp_path)
+    files = evaluate(*paths, **kw)
+    for sizes in [(1,), (3, 2)]:
+        ev = stream(preds, targets, sizes, **kw)
+        assert_same(ev.compute(), files, paths)
+    assert files.results[0].summary[next(iter(files.results[0].summary))] > 0
+    bare = [{k: v for k, v in p.items() if k != "boxes"} for p in preds]  # obb alone suffices
+    assert_same(stream(bare, targets, (8,), **kw).compute(), files, paths)
+
+
+def test_a_flat_oriented_box_names_the_image_and_row():
+    preds, targets = oriented_scene(62, n_images=3)
+    ev = Evaluator(iou_type="obb")
+    flat = preds[1]["obb"].copy()
+    flat[1, 3] = 0.0
+    with pytest.raises(InputError, match=r"preds\[0\]\.obb\[1\]: image 107: obb needs a positive"):
+        ev.update([dict(preds[1], obb=flat)], targets[1:2])
+    with pytest.raises(InputError, match=r"targets\[0\]\.obb: image 107: obb must be \["):
+        ev.update(preds[1:2], [dict(targets[1], obb=targets[1]["obb"][:, :4])])
+    assert len(ev) == 0
+
+
+class FakeOrientedResults:
+    """An Ultralytics ``Results`` of an oriented-box model: ``boxes`` None, ``obb`` set."""
+
+    def __init__(self, xywhr, conf, cls):
+        self.boxes = None
+        self.obb = type("OBB", (), {"xywhr": xywhr, "conf": conf, "cls": cls.astype(np.float32)})
+
+
+def test_ultralytics_oriented_results(tmp_path):
+    preds, targets = oriented_scene(63)
+    paths = oriented_tables(preds, targets, tmp_path)
+    ev = Evaluator(iou_type="obb")
+    ev.update([FakeOrientedResults(p["obb"], p["scores"], p["labels"]) for p in preds], targets)
+    assert_same(ev.compute(), evaluate(*paths, iou_type="obb"), paths)

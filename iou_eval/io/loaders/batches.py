@@ -14,7 +14,8 @@ One image is a dict as torchmetrics' ``MeanAveragePrecision`` takes it:
 
 Instead of a dict an image may be a supervision ``Detections`` (``xyxy``,
 ``confidence``, ``class_id``, ``mask``) or an Ultralytics ``Results``
-(``boxes.xyxy``, ``boxes.conf``, ``boxes.cls``): their boxes are ``xyxy``.
+(``boxes.xyxy``, ``boxes.conf``, ``boxes.cls``; an oriented-box model's
+``obb.xywhr``, ``obb.conf``, ``obb.cls``): their boxes are ``xyxy``.
 
 Arrays may be numpy or anything with ``__dlpack__`` or ``__array__``
 (torch tensors on the CPU or a GPU, jax, cupy): :func:`as_numpy` converts
@@ -253,6 +254,21 @@ class Field:
     iou_type: str | None = None
 
 
+def oriented_rows(arr: np.ndarray, place: Any) -> np.ndarray:
+    """``[N, 5]`` oriented boxes ``cx, cy, w, h, angle`` (Ultralytics' ``xywhr``) as float64:
+    finite, with a positive width and height."""
+    out = numbers(arr, place, "obb")
+    flat = (out[:, 2] <= 0) | (out[:, 3] <= 0)
+    if flat.any():
+        r = int(np.flatnonzero(flat)[0])
+        raise place.error(
+            "obb",
+            f"needs a positive width and height, got {out[r].tolist()} (cx, cy, w, h, angle)",
+            r,
+        )
+    return out
+
+
 BOTH = frozenset({"pred", "gt"})
 FIELDS: tuple[Field, ...] = (
     Field("scores", "score", frozenset({"pred"}), lambda a, p, r: numbers(a, p, "scores")),
@@ -265,6 +281,7 @@ FIELDS: tuple[Field, ...] = (
         "area", "given_area", frozenset({"gt"}), lambda a, p, r: given_area(a, p),
         default=lambda n: np.full(n, np.nan),
     ),
+    Field("obb", "xywhr", BOTH, lambda a, p, r: oriented_rows(a, p), tail=(5,), iou_type="obb"),
 )  # fmt: skip
 
 
@@ -399,6 +416,9 @@ def as_image_dict(entry: Any, place: Place) -> tuple[Mapping[str, Any], BoxForma
     boxes = getattr(entry, "boxes", None)
     if boxes is not None and hasattr(boxes, "xyxy") and hasattr(boxes, "cls"):  # Ultralytics
         return {"boxes": boxes.xyxy, "scores": boxes.conf, "labels": boxes.cls}, BoxFormat.XYXY
+    obb = getattr(entry, "obb", None)
+    if obb is not None and hasattr(obb, "xywhr") and hasattr(obb, "cls"):  # Ultralytics OBB
+        return {"obb": obb.xywhr, "scores": obb.conf, "labels": obb.cls}, BoxFormat.XYXY
     raise place.error("", f"expected a dict of arrays per image, got {type(entry).__name__}")
 
 
