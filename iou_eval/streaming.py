@@ -43,7 +43,7 @@ from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import CategoryTable, Key
 from iou_eval.errors import InputError, UsageError
 from iou_eval.io.inputs import finish_loaded
-from iou_eval.io.loaders.batches import BatchReader, Place, keep_top, read_batch
+from iou_eval.io.loaders.batches import SIDES, BatchReader, Place, keep_top, read_batch
 from iou_eval.io.stream_state import StreamState, take_rows
 from iou_eval.options import AnalysisOptions, EvalOptions
 from iou_eval.protocols.params import AUTO, LVIS_MAX_DETS, Protocol, build_protocols
@@ -134,7 +134,8 @@ class Evaluator:
 
     Args:
         iou_type: ``"bbox"``, ``"segm"``, ``"boundary"`` (Boundary IoU of the
-            masks) or several (``"bbox,segm"``).
+            masks), ``"keypoints"`` (OKS), ``"obb"`` (oriented boxes) or several
+            (``"bbox,segm"``).
         protocol: ``"coco"``, ``"lvis"``, ``"voc07"``, ``"voc12"``,
             ``"openimages"`` or several (``"coco,voc12"``); ``"auto"``: LVIS when ``class_frequencies``
             are given or a target gives LVIS's ``neg_category_ids`` or
@@ -187,8 +188,10 @@ class Evaluator:
         }  # fmt: skip
         self._cap = kept_per_image(_protocols(self.options), self.options.analysis)
         masks = self.options.protocol.masks  # segm or boundary: the masks are read
-        # Oriented boxes give the boxes bbox scores (those enclosing them), as in a file.
-        boxed = "bbox" in types and "obb" not in types
+        # Oriented boxes give the boxes bbox scores (those enclosing them), as in a file;
+        # a keypoint ground truth needs its box (a result's may be its keypoints' extent).
+        bbox = "bbox" in types and "obb" not in types
+        boxed = frozenset(SIDES if bbox else {"gt"} if "keypoints" in types else ())
         self._reader = BatchReader(fmt, names, masks, boxed, tuple(types))
         self._duplicates = duplicates
         self._state = StreamState()
@@ -359,8 +362,10 @@ class Evaluator:
         progress callbacks or a Dask ``client``, as ``evaluate`` takes them.
         """
         state = self._state
-        unit = self.options.read.angle_unit if "obb" in self._reader.iou_types else None
-        gt, pred = state.datasets(self._categories(), SOURCE, self._reader.masks, unit)
+        types = self._reader.iou_types
+        unit = self.options.read.angle_unit if "obb" in types else None
+        cats, masks = self._categories(), self._reader.masks
+        gt, pred = state.datasets(cats, SOURCE, masks, unit, "keypoints" in types)
         read = self.options.read
         gt, pred = finish_loaded(gt, "gt", read), finish_loaded(pred, "pred", read)
         result = evaluate(gt, pred, self.options, **keywords)

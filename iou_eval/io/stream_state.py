@@ -38,12 +38,17 @@ MAGIC = "iou-eval stream state"
 VERSION = 1
 # Columns whose length is not the row count: ragged buffers, each row's part
 # ``length`` long (buffer -> (its length column, the start column a sorted side adds)).
-BUFFERS = {"mask_data": ("mask_length", "mask_start")}
+# (None: a sorted side holds the buffer itself in row order).
+BUFFERS: dict[str, tuple[str, str | None]] = {
+    "mask_data": ("mask_length", "mask_start"),
+    "kp_values": ("kp_length", None),
+}
 _DTYPES = {
     "image": np.int64, "label": np.int64, "xywh": np.float64, "has_box": np.bool_,
     "area": np.float64, "iscrowd": np.bool_, "score": np.float64, "mask_data": np.uint8,
     "mask_length": np.int64, "mask_size": np.int64, "mask_area": np.float64,
-    "mask_box": np.int64, "xywhr": np.float64,
+    "mask_box": np.int64, "xywhr": np.float64, "kp_values": np.float64,
+    "kp_length": np.int64, "num_keypoints": np.int64,
 }  # fmt: skip
 _TAILS = {"xywh": (4,), "mask_size": (2,), "mask_box": (4,), "xywhr": (5,)}
 # LVIS's per-image lists: their names in a COCO image and in the ImageTable.
@@ -199,15 +204,23 @@ class StreamState:
         out = {k: v[rows] for k, v in cols.items() if k not in BUFFERS}
         out["image"] = rank[cols["image"]][rows]
         for name, (length, start) in BUFFERS.items():
-            if name in cols:
+            if name in cols and start is None:
+                out[name] = ragged_rows(cols[name], cols[length], rows)
+            elif name in cols and start is not None:
                 out[name] = cols[name]
                 out[start] = _starts(cols[length])[rows]
         return out
 
     def datasets(
-        self, categories: CategoryTable, source: str, masks: bool, angle_unit: str | None = None
+        self,
+        categories: CategoryTable,
+        source: str,
+        masks: bool,
+        angle_unit: str | None = None,
+        keypoints: bool = False,
     ) -> tuple[Dataset, Dataset]:
-        """``(ground truth, predictions)`` as the COCO loader reads :meth:`to_coco`'s files.
+        """``(ground truth, predictions)`` as the COCO loader reads :meth:`to_coco`'s files
+        (``masks``, ``keypoints``: read as it reads them for those iou types).
 
         ``angle_unit``: the rows are oriented boxes (``xywhr``, the angle in
         that unit), read as a table of ``cx, cy, w, h, angle`` is read.
@@ -224,7 +237,8 @@ class StreamState:
         for side in ("gt", "pred"):
             cols = self._sorted_side(side, rank)
             table = self._with_lists(images, order) if side == "gt" else images
-            out.append(_dataset(side, cols, table, categories, cat_ids, source, masks, angle_unit))
+            ds = _dataset(side, cols, table, categories, cat_ids, source, masks, angle_unit)
+            out.append(_with_keypoints(ds, cols, side, source) if keypoints else ds)
         return out[0], out[1]
 
     def _with_lists(self, images: ImageTable, order: np.ndarray) -> ImageTable:
@@ -434,6 +448,22 @@ def _dataset(
     return encode_early(ds) if gt else ds
 
 
+def _with_keypoints(ds: Dataset, cols: dict[str, np.ndarray], side: str, source: str) -> Dataset:
+    """``ds`` with its keypoints, as the COCO loader attaches a file's (``num_keypoints`` -1:
+    not given; results without a box take their keypoints' extent)."""
+    from iou_eval.io.loaders.coco_keypoints import attach_keypoints
+
+    n = len(ds)
+    columns = {
+        "kp_values": cols.get("kp_values", np.zeros(0)),
+        "kp_length": cols.get("kp_length", np.zeros(n, np.int64)),
+        "num_keypoints": cols.get("num_keypoints", np.full(n, -1, np.int64)),
+        "boxes": cols.get("xywh", np.zeros((n, 4))),
+        "has_bbox": cols.get("has_box", np.zeros(n, bool)),
+    }
+    return attach_keypoints(ds, columns, slice(None), side, source)
+
+
 def _records(cols: dict[str, np.ndarray], images: list[dict], side: str) -> list[dict[str, Any]]:
     """A side's rows as COCO annotations (ground truth) or results (predictions)."""
     if not cols:
@@ -455,6 +485,8 @@ def _records(cols: dict[str, np.ndarray], images: list[dict], side: str) -> list
     else:
         for rec, s in zip(out, cols["score"].tolist(), strict=True):
             rec["score"] = s
+    if "kp_values" in cols:
+        _keypoint_records(out, cols)
     if "mask_data" in cols:
         view = memoryview(cols["mask_data"].tobytes())
         ends = cols["mask_start"] + cols["mask_length"]
@@ -464,3 +496,15 @@ def _records(cols: dict[str, np.ndarray], images: list[dict], side: str) -> list
         ):
             rec["segmentation"] = {"size": size, "counts": bytes(view[a:b]).decode("ascii")}
     return out
+
+
+def _keypoint_records(out: list[dict[str, Any]], cols: dict[str, np.ndarray]) -> None:
+    """COCO's ``keypoints`` lists (and a ground truth's ``num_keypoints`` where given)."""
+    ends = np.cumsum(cols["kp_length"])
+    flat = cols["kp_values"].tolist()
+    for rec, a, b in zip(out, (ends - cols["kp_length"]).tolist(), ends.tolist(), strict=True):
+        rec["keypoints"] = flat[a:b]
+    if "num_keypoints" in cols:
+        for rec, k in zip(out, cols["num_keypoints"].tolist(), strict=True):
+            if k >= 0:
+                rec["num_keypoints"] = k

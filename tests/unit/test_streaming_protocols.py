@@ -298,3 +298,108 @@ def test_ultralytics_oriented_results(tmp_path):
     ev = Evaluator(iou_type="obb")
     ev.update([FakeOrientedResults(p["obb"], p["scores"], p["labels"]) for p in preds], targets)
     assert_same(ev.compute(), evaluate(*paths, iou_type="obb"), paths)
+
+
+# ------------------------------------------------------------------ keypoints
+
+
+def keypoint_scene(seed: int, n_images: int = 10, k: int = 17, per_image: int = 8):
+    """The scene with ``[N, K, 3]`` keypoints: ground truths' inside their boxes (v 0, 1 or 2,
+    unlabelled points at (0, 0) as COCO writes them), predictions' near them (v: a score);
+    ``num_keypoints`` on every other image (else counted from the labels)."""
+    preds, targets = scene(seed, n_images=n_images, classes=1, per_image=per_image)
+    rng = np.random.default_rng(seed)
+    for i, (p, t) in enumerate(zip(preds, targets, strict=True)):
+        g = len(t["labels"])
+        boxes = np.asarray(p["boxes"], dtype=np.float64).reshape(-1, 4)
+        xy = boxes[:, None, :2] + rng.uniform(size=(len(boxes), k, 2)) * (
+            boxes[:, None, 2:] - boxes[:, None, :2]
+        )
+        truth = xy[:g] - rng.normal(0, 1.5, (g, k, 2))  # the predictions: near the truth
+        v = rng.integers(0, 3, (g, k)).astype(np.float64)
+        truth[v == 0] = 0.0
+        t["keypoints"] = np.concatenate([truth, v[:, :, None]], axis=2)
+        p["keypoints"] = np.concatenate([xy, rng.uniform(0, 1, (len(xy), k, 1))], axis=2)
+        if i % 2:
+            t["num_keypoints"] = (v > 0).sum(axis=1)
+    return preds, targets
+
+
+def keypoint_files(preds, targets, tmp_path, result_boxes=True):
+    """The COCO files of the scene with ``keypoints`` (and ``num_keypoints`` where given)."""
+    gt_path, res_path = coco_files(preds, targets, tmp_path, name="kp")
+    with open(gt_path) as fh:
+        gt = json.load(fh)
+    with open(res_path) as fh:
+        results = json.load(fh)
+    order = sorted(range(len(targets)), key=lambda i: targets[i]["image_id"])
+    anns = iter(gt["annotations"])
+    res = iter(results)
+    for i in order:
+        for r in range(len(targets[i]["labels"])):
+            ann = next(anns)
+            ann["keypoints"] = targets[i]["keypoints"][r].reshape(-1).tolist()
+            if "num_keypoints" in targets[i]:
+                ann["num_keypoints"] = int(targets[i]["num_keypoints"][r])
+        for r in range(len(preds[i]["labels"])):
+            rec = next(res)
+            rec["keypoints"] = preds[i]["keypoints"][r].reshape(-1).tolist()
+            if not result_boxes:
+                del rec["bbox"]
+    for path, doc in ((gt_path, gt), (res_path, results)):
+        with open(path, "w") as fh:
+            json.dump(doc, fh)
+    return gt_path, res_path
+
+
+@pytest.mark.parametrize("result_boxes", [True, False], ids=["boxed", "extent"])
+def test_keypoint_batches_give_the_files_numbers(result_boxes, tmp_path):
+    """Results with boxes, or without (their box: the keypoints' extent, as loadRes takes it);
+    more than 20 on some images (pycocotools reads 20 per image and class: the rest dropped)."""
+    preds, targets = keypoint_scene(51, per_image=24)
+    paths = keypoint_files(preds, targets, tmp_path, result_boxes)
+    if not result_boxes:
+        preds = [{k: v for k, v in p.items() if k != "boxes"} for p in preds]
+    kw = {"iou_type": "keypoints"}
+    files = evaluate(*paths, **kw)
+    for sizes in [(1,), (3, 4)]:
+        ev = stream(preds, targets, sizes, **kw)
+        assert_same(ev.compute(), files, paths)
+    assert files.results[0].summary["AP"] > 0
+    assert ev._state.given > len(ev._state.pred)
+    back = Evaluator.from_state_bytes(ev.state_bytes())
+    assert_same(back.compute(), files, paths)
+
+
+def test_keypoints_of_another_k_with_their_sigmas(tmp_path):
+    """K = 5 with kpt_sigmas; keypoints beside bbox; a batch of images whose K differs is refused."""
+    preds, targets = keypoint_scene(52, n_images=8, k=5)
+    paths = keypoint_files(preds, targets, tmp_path)
+    kw = {"iou_type": "bbox,keypoints", "kpt_sigmas": "0.05,0.06,0.07,0.08,0.09"}
+    assert_same(stream(preds, targets, (4,), **kw).compute(), evaluate(*paths, **kw), paths)
+    ev = Evaluator(**kw)
+    other_preds, other_targets = keypoint_scene(53, n_images=4, k=7)
+    j = next(i for i, t in enumerate(other_targets) if len(t["labels"]))
+    mixed = [targets[1], dict(other_targets[j], image_id=999)]
+    assert len(targets[1]["labels"])
+    with pytest.raises(InputError, match=r"targets\[1\]\.keypoints: image 999: keypoints must be"):
+        ev.update([preds[1], other_preds[j]], mixed)
+    assert len(ev) == 0
+
+
+def test_keypoints_missing_or_bad_are_named():
+    preds, targets = keypoint_scene(54, n_images=3)
+    ev = Evaluator(iou_type="keypoints")
+    bad = dict(targets[1], keypoints=targets[1]["keypoints"][:, :, :2])
+    with pytest.raises(
+        InputError, match=r"targets\[0\]\.keypoints: image 107: keypoints must be \["
+    ):
+        ev.update(preds[1:2], [bad])
+    nan = dict(preds[1], keypoints=preds[1]["keypoints"].copy())
+    nan["keypoints"][0, 3, 1] = np.nan
+    with pytest.raises(InputError, match=r"preds\[0\]\.keypoints\[0\]: image 107: .*finite"):
+        ev.update([nan], targets[1:2])
+    no_box = {k: v for k, v in targets[1].items() if k != "boxes"}
+    with pytest.raises(InputError, match=r"targets\[0\]\.boxes.*keypoints is scored"):
+        ev.update(preds[1:2], [no_box])
+    assert len(ev) == 0

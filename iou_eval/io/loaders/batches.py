@@ -237,7 +237,8 @@ class Field:
         key: the dict key (``boxes``, ``scores``...).
         column: the state's column name.
         sides: ``{"pred", "gt"}`` or one of them.
-        check: ``(joined[N, ...], place, reader) -> column[N, ...]``.
+        check: ``(joined[N, ...], place, reader) -> column[N, ...]`` (or
+            several columns by name, a ragged buffer and its lengths).
         default: the column where the field is absent (``n -> array``), or
             None: the field is required.
         tail: each row's shape.
@@ -248,7 +249,7 @@ class Field:
     key: str
     column: str
     sides: frozenset[str]
-    check: Callable[[np.ndarray, Any, BatchReader], np.ndarray]
+    check: Callable[[np.ndarray, Any, BatchReader], np.ndarray | dict[str, np.ndarray]]
     default: Callable[[int], np.ndarray] | None = None
     tail: tuple[int, ...] = ()
     iou_type: str | None = None
@@ -269,6 +270,25 @@ def oriented_rows(arr: np.ndarray, place: Any) -> np.ndarray:
     return out
 
 
+def keypoint_rows(arr: np.ndarray, place: Any) -> dict[str, np.ndarray]:
+    """``[N, K, 3]`` keypoints ``(x, y, v)`` as COCO's ``keypoints`` lists are kept:
+    ``kp_values[N * 3K]`` float64 back to back (each number finite), ``kp_length[N]`` 3K."""
+    out = numbers(arr, place, "keypoints")
+    return {
+        "kp_values": out.reshape(-1),
+        "kp_length": np.full(len(out), out[0].size if len(out) else 0, dtype=np.int64),
+    }
+
+
+def keypoint_counts(arr: np.ndarray, place: Any) -> np.ndarray:
+    """``[N]`` int64 ``num_keypoints`` (0: the ground truth is ignored); -1 where not given."""
+    out = labels(arr, place, None, "num_keypoints")
+    if (out < -1).any():
+        r = int(np.flatnonzero(out < -1)[0])
+        raise place.error("num_keypoints", f"must be a count >= 0, got {int(out[r])}", r)
+    return out
+
+
 BOTH = frozenset({"pred", "gt"})
 FIELDS: tuple[Field, ...] = (
     Field("scores", "score", frozenset({"pred"}), lambda a, p, r: numbers(a, p, "scores")),
@@ -282,6 +302,15 @@ FIELDS: tuple[Field, ...] = (
         default=lambda n: np.full(n, np.nan),
     ),
     Field("obb", "xywhr", BOTH, lambda a, p, r: oriented_rows(a, p), tail=(5,), iou_type="obb"),
+    Field(
+        "keypoints", "keypoints", BOTH, lambda a, p, r: keypoint_rows(a, p), tail=(ANY, 3),
+        iou_type="keypoints",
+    ),
+    Field(
+        "num_keypoints", "num_keypoints", frozenset({"gt"}),
+        lambda a, p, r: keypoint_counts(a, p), default=lambda n: np.full(n, -1),
+        iou_type="keypoints",
+    ),
 )  # fmt: skip
 
 
@@ -525,13 +554,14 @@ class BatchReader:
         box_format: the layout of dict boxes.
         class_names: labels are indices into it; None: labels are category ids.
         masks: keep masks (``segm`` or ``boundary`` is scored).
-        boxes_required: every row needs a box (``bbox`` is scored).
+        boxes_required: the sides whose rows each need a box (both when
+            ``bbox`` is scored; the targets when ``keypoints`` are).
     """
 
     box_format: BoxFormat
     class_names: tuple[str, ...] | None
     masks: bool
-    boxes_required: bool
+    boxes_required: frozenset[str]
     iou_types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -561,7 +591,7 @@ class BatchReader:
         given = [d.get("boxes") for d in dicts]
         has = [v is not None for v in given]
         if not all(has):
-            if self.boxes_required:
+            if side in self.boxes_required:
                 raise _Unusual
             given = [
                 v if h else np.zeros((n, 4)) for v, h, n in zip(given, has, counts, strict=True)
@@ -590,8 +620,9 @@ class BatchReader:
             raw["boxes"] = _rows(_array(d["boxes"], place, "boxes"), place, "boxes", n, (4,))
             if raw["boxes"].dtype.kind not in "iufb":
                 raise place.error("boxes", f"must hold numbers, got {raw['boxes'].dtype}")
-        elif self.boxes_required:
-            raise place.error("boxes", "are missing (bbox is scored)")
+        elif place.side in self.boxes_required:
+            scored = "bbox" if "bbox" in self.iou_types else "keypoints"
+            raise place.error("boxes", f"are missing ({scored} is scored)")
         for f in self.fields(place.side):
             value = d.get(f.key)
             if value is None and f.default is None:
@@ -625,7 +656,8 @@ class BatchReader:
         }
         cols["xywh"], cols["has_box"] = self._xywh(pieces, place), pieces.has_box
         for f in self.fields(place.side):
-            cols[f.column] = f.check(pieces.raw[f.key], place, self)
+            out = f.check(pieces.raw[f.key], place, self)
+            cols.update(out if isinstance(out, dict) else {f.column: out})
         if pieces.masks is not None:
             cols.update(pieces.masks.columns("mask_"))
         return cols
