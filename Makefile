@@ -14,9 +14,9 @@ help: ## list the targets
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The install compiles the optional mask kernel (iou_eval/geometry/_rlekernel.c,
-# iou_eval/io/_rleresults.c): a change to it installs again.
-KERNEL_SOURCES := iou_eval/geometry/_rlekernel.c iou_eval/io/_rleresults.c iou_eval/geometry/_polykernel.c
+# The install compiles the optional C parts (the mask kernel, the COCO JSON
+# reader, the box core, the polygon kernel): a change to one installs again.
+KERNEL_SOURCES := $(wildcard iou_eval/*/_*.c)
 $(VENV)/.runtime: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
 	@touch $@

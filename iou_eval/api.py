@@ -251,7 +251,7 @@ def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:
     which says what is wrong in its turn.
     """
     from iou_eval.geometry.kernel import compiled
-    from iou_eval.io.compiled import results_reader
+    from iou_eval.io.compiled import json_reader
     from iou_eval.io.loaders import get
 
     names = {f for f in fmts if f is not None}
@@ -264,7 +264,7 @@ def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:
         import iou_eval.geometry.masks  # noqa: F401  (imported before the fork)
 
         compiled()
-        results_reader()
+        json_reader()
 
 
 def _load_beside_cluster(

@@ -16,7 +16,7 @@ from types import ModuleType
 # use a part name it here only to say which parts an install carries.
 PARTS = {
     "mask kernel": "iou_eval.geometry._rlekernel",
-    "RLE results reader": "iou_eval.io._rleresults",
+    "COCO JSON reader": "iou_eval.io._cocojson",
     "DOTA polygon IoU kernel": "iou_eval.geometry._polykernel",
 }
 
@@ -36,6 +36,11 @@ def _import(dotted: str) -> ModuleType | None:
 def load(dotted: str) -> ModuleType | None:
     """The extension module ``dotted``, or None (not built, or switched off)."""
     return None if switched_off() else _import(dotted)
+
+
+def built() -> list[str]:
+    """The names of the compiled parts this install carries (switched off or not)."""
+    return [name for name, dotted in PARTS.items() if _import(dotted) is not None]
 
 
 def describe() -> str:

@@ -1,4 +1,4 @@
-"""Independent parts of one evaluation on several cores, in forked processes.
+"""Independent parts of one evaluation on several cores, in forked processes or threads.
 
 A forked child sees the parent's arrays as they were at the fork, without a
 copy (pages are shared until written), so a part needs no inputs sent to it.
@@ -7,6 +7,8 @@ in-memory file that the parent maps: each array is copied once.
 
 Where ``fork`` is not available (Windows) or not safe (macOS), a job runs in
 this process when its result is asked for: the same results, one core.
+Work that releases the GIL (the compiled readers and kernels) runs in
+threads instead (:func:`run_threads`), on every platform.
 """
 
 from __future__ import annotations
@@ -169,6 +171,38 @@ def run_parts(fn: Callable[..., Any], parts: Sequence[Any]) -> list[Any]:
     finally:
         for j in jobs:
             j.cancel()
+
+
+def run_threads(fn: Callable[..., Any], parts: Sequence[Any]) -> list[Any]:
+    """``[fn(p) for p in parts]``, the first part here and the others in threads.
+
+    For work that releases the GIL (the compiled readers and kernels): the
+    threads share this process's memory, so nothing is forked, copied or
+    sent back.  An exception of any part is raised here, the first part's
+    first.
+    """
+    import threading
+
+    results: list[Any] = [None] * len(parts)
+    errors: list[BaseException | None] = [None] * len(parts)
+
+    def run(i: int) -> None:
+        try:
+            results[i] = fn(parts[i])
+        except BaseException as exc:  # noqa: BLE001 - raised again below
+            errors[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(1, len(parts))]
+    for t in threads:
+        t.start()
+    if parts:
+        run(0)
+    for t in threads:
+        t.join()
+    for exc in errors:
+        if exc is not None:
+            raise exc
+    return results
 
 
 def run_pool(fn: Callable[..., Any], parts: Sequence[Any], workers: int) -> list[Any]:

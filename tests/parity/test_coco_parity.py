@@ -15,6 +15,7 @@ import pytest
 
 from iou_eval import evaluate
 from iou_eval.engine import parallel
+from iou_eval.io.compiled import json_reader
 from iou_eval.options import AreaRange
 
 from .synth import make_scene, run_pycocotools
@@ -172,6 +173,7 @@ def parallel_everywhere(monkeypatch):
     monkeypatch.setattr(iou_eval.api, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 0)
     monkeypatch.setattr(iou_eval.io.loaders.coco, "_CHUNK_BYTES", 2000)
+    monkeypatch.setattr(iou_eval.io.loaders.json_decode, "_THREAD_PART_BYTES", 2000)
     started: list[str] = []
     init = parallel.Job.__init__
 
@@ -180,6 +182,14 @@ def parallel_everywhere(monkeypatch):
         init(self, fn, args)
 
     monkeypatch.setattr(parallel.Job, "__init__", counting)
+    threads = parallel.run_threads
+
+    def counting_threads(fn, parts):
+        started.extend(f"thread:{getattr(fn, '__qualname__', '')}" for _ in parts[1:])
+        return threads(fn, parts)
+
+    monkeypatch.setattr(parallel, "run_threads", counting_threads)
+    monkeypatch.setattr(iou_eval.io.loaders.json_decode, "run_threads", counting_threads)
     return started
 
 
@@ -202,7 +212,10 @@ def test_workers_give_pycocotools_arrays_and_the_one_process_result(
         )
     assert chunks is not None and len(chunks) > 1
     assert sum("load_gt" in j for j in jobs) == 1
-    assert sum("chunked_results" in j for j in jobs) == min(workers, len(chunks)) - 1
+    if json_reader() is None:
+        assert sum("chunked_results" in j for j in jobs) == min(workers, len(chunks)) - 1
+    else:  # the compiled reader reads its parts in threads
+        assert sum("threaded_results" in j for j in jobs) == workers - 1
     assert sum("match_and_accumulate" in j for j in jobs) == min(workers, 9) - 1
     assert_same(ours, run_pycocotools(gt, preds), f"seed {seed}, {workers} workers")
     one = evaluate(*files, workers=1)

@@ -66,8 +66,8 @@ def test_chunked_rle_results_give_pycocotools_arrays_with_one_and_two_workers(
     import iou_eval.io.loaders.coco as coco_loader
 
     if reader == "msgspec":
-        monkeypatch.setattr(iou_eval.io.compiled, "results_reader", lambda: None)
-    elif iou_eval.io.compiled.results_reader() is None:
+        monkeypatch.setattr(iou_eval.io.compiled, "json_reader", lambda: None)
+    elif iou_eval.io.compiled.json_reader() is None:
         pytest.skip("the compiled results reader is not built here")
     gt, results = _scene(seed, with_bbox=with_bbox)
     theirs = pycocotools_segm(_reference_gt(gt), results)

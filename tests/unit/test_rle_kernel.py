@@ -29,7 +29,7 @@ from iou_eval.geometry.masks import (
     mask_pair_overlaps,
 )
 from iou_eval.geometry.rle import BadRle, check_joined
-from iou_eval.io.compiled import results_reader
+from iou_eval.io.compiled import json_reader
 
 from .test_mask_bounds import _encode_counts, _random_masks, _rle
 
@@ -41,19 +41,15 @@ def test_kernel_is_built_where_a_compiler_is(monkeypatch):
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler on this machine")
     assert KERNEL is not None, "a C compiler is here but iou_eval.geometry._rlekernel was not built"
-    assert results_reader() is not None, "iou_eval.io._rleresults was not built"
-    assert parts.describe() == (
-        "mask kernel: compiled, in use\nRLE results reader: compiled, in use\n"
-        "DOTA polygon IoU kernel: compiled, in use"
-    )
+    assert json_reader() is not None, "iou_eval.io._cocojson was not built"
+    # --version names every compiled part, and says it runs.
+    assert parts.describe() == "\n".join(f"{name}: compiled, in use" for name in parts.PARTS)
     monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     assert kernel.compiled() is None
-    assert results_reader() is None
+    assert json_reader() is None
     # Switched off is not absent: --version says the parts are installed.
-    assert parts.describe() == (
-        "mask kernel: installed, switched off by IOU_EVAL_NO_KERNEL\n"
-        "RLE results reader: installed, switched off by IOU_EVAL_NO_KERNEL\n"
-        "DOTA polygon IoU kernel: installed, switched off by IOU_EVAL_NO_KERNEL"
+    assert parts.describe() == "\n".join(
+        f"{name}: installed, switched off by IOU_EVAL_NO_KERNEL" for name in parts.PARTS
     )
 
 

@@ -1,7 +1,7 @@
 """The compiled results reader gives the columns msgspec's records give, or gives up.
 
-``iou_eval/io/_rleresults.c`` reads a chunk of a results list whose masks are
-compressed RLEs straight into columns.  Here, on generated chunks written in
+``iou_eval/io/_cocojson.c`` reads a chunk of a results list whose masks are
+compressed RLEs straight into columns (with masks, ``results(buf, MASKS)``).  Here, on generated chunks written in
 every way JSON allows (key order, whitespace, number spellings, escapes,
 unknown keys holding any value, nulls), its columns equal, bit for bit,
 those of the msgspec path (:data:`_RLE_DECODER` records through
@@ -19,11 +19,13 @@ import numpy as np
 import pytest
 from pycocotools import mask as mask_utils
 
-from iou_eval.io.compiled import results_reader
+from iou_eval.io.compiled import json_reader
 from iou_eval.io.loaders import coco
 from iou_eval.io.loaders.json_decode import quiet_decode
 
-READER = results_reader()
+from .json_spellings import mutations, number, unknown_value, ws
+
+READER = json_reader()
 pytestmark = pytest.mark.skipif(READER is None, reason="the compiled results reader is not built")
 
 
@@ -56,46 +58,7 @@ def _masks(rng, n: int) -> list[dict]:
     return out
 
 
-# Ways to spell a number in JSON, and the value each must read as.
-_NUMBERS = [
-    "0", "-0", "0.0", "-0.0", "1", "-7", "12.5", "1e3", "1E3", "1e+3", "2.5e-3", "-1.25E-2",
-    "0.1", "0.30000000000000004", "123456789012345678", "9007199254740993", "1e22", "1e23",
-    "4.9e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "1e-400",
-    "0.000000000000000000000000012345", "123456789.123456789", "3.141592653589793238462643",
-]  # fmt: skip
-
-
-def _number(rng) -> str:
-    if rng.random() < 0.5:
-        return str(rng.choice(_NUMBERS))
-    x = float(rng.uniform(-1e4, 1e4)) * 10.0 ** int(rng.integers(-30, 30))
-    return [repr(x), f"{x:.3f}", f"{x:.17g}", f"{x:e}"][int(rng.integers(4))]
-
-
-def _ws(rng) -> str:
-    """JSON whitespace, mostly none."""
-    if rng.random() < 0.7:
-        return ""
-    return "".join(rng.choice([" ", "\n", "\t", "\r"], size=int(rng.integers(1, 3))))
-
-
-def _unknown_value(rng, depth: int = 0) -> str:
-    kind = int(rng.integers(7 if depth < 3 else 4))
-    if kind == 0:
-        return _number(rng)
-    if kind == 1:
-        return str(rng.choice(["true", "false", "null"]))
-    if kind == 2:
-        return json.dumps(
-            str(rng.choice(["x", 'a "quoted" word', "back\\slash", "tab\there", "/"]))
-        )
-    if kind == 3:
-        return '"\\/ and \\b\\f\\n\\r\\t"'
-    if kind in (4, 5):
-        items = [_unknown_value(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))]
-        return "[" + ",".join(items) + "]"
-    items = [f'"k{i}":{_unknown_value(rng, depth + 1)}' for i in range(int(rng.integers(0, 4)))]
-    return "{" + ",".join(items) + "}"
+_number, _ws, _unknown_value = number, ws, unknown_value
 
 
 def _record(rng, rle: dict) -> str:
@@ -144,7 +107,7 @@ def _record(rng, rle: dict) -> str:
 
 
 def _chunk(records: list[str], rng) -> bytes:
-    return ("[" + _ws(rng) + ("," + _ws(rng)).join(records) + _ws(rng) + "]").encode("ascii")
+    return ("[" + _ws(rng) + ("," + _ws(rng)).join(records) + _ws(rng) + "]").encode("utf-8")
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -186,8 +149,9 @@ _BASE = '{"image_id": 1, "category_id": 2, "score": 0.5, "bbox": [1, 2, 3, 4], "
         '[{"image_id": 1, "category_id": 2, "score": 0.5, "iscrowd": null}]',
         '[{"image_id": 1, "category_id": 2, "score": 0.5, "area": "big"}]',
         '[{"image_id": 1, "category_id": 2, "score": 0.5, "id": 1.5}]',
-        '[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\\u0041"}]',  # a \\u escape
-        '[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "caf\xe9"}]',  # not ASCII
+        '[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\\ud800"}]',  # a surrogate
+        '[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\\u00"}]',  # a short \\u escape
+        '[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\\a"}]',  # not an escape
         '[{"image\\u005fid": 1, "category_id": 2, "score": 0.5}]',  # an escaped key
         '[{"image_id": 1, "category_id": 2, "score": 0.5, "segmentation": [[1, 2, 3, 4, 5, 6]]}]',
         '[{"image_id": 1, "category_id": 2, "score": 0.5, "segmentation": {"size": [2, 2], "counts": [4]}}]',
@@ -205,13 +169,42 @@ _BASE = '{"image_id": 1, "category_id": 2, "score": 0.5, "bbox": [1, 2, 3, 4], "
     ],
 )
 def test_reader_gives_up_on_what_it_is_not_sure_of(text):
-    assert READER.read(bytearray(text.encode("utf-8"))) is None
+    assert READER.results(bytearray(text.encode("utf-8")), READER.MASKS) is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\\u0041"}]',
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "caf\xc3\xa9 \xe2\x82\xac"}]',
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\xf0\x9f\x98\x80"}]',
+    ],
+)
+def test_reader_reads_escapes_and_utf8_in_skipped_strings(data):
+    _assert_same_columns(coco._read_rle_results(bytearray(data)), _msgspec_columns(data))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\xc3"}]',  # cut short
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\xc0\xaf"}]',  # overlong
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\xed\xa0\x80"}]',  # surrogate
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\xf4\x90\x80\x80"}]',
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "x": "\xff"}]',
+    ],
+)
+def test_reader_gives_up_on_bytes_that_are_not_utf8(data):
+    assert READER.results(bytearray(data), READER.MASKS) is None
 
 
 def test_a_chunk_the_reader_gives_up_on_is_read_by_msgspec():
-    """An escape the reader does not read: the chunk's columns come from msgspec records."""
-    text = b"[" + (_BASE % ', "note": "\\u0041"').encode() + b"," + (_BASE % "").encode() + b"]"
-    assert READER.read(bytearray(text)) is None
+    """An escape the reader does not read (a surrogate pair): the chunk's columns come
+    from msgspec records."""
+    text = (
+        b"[" + (_BASE % ', "note": "\\ud83d\\ude00"').encode() + b"," + (_BASE % "").encode() + b"]"
+    )
+    assert READER.results(bytearray(text), READER.MASKS) is None
     _assert_same_columns(
         coco._chunk_columns(bytearray(text), 0, None, "p.json", masks=True), _msgspec_columns(text)
     )
@@ -230,20 +223,8 @@ def test_a_bad_string_leaves_the_chunk_to_the_generic_decoder():
 def _mutations(seed: int, n: int):
     """Chunks of valid results with a few bytes inserted, removed or replaced."""
     rng = np.random.default_rng(seed)
-    base = bytearray(_chunk([_record(rng, m) for m in _masks(rng, 12)], rng))
-    alphabet = list(b'{}[],:"\\/.-+eE0123456789 \ntrufalsn') + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF]
-    for _ in range(n):
-        text = bytearray(base)
-        for _ in range(int(rng.integers(1, 4))):
-            at = int(rng.integers(0, len(text)))
-            kind = int(rng.integers(3))
-            if kind == 0:
-                text.insert(at, int(rng.choice(alphabet)))
-            elif kind == 1 and len(text) > 2:
-                del text[at]
-            else:
-                text[at] = int(rng.choice(alphabet))
-        yield bytes(text)
+    base = _chunk([_record(rng, m) for m in _masks(rng, 12)], rng)
+    yield from mutations(base, seed, n)
 
 
 def _outcome(read) -> tuple[str, dict | None]:

@@ -8,6 +8,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from iou_eval.engine.compiled import PARTS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -24,7 +26,8 @@ def test_wheel_contains_every_module(tmp_path):
     missing = expected - names
     assert not missing, f"missing from the wheel: {sorted(missing)}"
     assert any(n.endswith("entry_points.txt") for n in names)
-    # The optional kernels are compiled into the wheel where a compiler is at hand.
+    # The optional compiled parts are built into the wheel where a compiler is at hand.
     if shutil.which("cc") or shutil.which("gcc"):
-        for module in ("geometry/_rlekernel", "io/_rleresults", "geometry/_polykernel"):
-            assert any(n.startswith(f"iou_eval/{module}") and n.endswith(".so") for n in names)
+        for dotted in PARTS.values():
+            stem = dotted.replace(".", "/") + "."
+            assert any(n.startswith(stem) and n.endswith((".so", ".pyd")) for n in names), dotted

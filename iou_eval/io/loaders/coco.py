@@ -6,7 +6,7 @@ evaluation does not read (segmentations above all), then turned into columns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import chain
 from operator import attrgetter
@@ -30,7 +30,7 @@ from iou_eval.data.reconcile import id_order
 from iou_eval.errors import InputError
 from iou_eval.escape import excerpt, quoted
 from iou_eval.io.loaders.common import JSON_ERRORS, LoadOptions, json_error, read_bytes
-from iou_eval.io.loaders.json_decode import chunked_results, quiet_decode
+from iou_eval.io.loaders.json_decode import chunked_results, quiet_decode, threaded_results
 
 Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
 Id = int | str
@@ -277,29 +277,97 @@ def _read_rle_results(chunk: bytearray) -> dict | None:
 
     The columns :func:`annotation_columns` gives for the same results decoded
     with :data:`_RLE_DECODER` (role ``pred``, masks).  None where the reader
-    is not built or gives up on the chunk (see ``iou_eval/io/_rleresults.c``).
+    is not built or gives up on the chunk (see ``iou_eval/io/_cocojson.c``).
 
     Raises:
         _NotChecked: as :func:`_checked_rle_columns`.
     """
-    from iou_eval.io.compiled import results_reader
+    from iou_eval.io.compiled import json_reader
 
-    reader = results_reader()
-    read = reader.read(chunk) if reader is not None else None
+    reader = json_reader()
+    read = reader.results(chunk, reader.MASKS) if reader is not None else None
     if read is None:
         return None
-    n, image_id, category_id, bbox, has_bbox, score, seg_length, size, counts = read
-    lengths = np.frombuffer(seg_length, dtype=np.int64)
+    n = read["n"]
+    lengths = np.frombuffer(read["seg_length"], dtype=np.int64)
     has = lengths >= 0
-    sizes = np.frombuffer(size, dtype=np.int64).reshape(n, 2)
+    sizes = np.frombuffer(read["size"], dtype=np.int64).reshape(n, 2)
     return {
-        **_checked_rle_columns(has, sizes, np.where(has, lengths, 0), counts),
-        "has_bbox": np.frombuffer(has_bbox, dtype=bool),
-        "boxes": np.frombuffer(bbox, dtype=np.float64).reshape(n, 4),
-        "score": np.frombuffer(score, dtype=np.float64),
-        "image_id": np.frombuffer(image_id, dtype=np.int64),
-        "category_id": np.frombuffer(category_id, dtype=np.int64),
+        **_checked_rle_columns(has, sizes, np.where(has, lengths, 0), read["counts"]),
+        "has_bbox": np.frombuffer(read["has_bbox"], dtype=bool),
+        **_compiled_box_columns(read),
     }
+
+
+def _compiled_box_columns(read: dict) -> dict:
+    """``boxes``, ``score``, ``image_id`` and ``category_id`` of what the compiled reader read."""
+    n = read["n"]
+    cols = {
+        "boxes": np.frombuffer(read["bbox"], dtype=np.float64).reshape(n, 4),
+        "score": np.frombuffer(read["score"], dtype=np.float64) if "score" in read else None,
+        "image_id": np.frombuffer(read["image_id"], dtype=np.int64),
+        "category_id": np.frombuffer(read["category_id"], dtype=np.int64),
+    }
+    return cols
+
+
+def read_box_results(data: Any, start: int = 0, end: int = -1, bare: bool = False) -> dict | None:
+    """The columns of a results list with boxes (no masks) read by the compiled reader, or None.
+
+    ``data[start:end]``: the list, or with ``bare`` a run of its elements
+    (cut at element boundaries).  The columns :func:`annotation_columns`
+    gives for the same results decoded with :data:`_DECODER` (role
+    ``pred``); None where the reader is not built or gives up (see
+    ``iou_eval/io/_cocojson.c``).  The file is read with the GIL released.
+    """
+    from iou_eval.io.compiled import json_reader
+
+    reader = json_reader()
+    if reader is None:
+        return None
+    read = reader.results(data, reader.BARE if bare else 0, start, end)
+    return None if read is None else _compiled_box_columns(read)
+
+
+def _read_compiled_dataset(data: bytes, path: str) -> _Read | None:
+    """A ground truth with boxes read by the compiled reader, or None (not built, or not sure).
+
+    The columns and lists :func:`_read` gives for the same file decoded
+    with :data:`_DECODER`.
+    """
+    from iou_eval.io.compiled import json_reader
+
+    reader = json_reader()
+    read = reader.dataset(data) if reader is not None else None
+    if read is None:
+        return None
+    n = read["n"]
+    ids = np.frombuffer(read["id"], dtype=np.int64)
+    cols = {
+        **_compiled_box_columns(read),
+        "area": np.frombuffer(read["area"], dtype=np.float64),
+        "iscrowd": np.frombuffer(read["iscrowd"], dtype=bool),
+        "ignore": np.frombuffer(read["ignore"], dtype=bool),
+        "id_source": None,
+    }
+    if not np.frombuffer(read["has_id"], dtype=bool).all():
+        # pycocotools cannot index annotations without ids; number them.
+        cols["id"] = np.arange(1, n + 1, dtype=np.int64)
+    else:
+        cols["id"] = ids
+        if n > 1 and (np.diff(np.sort(ids)) == 0).any():
+            cols["raw_ids"] = ids.tolist()
+            cols["id_source"] = last_with_same_id(cols["raw_ids"])
+    images = _Listed(
+        ids=np.frombuffer(read["image.id"], dtype=np.int64).tolist(),
+        names=read["image.file_name"],
+        width=np.frombuffer(read["image.width"], dtype=np.float64),
+        height=np.frombuffer(read["image.height"], dtype=np.float64),
+    )
+    categories = _Listed(
+        ids=np.frombuffer(read["category.id"], dtype=np.int64).tolist(), names=read["category.name"]
+    )
+    return _Read(cols, images, categories, "annotations[{}]")
 
 
 def checked_rles(cols: dict, rows) -> Any:
@@ -557,6 +625,48 @@ def chunked_columns(
     return chunked_results(path, columns, workers, _CHUNK_BYTES, executor, sink_key)
 
 
+@dataclass(frozen=True)
+class _Listed:
+    """A file's ``images`` or ``categories`` list as columns.
+
+    ``ids[N]`` as the file spells them; ``names[N]`` the file names or
+    category names (None where absent); ``width[N]``, ``height[N]`` float64
+    (NaN where absent; images only); ``extra``: LVIS's fields as decoded,
+    one value per row (images: ``neg_category_ids``,
+    ``not_exhaustive_category_ids``; categories: ``frequency``), absent
+    where no row has them.
+    """
+
+    ids: list
+    names: list
+    width: Any = None
+    height: Any = None
+    extra: dict[str, list] = field(default_factory=dict)
+
+    @staticmethod
+    def of_images(images: list[_Image] | None) -> _Listed | None:
+        if images is None:
+            return None
+        lists = ("neg_category_ids", "not_exhaustive_category_ids")
+        return _Listed(
+            ids=[im.id for im in images],
+            names=[im.file_name for im in images],
+            width=[np.nan if im.width is None else im.width for im in images],
+            height=[np.nan if im.height is None else im.height for im in images],
+            extra={name: [getattr(im, name) for im in images] for name in lists},
+        )
+
+    @staticmethod
+    def of_categories(categories: list[_Category] | None) -> _Listed | None:
+        if categories is None:
+            return None
+        return _Listed(
+            ids=[c.id for c in categories],
+            names=[c.name for c in categories],
+            extra={"frequency": [c.frequency for c in categories]},
+        )
+
+
 @dataclass
 class _Read:
     """What one COCO file gave: annotation columns and the lists it had, if any.
@@ -566,22 +676,36 @@ class _Read:
     """
 
     cols: dict
-    images: list[_Image] | None
-    categories: list[_Category] | None
+    images: _Listed | None
+    categories: _Listed | None
     label: str
 
 
 def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None) -> _Read:
-    """Decode the file (in chunks when it is a large results list) into columns.
+    """Decode the file (in parts when it is a large results list) into columns.
 
     ``data``: the JSON itself (an in-memory input named ``path``), not read from disk.
+    The compiled reader reads what it is sure of; msgspec reads the rest
+    and says what is wrong with a bad file.
     """
     masks, keypoints = options.masks, options.keypoints
     chunked = role == "pred" and data is None and not keypoints
+    boxes_only = not masks and not keypoints  # what the compiled reader reads
+    if chunked and boxes_only and options.executor is None:
+        cols = threaded_results(path, read_box_results, options.workers)
+        if cols is not None:
+            return _Read(cols, None, None, "[{}]")
     cols = chunked_columns(path, options.workers, masks, options.executor) if chunked else None
     if cols is not None:
         return _Read(cols, None, None, "[{}]")
-    doc = _decode(path, read_bytes(path) if data is None else data, masks, keypoints)
+    raw = read_bytes(path) if data is None else data
+    if boxes_only:
+        fast = _read_compiled_dataset(raw, path) if role == "gt" else None
+        if fast is not None:
+            return fast
+        if role == "pred" and (cols := read_box_results(raw)) is not None:
+            return _Read(cols, None, None, "[{}]")
+    doc = _decode(path, raw, masks, keypoints)
     if isinstance(doc, list):
         if role == "gt":
             raise InputError(
@@ -600,11 +724,11 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
         raise InputError(path, "expected a 'categories' list in the ground truth, found none")
     label = "annotations[{}]"
     cols = annotation_columns(doc.annotations, path, label, role, masks=masks, keypoints=keypoints)
-    return _Read(cols, doc.images, doc.categories, label)
+    return _Read(cols, _Listed.of_images(doc.images), _Listed.of_categories(doc.categories), label)
 
 
 def _image_table(
-    images_in: list[_Image] | None, img_keys: np.ndarray | list[Key], path: str
+    images_in: _Listed | None, img_keys: np.ndarray | list[Key], path: str
 ) -> tuple[ImageTable, np.ndarray]:
     """The image table and each annotation's image (-1 where the table lacks it)."""
     if images_in is None:
@@ -617,9 +741,9 @@ def _image_table(
     # The table keeps the ids as the file spells them (pycocotools orders
     # "10" and 10 differently); annotations join them by value.
     ids = []
-    for i, im in enumerate(images_in):
+    for i, raw in enumerate(images_in.ids):
         try:
-            ids.append(normalize_id(im.id))
+            ids.append(normalize_id(raw))
         except ValueError as exc:
             raise InputError(path, f"image id: {exc}", where=f"images[{i}].id") from None
     if len(set(ids)) != len(ids):
@@ -632,12 +756,7 @@ def _image_table(
                     where=f"images[{i}].id",
                 )
             seen[k] = i
-    images = ImageTable.build(
-        [im.id for im in images_in],
-        [im.file_name for im in images_in],
-        [np.nan if im.width is None else im.width for im in images_in],
-        [np.nan if im.height is None else im.height for im in images_in],
-    )
+    images = ImageTable.build(images_in.ids, images_in.names, images_in.width, images_in.height)
     images = replace(
         images,
         negative=_category_lists(images_in, "neg_category_ids", path),
@@ -646,18 +765,16 @@ def _image_table(
     return images, _positions(img_keys, tuple(ids))
 
 
-def _category_lists(
-    images_in: list[_Image], name: str, path: str
-) -> tuple[tuple[Key, ...], ...] | None:
+def _category_lists(images_in: _Listed, name: str, path: str) -> tuple[tuple[Key, ...], ...] | None:
     """Each image's LVIS list ``name`` as normalized category ids; None when no image has one.
 
     An image without the list has none (an empty tuple).
     """
-    if all(getattr(im, name) is None for im in images_in):
+    lists = images_in.extra.get(name)
+    if lists is None or all(raw is None for raw in lists):
         return None
     out: list[tuple[Key, ...]] = []
-    for i, im in enumerate(images_in):
-        raw = getattr(im, name)
+    for i, raw in enumerate(lists):
         if raw is None:
             out.append(())
             continue
@@ -677,26 +794,27 @@ def _category_lists(
 FREQUENCIES = ("r", "c", "f")
 
 
-def _frequencies(categories_in: list[_Category], path: str) -> tuple[str | None, ...] | None:
+def _frequencies(categories_in: _Listed, path: str) -> tuple[str | None, ...] | None:
     """Each category's LVIS ``frequency`` (``r``, ``c`` or ``f``); None when no category has one."""
-    if all(c.frequency is None for c in categories_in):
+    frequencies = categories_in.extra.get("frequency")
+    if frequencies is None or all(f is None for f in frequencies):
         return None
-    for i, c in enumerate(categories_in):
-        if c.frequency is not None and c.frequency not in FREQUENCIES:
+    for i, f in enumerate(frequencies):
+        if f is not None and f not in FREQUENCIES:
             raise InputError(
                 path,
                 f"frequency must be one of r, c, f (rare, common, frequent), got "
-                f"{excerpt(repr(c.frequency))}",
+                f"{excerpt(repr(f))}",
                 where=f"categories[{i}].frequency",
             )
-    return tuple(c.frequency for c in categories_in)
+    return tuple(frequencies)
 
 
 def _category_table(
-    categories_in: list[_Category] | None, cat_keys: np.ndarray | list[Key], role: str, path: str
+    categories_in: _Listed | None, cat_keys: np.ndarray | list[Key], role: str, path: str
 ) -> tuple[CategoryTable, np.ndarray]:
     """The category table and each annotation's category (-1 where the table lacks it)."""
-    if categories_in is None or (role == "pred" and not categories_in):
+    if categories_in is None or (role == "pred" and not categories_in.ids):
         if isinstance(cat_keys, np.ndarray):
             uniq_c, category_idx = dense_codes(cat_keys)
             cvocab = tuple(uniq_c.tolist())
@@ -706,9 +824,9 @@ def _category_table(
         return categories, _positions(cat_keys, categories.ids)
     # As for images: ids as spelled in the table, joined by value.
     cids, raw_cids, cnames = [], [], []
-    for i, c in enumerate(categories_in):
+    for i, (raw, name) in enumerate(zip(categories_in.ids, categories_in.names, strict=True)):
         try:
-            cid = normalize_id(c.id)
+            cid = normalize_id(raw)
         except ValueError as exc:
             raise InputError(path, f"category id: {exc}", where=f"categories[{i}].id") from None
         if cid in cids:
@@ -716,8 +834,8 @@ def _category_table(
                 path, f"category id {quoted(cid)} appears twice", where=f"categories[{i}].id"
             )
         cids.append(cid)
-        raw_cids.append(c.id)
-        cnames.append(c.name if c.name is not None else str(c.id))
+        raw_cids.append(raw)
+        cnames.append(name if name is not None else str(raw))
     if role == "pred":
         # Result categories that the file's own list lacks are still kept.
         for k in _vocab(cat_keys):

@@ -22,7 +22,7 @@ import msgspec
 import numpy as np
 
 from iou_eval.engine.memory import gc_paused
-from iou_eval.engine.parallel import run_parts
+from iou_eval.engine.parallel import run_parts, run_threads
 from iou_eval.errors import InputError
 from iou_eval.io.loaders.common import JSON_ERRORS
 
@@ -206,6 +206,46 @@ def chunked_results(
     if sink is not None and sink_key is not None:
         out[sink_key] = np.frombuffer(sink, dtype=np.uint8)
     return out
+
+
+# Read by threads: parts of at least this many bytes (smaller files: one part).
+_THREAD_PART_BYTES = 4 << 20
+
+# read(data, start, end, bare): the columns of data[start:end] (a whole list,
+# or with bare a run of its elements), or None when unsure.
+SpanReader = Callable[..., "dict | None"]
+
+
+def threaded_results(path: str, read: SpanReader, workers: int = 1) -> dict | None:
+    """Columns of a results list read in place by ``read`` in up to ``workers`` threads, or None.
+
+    For a reader that releases the GIL (the compiled one): the file is
+    mapped, not copied; a large list is cut at element boundaries into one
+    run of elements per thread, each read where it lies, and the columns are
+    joined in file order.  As for :func:`chunked_results`, each cut is proven
+    by the part before it reading whole.  None when the reader is not sure
+    of any part (or the file cannot be mapped): the caller reads the file
+    another way, which also locates errors.
+    """
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if not size:
+                return None
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        n = max(1, min(workers, size // _THREAD_PART_BYTES))
+        spans = plan_chunks(data, size // n) if n > 1 else None
+        if spans is None:
+            return read(data)
+        parts = run_threads(lambda span: read(data, span[0], span[1], True), spans)
+        if any(p is None for p in parts):
+            return None
+        return _join(parts)
+    finally:
+        data.close()
 
 
 def _contiguous(spans: list[tuple[int, int]], n: int) -> list[list[tuple[int, int]]]:

@@ -1,0 +1,1308 @@
+/*
+ * COCO JSON read straight into columns: a results list (boxes, scores, and
+ * compressed RLE masks when masks are scored) and a ground-truth dataset
+ * (images, categories, annotations with boxes, area, iscrowd, ignore).
+ *
+ * Optional, like iou_eval/geometry/_rlekernel.c: without it
+ * iou_eval.io.loaders.coco decodes the files with msgspec.  This reader
+ * gives the columns that msgspec's decoding of the same bytes into the
+ * loader's records gives, and is sure of a narrower grammar: on anything
+ * else (a string id, a float where an integer stands, a key it reads
+ * written twice, a missing field, an escape in a string it returns, bytes
+ * that are not UTF-8, a number out of range, bad JSON, ...) it returns None
+ * and the caller decodes with msgspec, which also says what is wrong with a
+ * bad file.  tests/unit/test_coco_reader.py and test_rle_results.py compare
+ * the two on generated files and on byte-level mutations of them.
+ *
+ * Numbers are correctly rounded, as msgspec's are: exactly when the
+ * significand and the power of ten are both exact doubles (Clinger's fast
+ * path), else by Eisel and Lemire's 128-bit product (as fast_float and
+ * msgspec compute it), else -- a significand of more than 19 digits, a
+ * power of ten outside the table, a subnormal or an ambiguous product --
+ * by CPython's own conversion once the GIL is held again.  The file is read
+ * with the GIL released, so several threads read parts of it at once.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(_MSC_VER)
+#include <intrin.h>
+#endif
+
+/* Nesting of skipped values (unknown keys, polygons); deeper: give up. */
+#define MAX_DEPTH 32
+
+/* ------------------------------------------------------------ growable arrays */
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Vec;
+
+static int vec_grow(Vec *v, size_t n) {
+    size_t cap = v->cap ? v->cap : 1 << 12;
+    while (cap < v->len + n) cap *= 2;
+    char *d = realloc(v->data, cap);
+    if (!d) return -1;
+    v->data = d;
+    v->cap = cap;
+    return 0;
+}
+
+static inline int vec_put(Vec *v, const void *src, size_t n) {
+    if (v->len + n > v->cap && vec_grow(v, n) < 0) return -1;
+    memcpy(v->data + v->len, src, n);
+    v->len += n;
+    return 0;
+}
+
+/* ------------------------------------------------- a column handed to numpy */
+
+/* Memory the reader filled, handed over without a copy: numpy's frombuffer
+   keeps the block alive as long as an array views it. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t len;
+} Block;
+
+static void block_dealloc(PyObject *self) {
+    free(((Block *)self)->data);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+    Block *b = (Block *)self;
+    return PyBuffer_FillInfo(view, self, b->data, b->len, 0, flags);
+}
+
+static PyBufferProcs block_as_buffer = {block_getbuffer, NULL};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "iou_eval.io._cocojson.Block",
+    .tp_basicsize = sizeof(Block),
+    .tp_dealloc = block_dealloc,
+    .tp_as_buffer = &block_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Bytes the reader wrote, viewed by numpy without a copy.",
+};
+
+/* A Block owning v's memory (v is left empty); NULL with an error set. */
+static PyObject *block_of(Vec *v) {
+    Block *b = PyObject_New(Block, &BlockType);
+    if (!b) return NULL;
+    if (!v->data) v->data = malloc(1); /* numpy wants an address, even for no bytes */
+    if (!v->data) {
+        Py_DECREF(b);
+        return PyErr_NoMemory();
+    }
+    b->data = v->data;
+    b->len = (Py_ssize_t)v->len;
+    v->data = NULL;
+    v->len = v->cap = 0;
+    return (PyObject *)b;
+}
+
+/* ------------------------------------------------------------------- tokens */
+
+typedef struct {
+    const uint8_t *p, *end;
+} Cur;
+
+static inline void skip_ws(Cur *c) {
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\n' || *c->p == '\r' || *c->p == '\t'))
+        c->p++;
+}
+
+/* Whether the next token is `ch` (taken if so). */
+static inline int take(Cur *c, uint8_t ch) {
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ch) {
+        c->p++;
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether the next token is the literal `word` of n letters (taken if so). */
+static inline int take_word(Cur *c, const char *word, size_t n) {
+    skip_ws(c);
+    if ((size_t)(c->end - c->p) >= n && memcmp(c->p, word, n) == 0) {
+        c->p += n;
+        return 1;
+    }
+    return 0;
+}
+#define TAKE_NULL(c) take_word(c, "null", 4)
+
+/* A key: ASCII without escapes (else give up), and its colon.  0, or -1. */
+static int read_key(Cur *c, const uint8_t **s, size_t *len) {
+    if (!take(c, '"')) return -1;
+    const uint8_t *a = c->p;
+    while (c->p < c->end && *c->p != '"') {
+        if (*c->p < 0x20 || *c->p >= 0x80 || *c->p == '\\') return -1;
+        c->p++;
+    }
+    if (c->p >= c->end) return -1;
+    *s = a;
+    *len = (size_t)(c->p - a);
+    c->p++;
+    return take(c, ':') ? 0 : -1;
+}
+
+static inline int key_is(const uint8_t *s, size_t len, const char *name, size_t n) {
+    return len == n && memcmp(s, name, n) == 0;
+}
+#define KEY_IS(s, len, lit) key_is(s, len, lit, sizeof(lit) - 1)
+
+/* The length of the UTF-8 character at p (shortest form, no surrogate, at
+   most U+10FFFF), or 0 when the bytes are not one. */
+static int utf8_char(const uint8_t *p, const uint8_t *e) {
+    uint8_t b = p[0];
+    if (b < 0x80) return 1;
+    if (b >= 0xC2 && b <= 0xDF) return (e - p >= 2 && (p[1] & 0xC0) == 0x80) ? 2 : 0;
+    if (b >= 0xE0 && b <= 0xEF) {
+        if (e - p < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
+        if (b == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
+        if (b == 0xED && p[1] >= 0xA0) return 0; /* a surrogate */
+        return 3;
+    }
+    if (b >= 0xF0 && b <= 0xF4) {
+        if (e - p < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+            return 0;
+        if (b == 0xF0 && p[1] < 0x90) return 0; /* overlong */
+        if (b == 0xF4 && p[1] >= 0x90) return 0; /* past U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+static inline int hex_digit(uint8_t ch) {
+    return (ch >= '0' && ch <= '9') || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f');
+}
+
+/*
+ * A string skipped: UTF-8 without control characters; escapes \" \\ \/ \b
+ * \f \n \r \t and \uXXXX outside the surrogates (a surrogate: give up, its
+ * pairing rules are msgspec's).  0, or -1.
+ */
+static int skip_string(Cur *c) {
+    if (!take(c, '"')) return -1;
+    const uint8_t *p = c->p, *e = c->end;
+    while (p < e) {
+        uint8_t ch = *p;
+        if (ch == '"') {
+            c->p = p + 1;
+            return 0;
+        }
+        if (ch < 0x20) return -1;
+        if (ch == '\\') {
+            if (++p >= e) return -1;
+            switch (*p) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                p++;
+                continue;
+            case 'u':
+                if (e - p < 5 || !hex_digit(p[1]) || !hex_digit(p[2]) || !hex_digit(p[3]) ||
+                    !hex_digit(p[4]))
+                    return -1;
+                if ((p[1] | 0x20) == 'd' && p[2] >= '8') return -1; /* D800-DFFF */
+                p += 5;
+                continue;
+            default:
+                return -1;
+            }
+        }
+        if (ch < 0x80) {
+            p++;
+            continue;
+        }
+        int k = utf8_char(p, e);
+        if (!k) return -1;
+        p += k;
+    }
+    return -1;
+}
+
+/*
+ * A string value returned: its characters as written; escapes are read and
+ * UTF-8 checked when it becomes a str (unescape).  0, or -1.
+ */
+static int read_text(Cur *c, const uint8_t **s, size_t *len) {
+    if (!take(c, '"')) return -1;
+    const uint8_t *a = c->p;
+    while (c->p < c->end && *c->p != '"') {
+        if (*c->p < 0x20) return -1;
+        c->p += *c->p == '\\' ? 2 : 1;
+    }
+    if (c->p >= c->end) return -1;
+    *s = a;
+    *len = (size_t)(c->p - a);
+    c->p++;
+    return 0;
+}
+
+static unsigned hex4(const uint8_t *p) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) v = v * 16 + (unsigned)(p[i] <= '9' ? p[i] - '0' : (p[i] | 0x20) - 'a' + 10);
+    return v;
+}
+
+/*
+ * A string's characters s[0:n] (escapes as written) in UTF-8, written to
+ * `out` (n bytes suffice: no escape is shorter than what it stands for).
+ * Its length, or -1: a bad escape, or a surrogate that is not half of a
+ * pair (msgspec refuses both).  The UTF-8 itself is checked by the caller.
+ */
+static Py_ssize_t unescape(const uint8_t *s, size_t n, char *out) {
+    const uint8_t *e = s + n;
+    char *o = out;
+    while (s < e) {
+        if (*s != '\\') {
+            *o++ = (char)*s++;
+            continue;
+        }
+        if (e - s < 2) return -1;
+        uint8_t k = s[1];
+        s += 2;
+        const char *plain = strchr("\"\\/bfnrt", k);
+        if (k && plain) {
+            *o++ = "\"\\/\b\f\n\r\t"[plain - "\"\\/bfnrt"];
+            continue;
+        }
+        if (k != 'u' || e - s < 4 || !hex_digit(s[0]) || !hex_digit(s[1]) || !hex_digit(s[2]) ||
+            !hex_digit(s[3]))
+            return -1;
+        uint32_t cp = hex4(s);
+        s += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return -1;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (e - s < 6 || s[0] != '\\' || s[1] != 'u' || !hex_digit(s[2]) || !hex_digit(s[3]) ||
+                !hex_digit(s[4]) || !hex_digit(s[5]))
+                return -1;
+            uint32_t lo = hex4(s + 2);
+            if (lo < 0xDC00 || lo > 0xDFFF) return -1;
+            s += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        if (cp < 0x80) {
+            *o++ = (char)cp;
+        } else if (cp < 0x800) {
+            *o++ = (char)(0xC0 | (cp >> 6));
+            *o++ = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            *o++ = (char)(0xE0 | (cp >> 12));
+            *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+            *o++ = (char)(0x80 | (cp & 0x3F));
+        } else {
+            *o++ = (char)(0xF0 | (cp >> 18));
+            *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+            *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+            *o++ = (char)(0x80 | (cp & 0x3F));
+        }
+    }
+    return o - out;
+}
+
+/* ----------------------------------------------------------------- numbers */
+
+/* A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+typedef struct {
+    const uint8_t *s; /* its characters */
+    size_t len;
+    int neg;
+    int whole;      /* no fraction, no exponent */
+    int int_digits; /* of the integer part */
+    int digits;     /* significant digits; past 19 only counted */
+    uint64_t sig;   /* the first 19 significant digits */
+    int64_t exp10;  /* the value is sig * 10**exp10 when digits <= 19 */
+} Num;
+
+static inline int is_digit(uint8_t ch) { return (unsigned)(ch - '0') < 10; }
+
+static int scan_number(Cur *c, Num *n) {
+    skip_ws(c);
+    const uint8_t *p = c->p, *e = c->end;
+    n->s = p;
+    n->neg = p < e && *p == '-';
+    p += n->neg;
+    if (p >= e) return -1;
+    uint64_t sig = 0;
+    int digits = 0;
+    int64_t exp10 = 0;
+    const uint8_t *d = p;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        for (; p < e && is_digit(*p); p++) {
+            if (digits < 19) sig = sig * 10 + (uint64_t)(*p - '0');
+            else exp10++; /* a digit dropped: only counted */
+            digits++;
+        }
+    } else {
+        return -1;
+    }
+    n->int_digits = (int)(p - d);
+    n->whole = 1;
+    if (p < e && *p == '.') {
+        const uint8_t *f = ++p;
+        for (; p < e && is_digit(*p); p++) {
+            if (digits == 0 && *p == '0') {
+                exp10--; /* a leading zero */
+            } else {
+                if (digits < 19) {
+                    sig = sig * 10 + (uint64_t)(*p - '0');
+                    exp10--;
+                }
+                digits++;
+            }
+        }
+        if (p == f) return -1;
+        n->whole = 0;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = p < e && *p == '-';
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        const uint8_t *f = p;
+        int64_t ev = 0;
+        for (; p < e && is_digit(*p); p++)
+            if (ev < 100000) ev = ev * 10 + (*p - '0');
+        if (p == f) return -1;
+        exp10 += eneg ? -ev : ev;
+        n->whole = 0;
+    }
+    n->len = (size_t)(p - n->s);
+    n->digits = digits;
+    n->sig = sig;
+    n->exp10 = exp10;
+    c->p = p;
+    return 0;
+}
+
+/* A number skipped (grammar only).  0, or -1. */
+static int skip_number(Cur *c) {
+    const uint8_t *p = c->p, *e = c->end;
+    p += p < e && *p == '-';
+    if (p >= e) return -1;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') while (p < e && is_digit(*p)) p++;
+    else return -1;
+    if (p < e && *p == '.') {
+        const uint8_t *f = ++p;
+        while (p < e && is_digit(*p)) p++;
+        if (p == f) return -1;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        const uint8_t *f = p;
+        while (p < e && is_digit(*p)) p++;
+        if (p == f) return -1;
+    }
+    c->p = p;
+    return 0;
+}
+
+/* A whole number of at most 18 digits (else give up).  0, or -1. */
+static int read_int(Cur *c, int64_t *out) {
+    Num n;
+    if (scan_number(c, &n) < 0 || !n.whole || n.int_digits > 18) return -1;
+    *out = n.neg ? -(int64_t)n.sig : (int64_t)n.sig;
+    return 0;
+}
+
+/* 128-bit truncated powers of five, 5**q scaled into [2**127, 2**128), for
+   q in [POW5_MIN, POW5_MAX]: fast_float's table (script/table_generation.py),
+   {high, low}; tests/unit/test_coco_reader.py checks it against Python's
+   integers.  A power outside: CPython's conversion. */
+#define POW5_MIN (-80)
+#define POW5_MAX 40
+static const uint64_t POW5[POW5_MAX - POW5_MIN + 1][2] = {
+    {0x97c560ba6b0919a5ULL, 0xdccd879fc967d41aULL}, /* -80 */
+    {0xbdb6b8e905cb600fULL, 0x5400e987bbc1c920ULL}, /* -79 */
+    {0xed246723473e3813ULL, 0x290123e9aab23b68ULL}, /* -78 */
+    {0x9436c0760c86e30bULL, 0xf9a0b6720aaf6521ULL}, /* -77 */
+    {0xb94470938fa89bceULL, 0xf808e40e8d5b3e69ULL}, /* -76 */
+    {0xe7958cb87392c2c2ULL, 0xb60b1d1230b20e04ULL}, /* -75 */
+    {0x90bd77f3483bb9b9ULL, 0xb1c6f22b5e6f48c2ULL}, /* -74 */
+    {0xb4ecd5f01a4aa828ULL, 0x1e38aeb6360b1af3ULL}, /* -73 */
+    {0xe2280b6c20dd5232ULL, 0x25c6da63c38de1b0ULL}, /* -72 */
+    {0x8d590723948a535fULL, 0x579c487e5a38ad0eULL}, /* -71 */
+    {0xb0af48ec79ace837ULL, 0x2d835a9df0c6d851ULL}, /* -70 */
+    {0xdcdb1b2798182244ULL, 0xf8e431456cf88e65ULL}, /* -69 */
+    {0x8a08f0f8bf0f156bULL, 0x1b8e9ecb641b58ffULL}, /* -68 */
+    {0xac8b2d36eed2dac5ULL, 0xe272467e3d222f3fULL}, /* -67 */
+    {0xd7adf884aa879177ULL, 0x5b0ed81dcc6abb0fULL}, /* -66 */
+    {0x86ccbb52ea94baeaULL, 0x98e947129fc2b4e9ULL}, /* -65 */
+    {0xa87fea27a539e9a5ULL, 0x3f2398d747b36224ULL}, /* -64 */
+    {0xd29fe4b18e88640eULL, 0x8eec7f0d19a03aadULL}, /* -63 */
+    {0x83a3eeeef9153e89ULL, 0x1953cf68300424acULL}, /* -62 */
+    {0xa48ceaaab75a8e2bULL, 0x5fa8c3423c052dd7ULL}, /* -61 */
+    {0xcdb02555653131b6ULL, 0x3792f412cb06794dULL}, /* -60 */
+    {0x808e17555f3ebf11ULL, 0xe2bbd88bbee40bd0ULL}, /* -59 */
+    {0xa0b19d2ab70e6ed6ULL, 0x5b6aceaeae9d0ec4ULL}, /* -58 */
+    {0xc8de047564d20a8bULL, 0xf245825a5a445275ULL}, /* -57 */
+    {0xfb158592be068d2eULL, 0xeed6e2f0f0d56712ULL}, /* -56 */
+    {0x9ced737bb6c4183dULL, 0x55464dd69685606bULL}, /* -55 */
+    {0xc428d05aa4751e4cULL, 0xaa97e14c3c26b886ULL}, /* -54 */
+    {0xf53304714d9265dfULL, 0xd53dd99f4b3066a8ULL}, /* -53 */
+    {0x993fe2c6d07b7fabULL, 0xe546a8038efe4029ULL}, /* -52 */
+    {0xbf8fdb78849a5f96ULL, 0xde98520472bdd033ULL}, /* -51 */
+    {0xef73d256a5c0f77cULL, 0x963e66858f6d4440ULL}, /* -50 */
+    {0x95a8637627989aadULL, 0xdde7001379a44aa8ULL}, /* -49 */
+    {0xbb127c53b17ec159ULL, 0x5560c018580d5d52ULL}, /* -48 */
+    {0xe9d71b689dde71afULL, 0xaab8f01e6e10b4a6ULL}, /* -47 */
+    {0x9226712162ab070dULL, 0xcab3961304ca70e8ULL}, /* -46 */
+    {0xb6b00d69bb55c8d1ULL, 0x3d607b97c5fd0d22ULL}, /* -45 */
+    {0xe45c10c42a2b3b05ULL, 0x8cb89a7db77c506aULL}, /* -44 */
+    {0x8eb98a7a9a5b04e3ULL, 0x77f3608e92adb242ULL}, /* -43 */
+    {0xb267ed1940f1c61cULL, 0x55f038b237591ed3ULL}, /* -42 */
+    {0xdf01e85f912e37a3ULL, 0x6b6c46dec52f6688ULL}, /* -41 */
+    {0x8b61313bbabce2c6ULL, 0x2323ac4b3b3da015ULL}, /* -40 */
+    {0xae397d8aa96c1b77ULL, 0xabec975e0a0d081aULL}, /* -39 */
+    {0xd9c7dced53c72255ULL, 0x96e7bd358c904a21ULL}, /* -38 */
+    {0x881cea14545c7575ULL, 0x7e50d64177da2e54ULL}, /* -37 */
+    {0xaa242499697392d2ULL, 0xdde50bd1d5d0b9e9ULL}, /* -36 */
+    {0xd4ad2dbfc3d07787ULL, 0x955e4ec64b44e864ULL}, /* -35 */
+    {0x84ec3c97da624ab4ULL, 0xbd5af13bef0b113eULL}, /* -34 */
+    {0xa6274bbdd0fadd61ULL, 0xecb1ad8aeacdd58eULL}, /* -33 */
+    {0xcfb11ead453994baULL, 0x67de18eda5814af2ULL}, /* -32 */
+    {0x81ceb32c4b43fcf4ULL, 0x80eacf948770ced7ULL}, /* -31 */
+    {0xa2425ff75e14fc31ULL, 0xa1258379a94d028dULL}, /* -30 */
+    {0xcad2f7f5359a3b3eULL, 0x096ee45813a04330ULL}, /* -29 */
+    {0xfd87b5f28300ca0dULL, 0x8bca9d6e188853fcULL}, /* -28 */
+    {0x9e74d1b791e07e48ULL, 0x775ea264cf55347eULL}, /* -27 */
+    {0xc612062576589ddaULL, 0x95364afe032a819eULL}, /* -26 */
+    {0xf79687aed3eec551ULL, 0x3a83ddbd83f52205ULL}, /* -25 */
+    {0x9abe14cd44753b52ULL, 0xc4926a9672793543ULL}, /* -24 */
+    {0xc16d9a0095928a27ULL, 0x75b7053c0f178294ULL}, /* -23 */
+    {0xf1c90080baf72cb1ULL, 0x5324c68b12dd6339ULL}, /* -22 */
+    {0x971da05074da7beeULL, 0xd3f6fc16ebca5e04ULL}, /* -21 */
+    {0xbce5086492111aeaULL, 0x88f4bb1ca6bcf585ULL}, /* -20 */
+    {0xec1e4a7db69561a5ULL, 0x2b31e9e3d06c32e6ULL}, /* -19 */
+    {0x9392ee8e921d5d07ULL, 0x3aff322e62439fd0ULL}, /* -18 */
+    {0xb877aa3236a4b449ULL, 0x09befeb9fad487c3ULL}, /* -17 */
+    {0xe69594bec44de15bULL, 0x4c2ebe687989a9b4ULL}, /* -16 */
+    {0x901d7cf73ab0acd9ULL, 0x0f9d37014bf60a11ULL}, /* -15 */
+    {0xb424dc35095cd80fULL, 0x538484c19ef38c95ULL}, /* -14 */
+    {0xe12e13424bb40e13ULL, 0x2865a5f206b06fbaULL}, /* -13 */
+    {0x8cbccc096f5088cbULL, 0xf93f87b7442e45d4ULL}, /* -12 */
+    {0xafebff0bcb24aafeULL, 0xf78f69a51539d749ULL}, /* -11 */
+    {0xdbe6fecebdedd5beULL, 0xb573440e5a884d1cULL}, /* -10 */
+    {0x89705f4136b4a597ULL, 0x31680a88f8953031ULL}, /* -9 */
+    {0xabcc77118461cefcULL, 0xfdc20d2b36ba7c3eULL}, /* -8 */
+    {0xd6bf94d5e57a42bcULL, 0x3d32907604691b4dULL}, /* -7 */
+    {0x8637bd05af6c69b5ULL, 0xa63f9a49c2c1b110ULL}, /* -6 */
+    {0xa7c5ac471b478423ULL, 0x0fcf80dc33721d54ULL}, /* -5 */
+    {0xd1b71758e219652bULL, 0xd3c36113404ea4a9ULL}, /* -4 */
+    {0x83126e978d4fdf3bULL, 0x645a1cac083126eaULL}, /* -3 */
+    {0xa3d70a3d70a3d70aULL, 0x3d70a3d70a3d70a4ULL}, /* -2 */
+    {0xccccccccccccccccULL, 0xcccccccccccccccdULL}, /* -1 */
+    {0x8000000000000000ULL, 0x0000000000000000ULL}, /* 0 */
+    {0xa000000000000000ULL, 0x0000000000000000ULL}, /* 1 */
+    {0xc800000000000000ULL, 0x0000000000000000ULL}, /* 2 */
+    {0xfa00000000000000ULL, 0x0000000000000000ULL}, /* 3 */
+    {0x9c40000000000000ULL, 0x0000000000000000ULL}, /* 4 */
+    {0xc350000000000000ULL, 0x0000000000000000ULL}, /* 5 */
+    {0xf424000000000000ULL, 0x0000000000000000ULL}, /* 6 */
+    {0x9896800000000000ULL, 0x0000000000000000ULL}, /* 7 */
+    {0xbebc200000000000ULL, 0x0000000000000000ULL}, /* 8 */
+    {0xee6b280000000000ULL, 0x0000000000000000ULL}, /* 9 */
+    {0x9502f90000000000ULL, 0x0000000000000000ULL}, /* 10 */
+    {0xba43b74000000000ULL, 0x0000000000000000ULL}, /* 11 */
+    {0xe8d4a51000000000ULL, 0x0000000000000000ULL}, /* 12 */
+    {0x9184e72a00000000ULL, 0x0000000000000000ULL}, /* 13 */
+    {0xb5e620f480000000ULL, 0x0000000000000000ULL}, /* 14 */
+    {0xe35fa931a0000000ULL, 0x0000000000000000ULL}, /* 15 */
+    {0x8e1bc9bf04000000ULL, 0x0000000000000000ULL}, /* 16 */
+    {0xb1a2bc2ec5000000ULL, 0x0000000000000000ULL}, /* 17 */
+    {0xde0b6b3a76400000ULL, 0x0000000000000000ULL}, /* 18 */
+    {0x8ac7230489e80000ULL, 0x0000000000000000ULL}, /* 19 */
+    {0xad78ebc5ac620000ULL, 0x0000000000000000ULL}, /* 20 */
+    {0xd8d726b7177a8000ULL, 0x0000000000000000ULL}, /* 21 */
+    {0x878678326eac9000ULL, 0x0000000000000000ULL}, /* 22 */
+    {0xa968163f0a57b400ULL, 0x0000000000000000ULL}, /* 23 */
+    {0xd3c21bcecceda100ULL, 0x0000000000000000ULL}, /* 24 */
+    {0x84595161401484a0ULL, 0x0000000000000000ULL}, /* 25 */
+    {0xa56fa5b99019a5c8ULL, 0x0000000000000000ULL}, /* 26 */
+    {0xcecb8f27f4200f3aULL, 0x0000000000000000ULL}, /* 27 */
+    {0x813f3978f8940984ULL, 0x4000000000000000ULL}, /* 28 */
+    {0xa18f07d736b90be5ULL, 0x5000000000000000ULL}, /* 29 */
+    {0xc9f2c9cd04674edeULL, 0xa400000000000000ULL}, /* 30 */
+    {0xfc6f7c4045812296ULL, 0x4d00000000000000ULL}, /* 31 */
+    {0x9dc5ada82b70b59dULL, 0xf020000000000000ULL}, /* 32 */
+    {0xc5371912364ce305ULL, 0x6c28000000000000ULL}, /* 33 */
+    {0xf684df56c3e01bc6ULL, 0xc732000000000000ULL}, /* 34 */
+    {0x9a130b963a6c115cULL, 0x3c7f400000000000ULL}, /* 35 */
+    {0xc097ce7bc90715b3ULL, 0x4b9f100000000000ULL}, /* 36 */
+    {0xf0bdc21abb48db20ULL, 0x1e86d40000000000ULL}, /* 37 */
+    {0x96769950b50d88f4ULL, 0x1314448000000000ULL}, /* 38 */
+    {0xbc143fa4e250eb31ULL, 0x17d955a000000000ULL}, /* 39 */
+    {0xeb194f8e1ae525fdULL, 0x5dcfab0800000000ULL}, /* 40 */
+};
+
+/* The high 64 bits of a * b, and the low ones in *lo. */
+static inline uint64_t mul_128(uint64_t a, uint64_t b, uint64_t *lo) {
+#if defined(__SIZEOF_INT128__)
+    __uint128_t r = (__uint128_t)a * b;
+    *lo = (uint64_t)r;
+    return (uint64_t)(r >> 64);
+#elif defined(_MSC_VER) && defined(_M_X64)
+    uint64_t hi;
+    *lo = _umul128(a, b, &hi);
+    return hi;
+#else
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+    *lo = (mid << 32) | (uint32_t)p00;
+    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+#endif
+}
+
+/* Leading zero bits of x (not 0). */
+static inline int leading_zeros(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_clzll(x);
+#elif defined(_MSC_VER) && defined(_M_X64)
+    unsigned long i;
+    _BitScanReverse64(&i, x);
+    return 63 - (int)i;
+#else
+    int n = 0;
+    while (!(x & ((uint64_t)1 << 63))) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* floor(x / 2**16) without relying on how >> treats negative numbers. */
+static inline int64_t floor_shift16(int64_t x) { return x >= 0 ? x >> 16 : -((-x + 65535) >> 16); }
+
+/*
+ * w * 10**q correctly rounded to a double (w > 0): Eisel and Lemire's
+ * algorithm, as fast_float's compute_float writes it.  1 and *out, or 0
+ * when not sure (a power outside the table, a subnormal or infinite
+ * result, or a product too close to a halfway point to tell).
+ */
+static int eisel_lemire(uint64_t w, int64_t q, double *out) {
+    if (q < POW5_MIN || q > POW5_MAX) return 0;
+    int lz = leading_zeros(w);
+    w <<= lz;
+    const uint64_t *p5 = POW5[q - POW5_MIN];
+    uint64_t lo, hi = mul_128(w, p5[0], &lo);
+    /* 55 bits are needed: the implicit bit, one to round, one the product may lose. */
+    const uint64_t mask = UINT64_MAX >> 55;
+    if ((hi & mask) == mask) {
+        uint64_t lo2, hi2 = mul_128(w, p5[1], &lo2);
+        (void)lo2;
+        lo += hi2;
+        if (hi2 > lo) hi++;
+    }
+    /* fast_float's former guard, kept: outside these exponents an all-ones
+       low word may hide a carry that only more bits would show. */
+    if (lo == UINT64_MAX && (q < -27 || q > 55)) return 0;
+    int upperbit = (int)(hi >> 63);
+    int shift = upperbit + 64 - 52 - 3;
+    uint64_t mantissa = hi >> shift;
+    int64_t power2 = floor_shift16((152170 + 65536) * q) + 63 + upperbit - lz + 1023;
+    if (power2 <= 0) return 0; /* subnormal */
+    /* Exactly halfway between two doubles: round to even, not up. */
+    if (lo <= 1 && q >= -4 && q <= 23 && (mantissa & 3) == 1 && (mantissa << shift) == hi)
+        mantissa &= ~(uint64_t)1;
+    mantissa += mantissa & 1;
+    mantissa >>= 1;
+    if (mantissa >= ((uint64_t)2 << 52)) {
+        mantissa = (uint64_t)1 << 52;
+        power2++;
+    }
+    mantissa &= ~((uint64_t)1 << 52);
+    if (power2 >= 0x7FF) return 0; /* infinite */
+    uint64_t bits = mantissa | ((uint64_t)power2 << 52);
+    memcpy(out, &bits, sizeof bits);
+    return 1;
+}
+
+/* Powers of ten that are exact doubles. */
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                               1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                               1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * n's value as a double, correctly rounded; 1, or 0 when only CPython's
+ * conversion can tell (see the top of this file).  A whole number is read
+ * as an integer and rounded once, as a float field takes a JSON integer
+ * ("-0" is 0.0); one of more than 18 digits: -1 (give up).
+ */
+static int num_double(const Num *n, double *out) {
+    if (n->whole) {
+        if (n->int_digits > 18) return -1;
+        *out = (double)(n->neg ? -(int64_t)n->sig : (int64_t)n->sig);
+        return 1;
+    }
+    if (n->digits > 19) return 0;
+    double v;
+    if (n->sig == 0) {
+        v = 0.0;
+    } else if (n->sig < ((uint64_t)1 << 53) && n->exp10 >= -22 && n->exp10 <= 22) {
+        /* Clinger's case: both exact, one operation rounds once. */
+        v = (double)n->sig;
+        v = n->exp10 < 0 ? v / POW10[-n->exp10] : v * POW10[n->exp10];
+    } else if (!eisel_lemire(n->sig, n->exp10, &v)) {
+        return 0;
+    }
+    *out = n->neg ? -v : v;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ reader */
+
+/* The columns, one Vec each; see py_results and py_dataset for their types. */
+enum {
+    A_IMAGE, A_CATEGORY, A_BBOX, A_HAS_BBOX, A_SCORE, A_AREA, A_ISCROWD, A_IGNORE, A_ID,
+    A_HAS_ID, S_LENGTH, S_SIZE, S_COUNTS, I_ID, I_WIDTH, I_HEIGHT, I_NAME, C_ID, C_NAME,
+    NCOLS
+};
+/* Not a column: a number only checked (its value is dropped). */
+#define NO_COLUMN (-1)
+
+/* A number CPython converts once the GIL is held: its characters, and
+   which double of which column it fills. */
+typedef struct {
+    int64_t at, index;
+    int32_t len, column;
+} Deferred;
+
+/* A string returned: its bytes in the file. */
+typedef struct {
+    int64_t at, len;
+} Text;
+
+enum { MASKS = 1, BARE = 2 };
+
+typedef struct {
+    Cur c;
+    const uint8_t *base;
+    int flags;
+    int gt; /* ground-truth annotations (else results) */
+    Vec cols[NCOLS];
+    Vec deferred, texts;
+    int64_t n_ann, n_img, n_cat;
+} Reader;
+
+/* Read a number into column `col`'s double `index`, deferred if need be.
+   0, -1 give up, -2 no memory. */
+static int read_double(Reader *r, double *out, int col, int64_t index) {
+    Num n;
+    if (scan_number(&r->c, &n) < 0) return -1;
+    int ok = num_double(&n, out);
+    if (ok < 0) return -1;
+    if (ok) return 0;
+    if (n.len >= 64) return -1;
+    Deferred d = {(int64_t)(n.s - r->base), index, (int32_t)n.len, col};
+    *out = 0.0;
+    return vec_put(&r->deferred, &d, sizeof d) < 0 ? -2 : 0;
+}
+
+/* A number or null (NaN) into column `col`'s double `index`. */
+static int read_double_or_null(Reader *r, double *out, int col, int64_t index) {
+    if (TAKE_NULL(&r->c)) {
+        *out = NAN;
+        return 0;
+    }
+    return read_double(r, out, col, index);
+}
+
+/* A string or null into the texts; *index its position there, -1 for null. */
+static int read_text_or_null(Reader *r, int64_t *index) {
+    if (TAKE_NULL(&r->c)) {
+        *index = -1;
+        return 0;
+    }
+    const uint8_t *s;
+    size_t len;
+    if (read_text(&r->c, &s, &len) < 0) return -1;
+    Text t = {(int64_t)(s - r->base), (int64_t)len};
+    *index = (int64_t)(r->texts.len / sizeof t);
+    return vec_put(&r->texts, &t, sizeof t) < 0 ? -2 : 0;
+}
+
+/* Any value skipped (an unknown key's), within the grammar above. 0, or -1. */
+static int skip_value(Cur *c, int depth) {
+    skip_ws(c);
+    if (c->p >= c->end || depth > MAX_DEPTH) return -1;
+    switch (*c->p) {
+    case '"':
+        return skip_string(c);
+    case '{':
+        c->p++;
+        if (take(c, '}')) return 0;
+        do {
+            const uint8_t *s;
+            size_t len;
+            if (read_key(c, &s, &len) < 0 || skip_value(c, depth + 1) < 0) return -1;
+        } while (take(c, ','));
+        return take(c, '}') ? 0 : -1;
+    case '[':
+        c->p++;
+        if (take(c, ']')) return 0;
+        do {
+            skip_ws(c);
+            /* Polygons are lists of numbers: skip them without recursing. */
+            if (c->p < c->end && (is_digit(*c->p) || *c->p == '-')) {
+                if (skip_number(c) < 0) return -1;
+            } else if (skip_value(c, depth + 1) < 0) {
+                return -1;
+            }
+        } while (take(c, ','));
+        return take(c, ']') ? 0 : -1;
+    case 't':
+        return take_word(c, "true", 4) ? 0 : -1;
+    case 'f':
+        return take_word(c, "false", 5) ? 0 : -1;
+    case 'n':
+        return TAKE_NULL(c) ? 0 : -1;
+    default:
+        return skip_number(c);
+    }
+}
+
+/* int or bool (ignore: also null) read as a flag: nonzero.  0, or -1. */
+static int read_flag(Cur *c, int nullable, uint8_t *out) {
+    int64_t v;
+    if (take_word(c, "true", 4)) *out = 1;
+    else if (take_word(c, "false", 5)) *out = 0;
+    else if (nullable && TAKE_NULL(c)) *out = 0;
+    else if (read_int(c, &v) == 0) *out = v != 0;
+    else return -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- records */
+
+/*
+ * The counts string, unescaped (\\ and \/; any other escape, a control
+ * character or a byte outside ASCII: give up), appended to `out`; its length.
+ */
+static int read_counts(Cur *c, Vec *out, int64_t *length) {
+    if (!take(c, '"')) return -1;
+    size_t before = out->len;
+    const uint8_t *run = c->p;
+    while (c->p < c->end) {
+        uint8_t ch = *c->p;
+        if (ch == '"' || ch == '\\') {
+            if (vec_put(out, run, (size_t)(c->p - run)) < 0) return -2;
+            c->p++;
+            if (ch == '"') {
+                *length = (int64_t)(out->len - before);
+                return 0;
+            }
+            if (c->p >= c->end || (*c->p != '\\' && *c->p != '/')) return -1;
+            run = c->p; /* the escaped character starts the next run */
+            c->p++;
+            continue;
+        }
+        if (ch < 0x20 || ch >= 0x80) return -1;
+        c->p++;
+    }
+    return -1;
+}
+
+/* {"size": [h, w], "counts": "..."}, other keys skipped. 0, -1 give up, -2 no memory. */
+static int read_rle(Reader *r) {
+    Cur *c = &r->c;
+    if (!take(c, '{')) return -1;
+    int have_size = 0, have_counts = 0;
+    int64_t size[2], length = 0;
+    if (!take(c, '}')) {
+        do {
+            const uint8_t *k;
+            size_t klen;
+            if (read_key(c, &k, &klen) < 0) return -1;
+            if (KEY_IS(k, klen, "size")) {
+                if (have_size++ || !take(c, '[') || read_int(c, &size[0]) < 0 || !take(c, ',') ||
+                    read_int(c, &size[1]) < 0 || !take(c, ']'))
+                    return -1;
+            } else if (KEY_IS(k, klen, "counts")) {
+                if (have_counts++) return -1;
+                int e = read_counts(c, &r->cols[S_COUNTS], &length);
+                if (e < 0) return e;
+            } else if (skip_value(c, 1) < 0) {
+                return -1;
+            }
+        } while (take(c, ','));
+        if (!take(c, '}')) return -1;
+    }
+    if (!have_size || !have_counts) return -1;
+    if (vec_put(&r->cols[S_LENGTH], &length, 8) < 0 || vec_put(&r->cols[S_SIZE], size, 16) < 0)
+        return -2;
+    return 0;
+}
+
+/* The keys of an annotation the records declare: a bit each. */
+enum {
+    K_IMAGE = 1, K_CATEGORY = 2, K_BBOX = 4, K_SCORE = 8, K_SEG = 16, K_ID = 32, K_AREA = 64,
+    K_ISCROWD = 128, K_IGNORE = 256
+};
+
+static unsigned annotation_key(const uint8_t *k, size_t n) {
+    switch (n) {
+    case 2: return KEY_IS(k, n, "id") ? K_ID : 0;
+    case 4: return KEY_IS(k, n, "bbox") ? K_BBOX : KEY_IS(k, n, "area") ? K_AREA : 0;
+    case 5: return KEY_IS(k, n, "score") ? K_SCORE : 0;
+    case 6: return KEY_IS(k, n, "ignore") ? K_IGNORE : 0;
+    case 7: return KEY_IS(k, n, "iscrowd") ? K_ISCROWD : 0;
+    case 8: return KEY_IS(k, n, "image_id") ? K_IMAGE : 0;
+    case 11: return KEY_IS(k, n, "category_id") ? K_CATEGORY : 0;
+    case 12: return KEY_IS(k, n, "segmentation") ? K_SEG : 0;
+    default: return 0;
+    }
+}
+
+/* What one annotation holds, before it goes to the columns. */
+typedef struct {
+    int64_t image_id, category_id, id;
+    double bbox[4], score, area;
+    uint8_t has_bbox, iscrowd, ignore, has_id, has_seg;
+} Annotation;
+
+/* The `id` field: int, str or null.  A result's is checked and dropped; the
+   ground truth's kept (a str, or more than 18 digits: give up). */
+static int read_annotation_id(Reader *r, Annotation *a) {
+    Cur *c = &r->c;
+    if (TAKE_NULL(c)) return 0;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '"') return r->gt ? -1 : skip_string(c);
+    if (r->gt) {
+        a->has_id = 1;
+        return read_int(c, &a->id);
+    }
+    Num n;
+    return scan_number(c, &n) == 0 && n.whole ? 0 : -1;
+}
+
+/* One field of an annotation (bit: which).  0, -1 give up, -2 no memory. */
+static int read_annotation_field(Reader *r, Annotation *a, unsigned bit) {
+    Cur *c = &r->c;
+    int64_t row = r->n_ann;
+    switch (bit) {
+    case K_IMAGE:
+        return read_int(c, &a->image_id);
+    case K_CATEGORY:
+        return read_int(c, &a->category_id);
+    case K_BBOX:
+        if (TAKE_NULL(c)) return 0;
+        if (!take(c, '[')) return -1;
+        for (int i = 0; i < 4; i++) {
+            if (i && !take(c, ',')) return -1;
+            int e = read_double(r, &a->bbox[i], A_BBOX, 4 * row + i);
+            if (e < 0) return e;
+        }
+        a->has_bbox = 1;
+        return take(c, ']') ? 0 : -1;
+    case K_SCORE: /* a results' score is a column; the ground truth's only checked */
+        if (r->gt && TAKE_NULL(c)) return 0;
+        return read_double(r, &a->score, r->gt ? NO_COLUMN : A_SCORE, row);
+    case K_AREA:
+        return read_double_or_null(r, &a->area, r->gt ? A_AREA : NO_COLUMN, row);
+    case K_SEG:
+        if (!(r->flags & MASKS)) return skip_value(c, 1);
+        if (TAKE_NULL(c)) return 0;
+        a->has_seg = 1;
+        return read_rle(r);
+    case K_ID:
+        return read_annotation_id(r, a);
+    case K_ISCROWD:
+        return read_flag(c, 0, &a->iscrowd);
+    case K_IGNORE:
+        return read_flag(c, 1, &a->ignore);
+    default:
+        return skip_value(c, 1);
+    }
+}
+
+/* The annotation's columns: results (image, category, box, has box, score;
+   masks: the RLE's) or ground truth (also area, iscrowd, ignore, id). */
+static int put_annotation(Reader *r, const Annotation *a) {
+    Vec *v = r->cols;
+    if (vec_put(&v[A_IMAGE], &a->image_id, 8) < 0 ||
+        vec_put(&v[A_CATEGORY], &a->category_id, 8) < 0 || vec_put(&v[A_BBOX], a->bbox, 32) < 0)
+        return -2;
+    if (r->flags & MASKS) {
+        if (vec_put(&v[A_HAS_BBOX], &a->has_bbox, 1) < 0) return -2;
+        int64_t none = -1, zero[2] = {0, 0};
+        if (!a->has_seg && (vec_put(&v[S_LENGTH], &none, 8) < 0 || vec_put(&v[S_SIZE], zero, 16) < 0))
+            return -2;
+    }
+    if (!r->gt) return vec_put(&v[A_SCORE], &a->score, 8) < 0 ? -2 : 0;
+    if (vec_put(&v[A_AREA], &a->area, 8) < 0 || vec_put(&v[A_ISCROWD], &a->iscrowd, 1) < 0 ||
+        vec_put(&v[A_IGNORE], &a->ignore, 1) < 0 || vec_put(&v[A_ID], &a->id, 8) < 0 ||
+        vec_put(&v[A_HAS_ID], &a->has_id, 1) < 0)
+        return -2;
+    return 0;
+}
+
+/*
+ * One annotation object into the columns, with the record types' rules:
+ * image_id and category_id integers; bbox null or four numbers (null, or
+ * none, only where masks are scored: boxes are needed otherwise); a
+ * result's score a number; segmentation skipped, or null or a compressed
+ * RLE where masks are scored; id, area, iscrowd and ignore as the records
+ * type them; other keys skipped.  0, -1 give up, -2 no memory.
+ */
+static int read_annotation(Reader *r) {
+    Cur *c = &r->c;
+    if (!take(c, '{')) return -1;
+    Annotation a;
+    memset(&a, 0, sizeof a);
+    a.area = NAN;
+    unsigned seen = 0;
+    if (take(c, '}')) return -1; /* no image_id */
+    do {
+        const uint8_t *k;
+        size_t klen;
+        if (read_key(c, &k, &klen) < 0) return -1;
+        unsigned bit = annotation_key(k, klen);
+        int e = read_annotation_field(r, &a, bit);
+        if (e < 0) return e;
+        if (seen & bit) return -1; /* a key written twice */
+        seen |= bit;
+    } while (take(c, ','));
+    if (!take(c, '}')) return -1;
+    if ((seen & (K_IMAGE | K_CATEGORY)) != (K_IMAGE | K_CATEGORY)) return -1;
+    /* A result without a score, or a box missing where boxes are scored:
+       errors the msgspec path reports. */
+    if (!r->gt && !(seen & K_SCORE)) return -1;
+    if (!a.has_bbox && !(r->flags & MASKS)) return -1;
+    int e = put_annotation(r, &a);
+    r->n_ann++;
+    return e;
+}
+
+/* -------------------------------------------------------------- documents */
+
+/* `[` annotations `]`, or with BARE the annotations alone (a part of a list
+   cut at element boundaries), then only whitespace.  0, -1, -2. */
+static int read_results(Reader *r) {
+    Cur *c = &r->c;
+    int bare = r->flags & BARE;
+    if (!bare && !take(c, '[')) return -1;
+    skip_ws(c);
+    int empty = bare ? c->p == c->end : take(c, ']');
+    if (!empty) {
+        do {
+            int e = read_annotation(r);
+            if (e < 0) return e;
+        } while (take(c, ','));
+        if (!bare && !take(c, ']')) return -1;
+    }
+    skip_ws(c);
+    return c->p == c->end ? 0 : -1;
+}
+
+/* One image: id (an integer), file_name, width, height; other keys skipped. */
+static int read_image(Reader *r) {
+    Cur *c = &r->c;
+    if (!take(c, '{')) return -1;
+    int64_t id = 0, name = -1, row = r->n_img;
+    double width = NAN, height = NAN;
+    unsigned seen = 0;
+    if (take(c, '}')) return -1; /* no id */
+    do {
+        const uint8_t *k;
+        size_t klen;
+        unsigned bit = 0;
+        int e = 0;
+        if (read_key(c, &k, &klen) < 0) return -1;
+        if (KEY_IS(k, klen, "id")) bit = 1, e = read_int(c, &id);
+        else if (KEY_IS(k, klen, "file_name")) bit = 2, e = read_text_or_null(r, &name);
+        else if (KEY_IS(k, klen, "width")) bit = 4, e = read_double_or_null(r, &width, I_WIDTH, row);
+        else if (KEY_IS(k, klen, "height")) bit = 8, e = read_double_or_null(r, &height, I_HEIGHT, row);
+        else if (KEY_IS(k, klen, "neg_category_ids") || KEY_IS(k, klen, "not_exhaustive_category_ids"))
+            return -1; /* LVIS's lists: msgspec's records carry them */
+        else e = skip_value(c, 1);
+        if (e < 0) return e;
+        if (seen & bit) return -1;
+        seen |= bit;
+    } while (take(c, ','));
+    if (!take(c, '}') || !(seen & 1)) return -1;
+    Vec *v = r->cols;
+    if (vec_put(&v[I_ID], &id, 8) < 0 || vec_put(&v[I_NAME], &name, 8) < 0 ||
+        vec_put(&v[I_WIDTH], &width, 8) < 0 || vec_put(&v[I_HEIGHT], &height, 8) < 0)
+        return -2;
+    r->n_img++;
+    return 0;
+}
+
+/* One category: id (an integer) and name; other keys skipped. */
+static int read_category(Reader *r) {
+    Cur *c = &r->c;
+    if (!take(c, '{')) return -1;
+    int64_t id = 0, name = -1;
+    unsigned seen = 0;
+    if (take(c, '}')) return -1;
+    do {
+        const uint8_t *k;
+        size_t klen;
+        unsigned bit = 0;
+        int e = 0;
+        if (read_key(c, &k, &klen) < 0) return -1;
+        if (KEY_IS(k, klen, "id")) bit = 1, e = read_int(c, &id);
+        else if (KEY_IS(k, klen, "name")) bit = 2, e = read_text_or_null(r, &name);
+        else if (KEY_IS(k, klen, "frequency")) return -1; /* LVIS's: msgspec's records */
+        else e = skip_value(c, 1);
+        if (e < 0) return e;
+        if (seen & bit) return -1;
+        seen |= bit;
+    } while (take(c, ','));
+    if (!take(c, '}') || !(seen & 1)) return -1;
+    if (vec_put(&r->cols[C_ID], &id, 8) < 0 || vec_put(&r->cols[C_NAME], &name, 8) < 0) return -2;
+    r->n_cat++;
+    return 0;
+}
+
+/* A list of items, each read by `item`.  0, -1, -2. */
+static int read_list(Reader *r, int (*item)(Reader *)) {
+    Cur *c = &r->c;
+    if (!take(c, '[')) return -1;
+    if (take(c, ']')) return 0;
+    do {
+        int e = item(r);
+        if (e < 0) return e;
+    } while (take(c, ','));
+    return take(c, ']') ? 0 : -1;
+}
+
+/* {"images": [...], "annotations": [...], "categories": [...], ...}: all
+   three lists (null or missing: give up, msgspec's path says so). */
+static int read_dataset(Reader *r) {
+    Cur *c = &r->c;
+    if (!take(c, '{')) return -1;
+    unsigned seen = 0;
+    if (take(c, '}')) return -1;
+    do {
+        const uint8_t *k;
+        size_t klen;
+        unsigned bit = 0;
+        int e;
+        if (read_key(c, &k, &klen) < 0) return -1;
+        if (KEY_IS(k, klen, "images")) bit = 1, e = read_list(r, read_image);
+        else if (KEY_IS(k, klen, "annotations")) bit = 2, e = read_list(r, read_annotation);
+        else if (KEY_IS(k, klen, "categories")) bit = 4, e = read_list(r, read_category);
+        else e = skip_value(c, 1);
+        if (e < 0) return e;
+        if (seen & bit) return -1;
+        seen |= bit;
+    } while (take(c, ','));
+    if (!take(c, '}') || seen != 7) return -1;
+    skip_ws(c);
+    return c->p == c->end ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ the results */
+
+/* The deferred numbers, converted by CPython (the GIL held).  0, or -1 (give up). */
+static int convert_deferred(Reader *r) {
+    const Deferred *d = (const Deferred *)r->deferred.data;
+    size_t n = r->deferred.len / sizeof *d;
+    for (size_t i = 0; i < n; i++) {
+        char text[64];
+        memcpy(text, r->base + d[i].at, (size_t)d[i].len);
+        text[d[i].len] = 0;
+        double v = PyOS_string_to_double(text, NULL, NULL);
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (!isfinite(v)) return -1;
+        if (d[i].column != NO_COLUMN) ((double *)r->cols[d[i].column].data)[d[i].index] = v;
+    }
+    return 0;
+}
+
+/* One text as a str; NULL with UnicodeDecodeError where it is not one. */
+static PyObject *text_str(const uint8_t *s, size_t n) {
+    if (!memchr(s, '\\', n)) return PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)n, "strict");
+    char *buf = malloc(n ? n : 1);
+    if (!buf) return PyErr_NoMemory();
+    Py_ssize_t len = unescape(s, n, buf);
+    PyObject *out = NULL;
+    if (len >= 0) {
+        out = PyUnicode_DecodeUTF8(buf, len, "strict");
+    } else { /* as a bad byte would: the caller gives up */
+        PyObject *exc = PyUnicodeDecodeError_Create("utf-8", (const char *)s, (Py_ssize_t)n, 0, 1,
+                                                    "a bad escape");
+        if (exc) {
+            PyErr_SetObject(PyExc_UnicodeDecodeError, exc);
+            Py_DECREF(exc);
+        }
+    }
+    free(buf);
+    return out;
+}
+
+/* The texts named by column `col` (int64 each, -1: None) as a list of str. */
+static PyObject *text_list(Reader *r, int col) {
+    const int64_t *at = (const int64_t *)r->cols[col].data;
+    const Text *t = (const Text *)r->texts.data;
+    Py_ssize_t n = (Py_ssize_t)(r->cols[col].len / 8);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *s = at[i] < 0 ? Py_NewRef(Py_None)
+                                : text_str(r->base + t[at[i]].at, (size_t)t[at[i]].len);
+        if (!s) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, i, s);
+    }
+    return out;
+}
+
+static const char *COLUMN_NAMES[NCOLS] = {
+    "image_id", "category_id", "bbox", "has_bbox", "score", "area", "iscrowd", "ignore", "id",
+    "has_id", "seg_length", "size", "counts", "image.id", "image.width", "image.height",
+    "image.file_name", "category.id", "category.name",
+};
+
+/* {name: Block} of the columns in `cols` (texts: lists of str), with
+   "n" the annotations; None where a text is not UTF-8; NULL on error. */
+static PyObject *columns_dict(Reader *r, const int *cols, int ncols) {
+    PyObject *out = PyDict_New();
+    if (!out) return NULL;
+    PyObject *n = PyLong_FromLongLong(r->n_ann);
+    if (!n || PyDict_SetItemString(out, "n", n) < 0) goto fail;
+    Py_CLEAR(n);
+    for (int i = 0; i < ncols; i++) {
+        int col = cols[i];
+        PyObject *value = col == I_NAME || col == C_NAME ? text_list(r, col) : block_of(&r->cols[col]);
+        if (!value) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                PyErr_Clear();
+                Py_DECREF(out);
+                return Py_NewRef(Py_None);
+            }
+            goto fail;
+        }
+        int e = PyDict_SetItemString(out, COLUMN_NAMES[col], value);
+        Py_DECREF(value);
+        if (e < 0) goto fail;
+    }
+    return out;
+fail:
+    Py_XDECREF(n);
+    Py_DECREF(out);
+    return NULL;
+}
+
+static void reader_free(Reader *r) {
+    for (int i = 0; i < NCOLS; i++) free(r->cols[i].data);
+    free(r->deferred.data);
+    free(r->texts.data);
+}
+
+/*
+ * Read buf[start:end] with `read` (the GIL released), then convert what
+ * waited for CPython and hand the columns `cols` over.  None where the
+ * reader gives up.
+ */
+static PyObject *run_reader(PyObject *buf, Py_ssize_t start, Py_ssize_t end, int flags, int gt,
+                            int (*read)(Reader *), const int *cols, int ncols) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (end < 0 || end > view.len) end = view.len;
+    if (start < 0 || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "start must lie in [0, end]");
+        return NULL;
+    }
+    Reader r;
+    memset(&r, 0, sizeof r);
+    r.base = (const uint8_t *)view.buf;
+    r.c.p = r.base + start;
+    r.c.end = r.base + end;
+    r.flags = flags;
+    r.gt = gt;
+    int status;
+    Py_BEGIN_ALLOW_THREADS status = read(&r);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (status == -2) PyErr_NoMemory();
+    else if (status < 0 || convert_deferred(&r) < 0) result = Py_NewRef(Py_None);
+    else result = columns_dict(&r, cols, ncols);
+    reader_free(&r);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyObject *py_results(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *buf;
+    int flags = 0;
+    Py_ssize_t start = 0, end = -1;
+    if (!PyArg_ParseTuple(args, "O|inn", &buf, &flags, &start, &end)) return NULL;
+    static const int boxes[] = {A_IMAGE, A_CATEGORY, A_BBOX, A_SCORE};
+    static const int masks[] = {A_IMAGE,  A_CATEGORY, A_BBOX, A_HAS_BBOX,
+                                A_SCORE,  S_LENGTH,   S_SIZE, S_COUNTS};
+    if (flags & MASKS) return run_reader(buf, start, end, flags, 0, read_results, masks, 8);
+    return run_reader(buf, start, end, flags, 0, read_results, boxes, 4);
+}
+
+static PyObject *py_dataset(PyObject *self, PyObject *buf) {
+    (void)self;
+    static const int cols[] = {A_IMAGE,  A_CATEGORY, A_BBOX,  A_AREA,   A_ISCROWD,
+                               A_IGNORE, A_ID,       A_HAS_ID, I_ID,    I_WIDTH,
+                               I_HEIGHT, I_NAME,     C_ID,    C_NAME};
+    return run_reader(buf, 0, -1, 0, 1, read_dataset, cols, (int)(sizeof cols / sizeof *cols));
+}
+
+static PyObject *py_powers_of_five(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    PyObject *out = PyList_New(0);
+    for (int q = POW5_MIN; out && q <= POW5_MAX; q++) {
+        PyObject *t = Py_BuildValue("(iKK)", q, (unsigned long long)POW5[q - POW5_MIN][0],
+                                    (unsigned long long)POW5[q - POW5_MIN][1]);
+        if (!t || PyList_Append(out, t) < 0) Py_CLEAR(out);
+        Py_XDECREF(t);
+    }
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"results", py_results, METH_VARARGS,
+     "results(buf, flags=0, start=0, end=-1) -> None or {name: column}: a COCO results list "
+     "(flags: 1 masks as compressed RLE columns, 2 buf[start:end] holds list elements "
+     "without the brackets).  Columns: n, image_id int64[n], category_id int64[n], "
+     "bbox float64[n, 4], score float64[n]; with masks also has_bbox uint8[n], "
+     "seg_length int64[n] (-1: none), size int64[n, 2], counts (the strings back to back)."},
+    {"dataset", py_dataset, METH_O,
+     "dataset(buf) -> None or {name: column}: a COCO ground truth with boxes.  Annotations: "
+     "n, image_id, category_id, bbox float64[n, 4], area float64[n] (NaN: none), "
+     "iscrowd and ignore uint8[n], id int64[n] and has_id uint8[n]; images: image.id "
+     "int64, image.width and image.height float64 (NaN: none), image.file_name (list); "
+     "categories: category.id int64, category.name (list)."},
+    {"powers_of_five", py_powers_of_five, METH_NOARGS,
+     "powers_of_five() -> [(q, high, low)]: the table of the number conversion."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_cocojson",
+    "COCO JSON (results lists and ground-truth datasets) read into columns.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__cocojson(void) {
+    if (PyType_Ready(&BlockType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddIntConstant(m, "MASKS", MASKS) < 0 || PyModule_AddIntConstant(m, "BARE", BARE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
