@@ -18,6 +18,8 @@ PARTS = {
     "mask kernel": "iou_eval.geometry._rlekernel",
     "COCO JSON reader": "iou_eval.io._cocojson",
     "DOTA polygon IoU kernel": "iou_eval.geometry._polykernel",
+    "box overlaps": "iou_eval.geometry._boxkernel",
+    "COCO core": "iou_eval.protocols._cococore",
 }
 
 

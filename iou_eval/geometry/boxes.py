@@ -1,8 +1,10 @@
-"""Box overlap kernels (pure numpy): IoU of ``xyxy`` boxes, continuous or VOC's plus-one.
+"""Box overlaps: IoU of ``xyxy`` boxes, continuous or VOC's plus-one.
 
 Boxes arrive as ``xyxy`` float64 with the ``w * h`` area the file gave
 (:func:`iou_eval.data.box_format.to_xyxy`): pycocotools divides by that
-product, so the overlaps here take it as given.
+product, so the overlaps here take it as given.  numpy is the reference; the
+optional box kernel (``_boxkernel.c``) finds the matcher's pairs with the
+same operations.
 """
 
 from __future__ import annotations
@@ -147,6 +149,21 @@ class BoxGeometry:
             ground truth; ``dt_pos`` indexes ``d_groups``.  Predictions are
             taken a chunk at a time so that the all-pairs arrays stay small.
         """
+        from iou_eval.geometry.kernel import box_kernel
+
+        kernel = box_kernel()
+        if kernel is not None:
+            c = np.ascontiguousarray  # a view of another array's columns: copied
+            pd, pg, iou = kernel.pairs(
+                c(d_groups), c(gt_sorted), c(g_starts), c(dt_rows), float(floor),
+                c(self.dt_xyxy), c(self.dt_box_area), c(self.gt_xyxy), c(self.gt_box_area),
+                c(self.gt_crowd),
+            )  # fmt: skip
+            return (
+                np.frombuffer(pd, dtype=np.int64),
+                np.frombuffer(pg, dtype=np.int64),
+                np.frombuffer(iou, dtype=np.float64),
+            )
         # Column-wise gathers: much faster than gathering rows of [N, 4]
         # arrays.  The predictions' columns are built a chunk at a time
         # (small, reused memory), the ground truths' once.

@@ -1,10 +1,13 @@
-"""The optional compiled mask kernel (``iou_eval/geometry/_rlekernel.c``), when it was built.
+"""The optional compiled geometry kernels, when they were built.
 
-It checks compressed RLE strings and computes mask overlaps several times
-faster than numpy and pycocotools' Python wrapper, with the same numbers.
-Without it (no C compiler at install, or ``IOU_EVAL_NO_KERNEL=1``)
-:mod:`iou_eval.geometry.rle` and :mod:`iou_eval.geometry.masks` use numpy and
-pycocotools instead.
+The mask kernel (``iou_eval/geometry/_rlekernel.c``) checks compressed RLE
+strings and computes mask overlaps several times faster than numpy and
+pycocotools' Python wrapper; the box kernel (``iou_eval/geometry/_boxkernel.c``)
+finds the same-group box pairs that can match, with the GIL released.  The
+numbers are the same.  Without them (no C compiler at install, or
+``IOU_EVAL_NO_KERNEL=1``) :mod:`iou_eval.geometry.rle`,
+:mod:`iou_eval.geometry.masks` and :mod:`iou_eval.geometry.boxes` use numpy
+and pycocotools instead.
 """
 
 from __future__ import annotations
@@ -17,3 +20,8 @@ from iou_eval.engine.compiled import load
 def compiled() -> ModuleType | None:
     """The mask kernel module, or None (not built, or ``IOU_EVAL_NO_KERNEL`` set)."""
     return load("iou_eval.geometry._rlekernel")
+
+
+def box_kernel() -> ModuleType | None:
+    """The box kernel module, or None (not built, or ``IOU_EVAL_NO_KERNEL`` set)."""
+    return load("iou_eval.geometry._boxkernel")

@@ -1,4 +1,4 @@
-"""Precision/recall arrays and AP, from matches (pure numpy).
+"""Precision/recall arrays and AP, from matches (numpy; the compiled COCO core where built).
 
 ``accumulate_coco`` fills the same ``precision[T, R, K, A, M]``,
 ``recall[T, K, A, M]`` and ``scores[T, R, K, A, M]`` arrays as pycocotools'
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iou_eval.data.ordering import distinct, radix_argsort, run_bounds
+from iou_eval.data.ordering import radix_argsort, run_bounds
+from iou_eval.protocols.core import coco_core
 
 # pycocotools divides by (fp + tp + eps) so an empty prefix gives 0, not NaN.
 _EPS = np.spacing(1)
@@ -92,13 +93,20 @@ def first_counts(npig: np.ndarray, rec_thr: np.ndarray) -> np.ndarray:
     Recall is ``tp / npig``, monotone in ``tp``, so "recall >= r" is exactly
     "tp >= c" for this ``c``: the first prediction pycocotools' searchsorted
     on the recall curve finds is the c-th true positive.
+
+    Each ``c`` is pycocotools' ``searchsorted(arange(p + 1) / p, r, "left")``,
+    computed without a loop: ``ceil(r * p)`` is within one of it, and one
+    step each way against the same division (``c / p``, correctly rounded)
+    settles it; ``p + 1`` where no count reaches ``r``, 0 where ``p = 0``.
     """
-    out = np.zeros((*npig.shape, len(rec_thr)), dtype=np.int64)
-    for p in distinct(npig).tolist():
-        if p > 0:
-            c = np.searchsorted(np.arange(p + 1, dtype=np.float64) / p, rec_thr, side="left")
-            out[npig == p] = c
-    return out
+    p = npig[..., None].astype(np.float64)
+    r = np.asarray(rec_thr, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.ceil(r * p)
+        c = np.where((c - 1) / p >= r, c - 1, c)
+        c = np.where(c / p < r, c + 1, c)
+        c = np.clip(c, 0, p + 1)
+    return np.where(p > 0, c, 0).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -235,6 +243,10 @@ def accumulate_coco(x: AccumulationInputs, image_weight: np.ndarray | None = Non
     )
     npig = count_ground_truths(x, image_weight)
     need = first_counts(npig, np.asarray(x.recall_thresholds, dtype=np.float64))  # [K, A, R]
+    core = coco_core() if image_weight is None else None
+    if core is not None:
+        _compiled(core, x, npig, need, out)
+        return out
     records = sort_records(x)
     order = x.order
     weight_all = None if image_weight is None else image_weight[x.dt_image]
@@ -260,6 +272,18 @@ def accumulate_coco(x: AccumulationInputs, image_weight: np.ndarray | None = Non
             _area_pass(p, a, m, inside[a], npig[:, a], need[:, a, :], out)
         del inside, new_pos, kept, keep
     return out
+
+
+def _compiled(core, x: AccumulationInputs, npig: np.ndarray, need: np.ndarray, out: CocoArrays):
+    """Fill ``out`` with the compiled COCO core: the numbers of the numpy passes, bit for bit."""
+    c = np.ascontiguousarray
+    core.accumulate(
+        c(x.order), c(x.dt_category), c(x.dt_score, dtype=np.float64), c(x.dt_rank),
+        c(x.outside), c(x.rec_lane), c(x.rec_dt), c(x.rec_tp), c(x.rec_counted),
+        x.lane_thresholds, x.n_thresholds, np.asarray(x.max_dets, dtype=np.int64),
+        c(npig, dtype=np.int64), c(need, dtype=np.int64), x.n_categories, len(x.outside),
+        out.precision, out.recall, out.scores,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

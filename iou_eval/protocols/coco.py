@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from iou_eval.data.dataset import Dataset
-from iou_eval.data.ordering import distinct, group_score_order, narrow_index, score_rank
+from iou_eval.data.ordering import distinct, narrow_index, score_rank
 from iou_eval.data.reconcile import Alignment
 from iou_eval.geometry.pairs import Geometry, SubsetGeometry
 from iou_eval.geometry.seam import IouType, geometry_for
@@ -25,6 +25,7 @@ from iou_eval.protocols.accumulate import (
     accumulate_coco,
     summarize_coco,
 )
+from iou_eval.protocols.core import coco_core, score_order
 from iou_eval.protocols.matching import Matches, ignored_per_range, match_coco
 from iou_eval.protocols.params import Protocol
 from iou_eval.protocols.resample import CocoResampler, needed_slices
@@ -280,7 +281,7 @@ def accumulation_inputs(
         recall_thresholds=np.asarray(s.protocol.recall_thresholds, dtype=np.float64),
         gt_image=s.gt.image_idx,
         # Kept for bootstrap replicates, which then need not sort again.
-        order=narrow_index(group_score_order(dt_cat, dt_score, rank) if order is None else order),
+        order=narrow_index(score_order(dt_cat, dt_score, n_k, rank) if order is None else order),
     )
 
 
@@ -303,8 +304,9 @@ def match_and_accumulate(
         # Indices into the whole run's coordinates, not a copy of them.
         geometry = SubsetGeometry.of(s.geometry, g_rows, d_rows)
     gt_group, dt_group, n_groups = _dense_groups(s.gt_group[g_rows], s.dt_group[d_rows])
-    # One score sort serves the matcher's order and the accumulation's.
-    rank, n_levels = score_rank(s.pred.scores[d_rows])
+    # One score sort serves the matcher's order and the accumulation's (the
+    # compiled core orders each group's scores itself: no sort of them all).
+    score_ranks = score_rank(s.pred.scores[d_rows]) if coco_core() is None else None
     unmatched = s.unmatched_ignored
     m = match_coco(
         geometry=geometry,
@@ -321,11 +323,11 @@ def match_and_accumulate(
         iou_thresholds=np.asarray(s.thresholds, dtype=np.float64),
         area_ranges=s.area_bounds,
         max_det=s.max_det,
-        dt_score_rank=(rank, n_levels),
+        dt_score_rank=score_ranks,
         keep_lane=s.point_thr,  # area range 0 ("all"): lane = threshold
         dt_unmatched_ignored=None if unmatched is None else unmatched[d_rows],
     )
-    kept_rank = (rank[m.dt_rows], n_levels)
+    kept_rank = None if score_ranks is None else (score_ranks[0][m.dt_rows], score_ranks[1])
     if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
         m = m.in_rows(g_rows, d_rows, s.gt_ignore)
     inputs = accumulation_inputs(s, m, rank=kept_rank)

@@ -25,8 +25,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from iou_eval.data.ordering import group_score_order, narrow_index
+from iou_eval.data.ordering import narrow_index
 from iou_eval.geometry.seam import Geometry
+from iou_eval.protocols.core import coco_core, score_order
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ class Matches:
         n_thresholds: ``T``.
         outside: ``[A, D]`` bool, the prediction's area is outside the range.
         lane, dt, gt: ``[P]`` one record per (lane, matched prediction): the
-            prediction's position in ``dt_rows`` and the ground-truth row.
+            prediction's position in ``dt_rows`` and the ground-truth row
+            (records are a set: their order is not part of the result).
         tp: ``[P]`` bool, the match counts as a true positive.
         counted: ``[P]`` bool, the prediction is scored (true or false
             positive) rather than ignored.
@@ -143,7 +145,7 @@ def rank_predictions(
     """Predictions by group, best score first (ties in ``dt_order_key`` order), top ``max_det``."""
     if np.all(dt_order_key[1:] >= dt_order_key[:-1]):
         # Already in tie order (file order): a stable two-key sort suffices.
-        dt_sorted = group_score_order(dt_group, dt_score, score_rank)
+        dt_sorted = score_order(dt_group, dt_score, n_groups, score_rank)
     else:
         dt_sorted = np.lexsort((dt_order_key, -dt_score, dt_group))
     d_groups = dt_group[dt_sorted]
@@ -267,6 +269,10 @@ def greedy_rounds(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The greedy assignment, one round per rank inside a group, every lane at once.
 
+    The compiled COCO core (:mod:`iou_eval.protocols.core`) gives the same
+    records, prediction by prediction instead of rank by rank: records are a
+    set, every reader sorts or filters them; this numpy code is the reference.
+
     Args:
         pd, pg, iou: ``[P]`` candidate pairs (prediction position, ground-truth
             row, overlap), sorted by prediction.
@@ -279,6 +285,26 @@ def greedy_rounds(
         prediction), and the overlaps of lane ``keep_lane``'s records in
         their order (``[P_lane]`` float64; empty when None).
     """
+    core = coco_core()
+    if core is not None and len(eff_thr) * len(gt_ignore) <= 64:
+        return _compiled_greedy(
+            core, pd, pg, iou, gt_position, gt_crowd, gt_ignore, eff_thr, keep_lane
+        )
+    return _numpy_rounds(pd, pg, iou, rank, gt_position, gt_crowd, gt_ignore, eff_thr, keep_lane)
+
+
+def _numpy_rounds(
+    pd: np.ndarray,
+    pg: np.ndarray,
+    iou: np.ndarray,
+    rank: np.ndarray,
+    gt_position: np.ndarray,
+    gt_crowd: np.ndarray,
+    gt_ignore: np.ndarray,
+    eff_thr: np.ndarray,
+    keep_lane: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`greedy_rounds` in numpy, round by round (the reference)."""
     n_thr, n_area, n_gt = len(eff_thr), len(gt_ignore), len(gt_position)
     rec_lane: list[np.ndarray] = []
     rec_dt: list[np.ndarray] = []
@@ -329,6 +355,35 @@ def greedy_rounds(
     return cat(rec_lane), cat(rec_dt), cat(rec_gt), kept
 
 
+def _compiled_greedy(
+    core,
+    pd: np.ndarray,
+    pg: np.ndarray,
+    iou: np.ndarray,
+    gt_position: np.ndarray,
+    gt_crowd: np.ndarray,
+    gt_ignore: np.ndarray,
+    eff_thr: np.ndarray,
+    keep_lane: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`greedy_rounds` by the compiled core, prediction by prediction.
+
+    Pairs are sorted by group, then rank: the same matches as round by
+    round, found in another order (records are a set).
+    """
+    c = np.ascontiguousarray
+    lane, dt, gt, kept = core.greedy(
+        c(pd), c(pg), c(iou, dtype=np.float64), c(gt_position), c(gt_crowd), c(gt_ignore),
+        c(eff_thr, dtype=np.float64), -1 if keep_lane is None else keep_lane,
+    )  # fmt: skip
+    return (
+        np.frombuffer(lane, dtype=np.int32),
+        np.frombuffer(dt, dtype=np.int32),
+        np.frombuffer(gt, dtype=np.int32),
+        np.frombuffer(kept, dtype=np.float64),
+    )
+
+
 def _round_winners(
     sd: np.ndarray,
     sg: np.ndarray,
@@ -372,14 +427,7 @@ def _records(
     gt_zero_id: np.ndarray,
 ) -> Matches:
     """:class:`Matches` from the raw records, with what each record counts as."""
-    m_area = m_lane // max(n_thr, 1)
-    on_ignored = gt_ignore[m_area, m_gt]
-    # pycocotools records the ground truth's id as the match, so id 0 reads
-    # as "no match": not a true positive, and ignored only as an unmatched
-    # prediction would be (or when its ground truth is ignored).
-    zero = gt_zero_id[m_gt]
-    m_tp = ~zero & ~on_ignored
-    m_counted = m_tp | (zero & ~on_ignored & ~outside[m_area, m_dt])
+    m_tp, m_counted = _record_flags(n_thr, outside, m_lane, m_dt, m_gt, gt_ignore, gt_zero_id)
     return Matches(
         dt_rows=ranked.rows,
         dt_rank=ranked.rank,
@@ -392,3 +440,37 @@ def _records(
         counted=m_counted,
         gt_ignore=gt_ignore,
     )
+
+
+def _record_flags(
+    n_thr: int,
+    outside: np.ndarray,
+    m_lane: np.ndarray,
+    m_dt: np.ndarray,
+    m_gt: np.ndarray,
+    gt_ignore: np.ndarray,
+    gt_zero_id: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(tp[P], counted[P])`` of the records (the compiled core's one pass where built)."""
+    core = coco_core()
+    if core is not None and n_thr > 0:
+        c = np.ascontiguousarray
+        tp, counted = core.record_flags(
+            c(m_lane),
+            c(m_dt),
+            c(m_gt),
+            c(gt_ignore),
+            c(gt_zero_id),
+            c(outside),
+            n_thr,
+            len(outside),
+        )
+        return np.frombuffer(tp, dtype=bool), np.frombuffer(counted, dtype=bool)
+    m_area = m_lane // max(n_thr, 1)
+    on_ignored = gt_ignore[m_area, m_gt]
+    # pycocotools records the ground truth's id as the match, so id 0 reads
+    # as "no match": not a true positive, and ignored only as an unmatched
+    # prediction would be (or when its ground truth is ignored).
+    zero = gt_zero_id[m_gt]
+    m_tp = ~zero & ~on_ignored
+    return m_tp, m_tp | (zero & ~on_ignored & ~outside[m_area, m_dt])

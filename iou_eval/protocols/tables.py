@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iou_eval.data.ordering import group_score_order
+from iou_eval.protocols.core import score_order
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def _best_f1_by_class(
     best_s = np.full(n_classes, np.nan)
     # By class, then descending score: each class's slice is ready for the sweep.
     if dt_order is None:
-        order = np.flatnonzero(used)[group_score_order(dt_class[used], dt_score[used])]
+        order = np.flatnonzero(used)[score_order(dt_class[used], dt_score[used])]
     else:
         order = dt_order[used[dt_order]]
     cls = dt_class[order]
@@ -221,7 +221,7 @@ def sweeps_by_class(
         equal scores, a sweep is the same: it cuts only between scores.
     """
     used = np.flatnonzero(dt_tp | dt_fp)
-    order = used[group_score_order(dt_class[used], dt_score[used])]
+    order = used[score_order(dt_class[used], dt_score[used])]
     cls = dt_class[order]
     starts = np.searchsorted(cls, np.arange(len(class_gt) + 1))
     sc, t, f = dt_score[order], dt_tp[order], dt_fp[order]

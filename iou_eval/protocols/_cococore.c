@@ -1,0 +1,802 @@
+/*
+ * The COCO protocol's core in C: greedy matching of scored predictions to
+ * ground truths over every IoU threshold and area range, and the
+ * precision/recall arrays accumulated from the matches.
+ *
+ * Optional, like the other compiled parts: numpy is the reference
+ * (iou_eval.protocols.matching.greedy_rounds and accumulate.accumulate_coco),
+ * selected with IOU_EVAL_NO_KERNEL=1 or where this is not built, and the
+ * parity suite runs on both.  The rules are pycocotools' evaluateImg and
+ * accumulate:
+ *
+ * - predictions of a group in descending score, ties in file order; among
+ *   the candidates with IoU >= min(t, 1 - 1e-10) that are free (or crowd
+ *   regions, which absorb any number) a regular ground truth beats an
+ *   ignored one, then the higher IoU, then the later one in file order
+ *   (pycocotools keeps the last candidate that is not worse);
+ * - per category, area range, maxDets and threshold, predictions in
+ *   descending score (ties: image, then rank in the image), the running
+ *   true and false positives as doubles, precision tp / ((fp + tp) + eps)
+ *   at each position, made non-increasing from the right, and read at the
+ *   first position whose recall tp / npig reaches each recall point.
+ *
+ * Every float operation is the one numpy performs at that position, in the
+ * same order, with -O2 -ffp-contract=off (no fused multiply-add): the
+ * arrays are equal bit for bit (tests/unit/test_box_core.py, tests/parity).
+ * Both entry points release the GIL, so category parts run in threads.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#pragma fp_contract(off)
+#endif
+
+/* ------------------------------------------------------------ arrays in */
+
+/* A C-contiguous buffer: float64 ('d'), bool ('?'), or an index column of
+   int32 or int64 (read through idx()). */
+typedef struct {
+    Py_buffer view;
+    int held, wide;
+    Py_ssize_t n;
+} Arr;
+
+static int acquire(PyObject *obj, Arr *a, char kind, int writable, const char *name) {
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, &a->view, flags) < 0) return -1;
+    a->held = 1;
+    const char *f = a->view.format ? a->view.format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') f++;
+    Py_ssize_t size = a->view.itemsize;
+    int ok;
+    if (kind == 'i') {
+        ok = *f && ((size == 4 && strchr("il", *f)) || (size == 8 && strchr("lq", *f)));
+        a->wide = size == 8;
+    } else {
+        ok = *f == kind && size == (kind == 'd' ? 8 : 1);
+    }
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "%s: unexpected item type '%s' (%zd bytes)", name,
+                     a->view.format ? a->view.format : "B", size);
+        return -1;
+    }
+    a->n = a->view.len / size;
+    return 0;
+}
+
+static void release_all(Arr *a, int count) {
+    for (int i = 0; i < count; i++)
+        if (a[i].held) PyBuffer_Release(&a[i].view);
+}
+
+static inline int64_t idx(const Arr *a, Py_ssize_t i) {
+    return a->wide ? ((const int64_t *)a->view.buf)[i] : ((const int32_t *)a->view.buf)[i];
+}
+
+#define F64(a) ((double *)(a).view.buf)
+#define U8(a) ((const uint8_t *)(a).view.buf)
+
+/* Whether every index of `a` lies in [0, n). */
+static int in_range(const Arr *a, int64_t n) {
+    for (Py_ssize_t i = 0; i < a->n; i++) {
+        int64_t v = idx(a, i);
+        if (v < 0 || v >= n) return 0;
+    }
+    return 1;
+}
+
+/* ----------------------------------------------------------- arrays out */
+
+/* Memory the kernel filled, viewed by numpy's frombuffer without a copy. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t len;
+} Block;
+
+static void block_dealloc(PyObject *self) {
+    free(((Block *)self)->data);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+    Block *b = (Block *)self;
+    return PyBuffer_FillInfo(view, self, b->data, b->len, 0, flags);
+}
+
+static PyBufferProcs block_as_buffer = {block_getbuffer, NULL};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "iou_eval.protocols._cococore.Block",
+    .tp_basicsize = sizeof(Block),
+    .tp_dealloc = block_dealloc,
+    .tp_as_buffer = &block_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Bytes the kernel wrote, viewed by numpy without a copy.",
+};
+
+/* A Block that takes `data` (len bytes; freed with it); NULL with an error set. */
+static PyObject *block_of(char *data, size_t len) {
+    Block *b = PyObject_New(Block, &BlockType);
+    if (!b) {
+        free(data);
+        return NULL;
+    }
+    b->data = data ? data : malloc(1);
+    b->len = (Py_ssize_t)len;
+    if (!b->data) {
+        Py_DECREF(b);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)b;
+}
+
+/* -------------------------------------------------------------- ordering */
+
+/* A row and its score, sorted together (the scores read in order, not by row). */
+typedef struct {
+    double score;
+    int64_t row;
+} Scored;
+
+/* v[0:n] stably by descending score (a merge sort; runs of up to 16 by
+   insertion), `tmp` as room for n items. */
+static void sort_by_score(Scored *v, Scored *tmp, int64_t n) {
+    const int64_t run = 16;
+    for (int64_t lo = 0; lo < n; lo += run) {
+        int64_t hi = lo + run < n ? lo + run : n;
+        for (int64_t i = lo + 1; i < hi; i++) {
+            Scored x = v[i];
+            int64_t j = i;
+            for (; j > lo && x.score > v[j - 1].score; j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
+    }
+    for (int64_t width = run; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t a = lo, b = mid, o = lo;
+            /* the left one unless the right one is strictly higher: stable */
+            while (a < mid && b < hi) tmp[o++] = v[b].score > v[a].score ? v[b++] : v[a++];
+            while (a < mid) tmp[o++] = v[a++];
+            while (b < hi) tmp[o++] = v[b++];
+        }
+        memcpy(v, tmp, (size_t)n * sizeof *v);
+    }
+}
+
+/* The inputs of group_order(). */
+enum { O_GROUP, O_SCORE, O_NARGS };
+
+typedef struct {
+    Arr a[O_NARGS];
+    int64_t n_groups;
+    int64_t *order;
+} Order;
+
+static int run_order(Order *o) {
+    const Arr *x = o->a;
+    const double *score = F64(x[O_SCORE]);
+    int64_t n = x[O_GROUP].n;
+    int64_t *start = calloc((size_t)o->n_groups + 1, sizeof *start);
+    Scored *v = malloc((size_t)(n ? n : 1) * sizeof *v), *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    o->order = malloc((size_t)(n ? n : 1) * sizeof *o->order);
+    if (!start || !v || !tmp || !o->order) {
+        free(start);
+        free(v);
+        free(tmp);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) start[idx(&x[O_GROUP], i) + 1]++;
+    for (int64_t g = 0; g < o->n_groups; g++) start[g + 1] += start[g];
+    for (int64_t i = 0; i < n; i++) v[start[idx(&x[O_GROUP], i)]++] = (Scored){score[i], i}; /* stable */
+    for (int64_t g = 0, lo = 0; g < o->n_groups; lo = start[g++])
+        if (start[g] - lo > 1) sort_by_score(v + lo, tmp + lo, start[g] - lo);
+    for (int64_t i = 0; i < n; i++) o->order[i] = v[i].row;
+    free(start);
+    free(v);
+    free(tmp);
+    return 0;
+}
+
+static PyObject *py_group_order(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_group, *o_score;
+    Order o;
+    memset(&o, 0, sizeof o);
+    if (!PyArg_ParseTuple(args, "OOL", &o_group, &o_score, &o.n_groups)) return NULL;
+    PyObject *result = NULL;
+    if (acquire(o_group, &o.a[O_GROUP], 'i', 0, "group") < 0 ||
+        acquire(o_score, &o.a[O_SCORE], 'd', 0, "score") < 0)
+        goto done;
+    int ok = o.n_groups >= 0 && o.a[O_SCORE].n == o.a[O_GROUP].n &&
+             in_range(&o.a[O_GROUP], o.n_groups);
+    for (Py_ssize_t i = 0; ok && i < o.a[O_SCORE].n; i++) ok = F64(o.a[O_SCORE])[i] == F64(o.a[O_SCORE])[i];
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "group_order: a group out of range, or a NaN score");
+        goto done;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS status = run_order(&o);
+    Py_END_ALLOW_THREADS
+    if (status < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = block_of((char *)o.order, (size_t)o.a[O_GROUP].n * sizeof *o.order);
+    o.order = NULL;
+done:
+    release_all(o.a, O_NARGS);
+    free(o.order);
+    return result;
+}
+
+/* ------------------------------------------------------------ matching */
+
+/* The inputs of greedy(), see there. */
+enum { PD, PG, IOU, GT_POS, GT_CROWD, GT_IGNORE, THR, G_NARGS };
+
+typedef struct {
+    Arr a[G_NARGS];
+    int64_t keep_lane;
+    int n_area, n_thr, n_lanes;
+    int64_t n_gt, n_rec, n_kept;
+    /* outputs */
+    int32_t *lane, *dt, *gt;
+    double *kept;
+} Greedy;
+
+/* A match found, in the order it was found (by prediction, then lane). */
+typedef struct {
+    int64_t pair;
+    int32_t lane, dt;
+} Found;
+
+/* One prediction's candidates, gathered once for all its lanes. */
+typedef struct {
+    int64_t gt, pos;
+    double iou;
+    uint8_t crowd;
+    uint64_t ignored; /* bit a: ignored in area range a */
+} Cand;
+
+/*
+ * The best of a prediction's candidates c[0:n] in lane (a, t): the free (or
+ * crowd) ground truth with IoU >= thr that is regular rather than ignored,
+ * then of higher IoU, then later in file order.  -1: none.
+ */
+static int64_t best_candidate(const Cand *c, int64_t n, const uint64_t *taken, int a, int lane,
+                              double thr) {
+    int64_t best = -1;
+    for (int64_t j = 0; j < n; j++) {
+        if (((taken[c[j].gt] >> lane) & 1) && !c[j].crowd) continue;
+        if (!(c[j].iou >= thr)) continue;
+        if (best < 0) {
+            best = j;
+            continue;
+        }
+        int regular = !((c[j].ignored >> a) & 1), best_regular = !((c[best].ignored >> a) & 1);
+        if (regular > best_regular ||
+            (regular == best_regular &&
+             (c[j].iou > c[best].iou || (c[j].iou == c[best].iou && c[j].pos > c[best].pos))))
+            best = j;
+    }
+    return best;
+}
+
+/* Pairs [j0, j1) (one prediction's) as candidates; their largest IoU. */
+static double gather(const Greedy *g, int64_t j0, int64_t j1, Cand *c) {
+    const Arr *x = g->a;
+    const uint8_t *crowd = U8(x[GT_CROWD]), *ignore = U8(x[GT_IGNORE]);
+    double most = -1.0;
+    for (int64_t j = j0; j < j1; j++) {
+        Cand *k = &c[j - j0];
+        k->gt = idx(&x[PG], j);
+        k->pos = idx(&x[GT_POS], k->gt);
+        k->iou = F64(x[IOU])[j];
+        k->crowd = crowd[k->gt];
+        k->ignored = 0;
+        for (int a = 0; a < g->n_area; a++)
+            k->ignored |= (uint64_t)(ignore[(int64_t)a * g->n_gt + k->gt] != 0) << a;
+        if (k->iou > most) most = k->iou;
+    }
+    return most;
+}
+
+/* Every prediction's matches in every lane, in the order found.  0, or -1 (no memory). */
+static int find_matches(Greedy *g, Found **out, int64_t *count) {
+    const Arr *x = g->a;
+    const double *thr = F64(x[THR]);
+    uint64_t *taken = calloc((size_t)(g->n_gt ? g->n_gt : 1), sizeof *taken);
+    size_t cap = 1024, n = 0, room = 64;
+    Found *found = malloc(cap * sizeof *found);
+    Cand *cand = malloc(room * sizeof *cand);
+    if (!taken || !found || !cand) goto fail;
+    int64_t n_pairs = x[PD].n;
+    for (int64_t j0 = 0, j1; j0 < n_pairs; j0 = j1) {
+        int64_t d = idx(&x[PD], j0);
+        for (j1 = j0 + 1; j1 < n_pairs && idx(&x[PD], j1) == d; j1++) {
+        }
+        if ((size_t)(j1 - j0) > room) {
+            Cand *grown = realloc(cand, (size_t)(j1 - j0) * sizeof *cand);
+            if (!grown) goto fail;
+            cand = grown;
+            room = (size_t)(j1 - j0);
+        }
+        double most = gather(g, j0, j1, cand);
+        for (int a = 0; a < g->n_area; a++) {
+            for (int t = 0; t < g->n_thr; t++) {
+                if (!(most >= thr[t])) continue; /* no candidate reaches it */
+                int lane = a * g->n_thr + t;
+                int64_t k = best_candidate(cand, j1 - j0, taken, a, lane, thr[t]);
+                if (k < 0) continue;
+                if (!cand[k].crowd) taken[cand[k].gt] |= (uint64_t)1 << lane;
+                if (n == cap) {
+                    Found *grown = realloc(found, 2 * cap * sizeof *found);
+                    if (!grown) goto fail;
+                    found = grown;
+                    cap *= 2;
+                }
+                found[n++] = (Found){j0 + k, lane, (int32_t)d};
+            }
+        }
+    }
+    free(taken);
+    free(cand);
+    *out = found;
+    *count = (int64_t)n;
+    return 0;
+fail:
+    free(taken);
+    free(found);
+    free(cand);
+    return -1;
+}
+
+/* The matches as columns, in the order found (by prediction, then lane);
+   the kept lane's overlaps in the order of its records.  0, or -1. */
+static int split_matches(Greedy *g, const Found *found, int64_t n) {
+    const Arr *x = g->a;
+    size_t room = (size_t)(n ? n : 1);
+    g->lane = malloc(room * sizeof(int32_t));
+    g->dt = malloc(room * sizeof(int32_t));
+    g->gt = malloc(room * sizeof(int32_t));
+    g->kept = malloc(room * sizeof(double));
+    if (!g->lane || !g->dt || !g->gt || !g->kept) return -1;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        g->lane[i] = found[i].lane;
+        g->dt[i] = found[i].dt;
+        g->gt[i] = (int32_t)idx(&x[PG], found[i].pair);
+        if (found[i].lane == g->keep_lane) g->kept[k++] = F64(x[IOU])[found[i].pair];
+    }
+    g->n_rec = n;
+    g->n_kept = k;
+    return 0;
+}
+
+static int run_greedy(Greedy *g) {
+    Found *found;
+    int64_t n;
+    if (find_matches(g, &found, &n) < 0) return -1;
+    int status = split_matches(g, found, n);
+    free(found);
+    return status;
+}
+
+/* Shapes and indices checked once, the GIL held.  0, or -1 with an error set. */
+static int check_greedy(Greedy *g) {
+    Arr *x = g->a;
+    int64_t n_pairs = x[PD].n;
+    g->n_gt = x[GT_POS].n;
+    g->n_thr = (int)x[THR].n;
+    g->n_area = g->n_gt ? (int)(x[GT_IGNORE].n / g->n_gt) : 0;
+    g->n_lanes = g->n_area * g->n_thr;
+    if (x[PG].n != n_pairs || x[IOU].n != n_pairs || x[GT_CROWD].n != g->n_gt ||
+        (g->n_gt && x[GT_IGNORE].n != (int64_t)g->n_area * g->n_gt) || g->n_lanes > 64 ||
+        g->n_gt >= INT32_MAX || !in_range(&x[PD], INT32_MAX) || !in_range(&x[PG], g->n_gt)) {
+        PyErr_SetString(PyExc_ValueError, "greedy: inconsistent shapes or an index out of range");
+        return -1;
+    }
+    for (int64_t j = 1; j < n_pairs; j++) {
+        if (idx(&x[PD], j) < idx(&x[PD], j - 1)) {
+            PyErr_SetString(PyExc_ValueError, "greedy: pairs must be sorted by prediction");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *py_greedy(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[G_NARGS];
+    Greedy g;
+    memset(&g, 0, sizeof g);
+    if (!PyArg_ParseTuple(args, "OOOOOOOL", &o[PD], &o[PG], &o[IOU], &o[GT_POS], &o[GT_CROWD],
+                          &o[GT_IGNORE], &o[THR], &g.keep_lane))
+        return NULL;
+    static const char kinds[G_NARGS] = {'i', 'i', 'd', 'i', '?', '?', 'd'};
+    static const char *names[G_NARGS] = {"pd",       "pg",        "iou",       "gt_position",
+                                         "gt_crowd", "gt_ignore", "thresholds"};
+    PyObject *result = NULL;
+    for (int i = 0; i < G_NARGS; i++)
+        if (acquire(o[i], &g.a[i], kinds[i], 0, names[i]) < 0) goto done;
+    if (check_greedy(&g) < 0) goto done;
+    int status;
+    Py_BEGIN_ALLOW_THREADS status = run_greedy(&g);
+    Py_END_ALLOW_THREADS
+    if (status < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(NNNN)", block_of((char *)g.lane, (size_t)g.n_rec * 4),
+                           block_of((char *)g.dt, (size_t)g.n_rec * 4),
+                           block_of((char *)g.gt, (size_t)g.n_rec * 4),
+                           block_of((char *)g.kept, (size_t)g.n_kept * 8));
+    g.lane = g.dt = g.gt = NULL;
+    g.kept = NULL;
+done:
+    release_all(g.a, G_NARGS);
+    free(g.lane);
+    free(g.dt);
+    free(g.gt);
+    free(g.kept);
+    return result;
+}
+
+/* What each match record counts as (the inputs of record_flags()). */
+enum { F_LANE, F_DT, F_GT, F_IGNORE, F_ZERO, F_OUTSIDE, F_NARGS };
+
+/*
+ * tp: the match counts (its ground truth is not ignored in the record's
+ * area range, nor has pycocotools' id 0, which reads as "no match");
+ * counted: scored rather than ignored -- a true positive, or a match to an
+ * id-0 ground truth that is not ignored, by a prediction inside the range.
+ */
+static void flag_records(const Arr *x, int64_t n_thr, int64_t n_gt, int64_t n_dt, uint8_t *tp,
+                         uint8_t *counted) {
+    const uint8_t *ignore = U8(x[F_IGNORE]), *zero = U8(x[F_ZERO]), *outside = U8(x[F_OUTSIDE]);
+    for (Py_ssize_t i = 0; i < x[F_LANE].n; i++) {
+        int64_t area = idx(&x[F_LANE], i) / n_thr, g = idx(&x[F_GT], i), d = idx(&x[F_DT], i);
+        int on_ignored = ignore[area * n_gt + g] != 0, z = zero[g] != 0;
+        tp[i] = !z && !on_ignored;
+        counted[i] = tp[i] || (z && !on_ignored && !outside[area * n_dt + d]);
+    }
+}
+
+static PyObject *py_record_flags(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[F_NARGS];
+    Arr x[F_NARGS];
+    memset(x, 0, sizeof x);
+    int64_t n_thr, n_area;
+    if (!PyArg_ParseTuple(args, "OOOOOOLL", &o[F_LANE], &o[F_DT], &o[F_GT], &o[F_IGNORE],
+                          &o[F_ZERO], &o[F_OUTSIDE], &n_thr, &n_area))
+        return NULL;
+    static const char kinds[F_NARGS] = {'i', 'i', 'i', '?', '?', '?'};
+    static const char *names[F_NARGS] = {"lane", "dt", "gt", "gt_ignore", "gt_zero_id", "outside"};
+    PyObject *result = NULL;
+    uint8_t *tp = NULL, *counted = NULL;
+    for (int i = 0; i < F_NARGS; i++)
+        if (acquire(o[i], &x[i], kinds[i], 0, names[i]) < 0) goto done;
+    int64_t n = x[F_LANE].n, n_gt = x[F_ZERO].n, n_dt = n_area > 0 ? x[F_OUTSIDE].n / n_area : 0;
+    if (n_thr <= 0 || n_area < 0 || x[F_DT].n != n || x[F_GT].n != n || x[F_IGNORE].n != n_area * n_gt ||
+        x[F_OUTSIDE].n != n_area * n_dt || !in_range(&x[F_LANE], n_area * n_thr) ||
+        !in_range(&x[F_GT], n_gt) || !in_range(&x[F_DT], n_dt)) {
+        PyErr_SetString(PyExc_ValueError, "record_flags: inconsistent shapes or indices");
+        goto done;
+    }
+    tp = malloc((size_t)(n ? n : 1));
+    counted = malloc((size_t)(n ? n : 1));
+    if (!tp || !counted) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS flag_records(x, n_thr, n_gt, n_dt, tp, counted);
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(NN)", block_of((char *)tp, (size_t)n), block_of((char *)counted, (size_t)n));
+    tp = counted = NULL;
+done:
+    release_all(x, F_NARGS);
+    free(tp);
+    free(counted);
+    return result;
+}
+
+/* -------------------------------------------------------- accumulation */
+
+/* The inputs of accumulate(), see there. */
+enum {
+    ORDER, DT_CAT, DT_SCORE, DT_RANK, OUTSIDE, REC_LANE, REC_DT, REC_TP, REC_COUNTED, MAX_DETS,
+    NPIG, NEED, PRECISION, RECALL, SCORES, A_NARGS
+};
+
+/* A match record at its accumulation position. */
+typedef struct {
+    int32_t t;    /* threshold */
+    uint8_t area; /* area range */
+    uint8_t tp;   /* a true positive */
+    uint8_t cnt;  /* scored (true or false positive), not ignored */
+} Rec;
+
+typedef struct {
+    Arr a[A_NARGS];
+    int64_t lane_thr, n_thr, n_dt, n_k, n_area, n_max, n_rec, n_r;
+    /* the predictions by accumulation position p */
+    int64_t *inv;     /* [D] a prediction's position */
+    int32_t *rank;    /* [D] its rank in its (image, category) group */
+    int64_t *starts;  /* [K + 1] each category's first position */
+    uint8_t *inside;  /* [D, A] inside each area range */
+    /* the records by position: rec[rec_at[p]:rec_at[p + 1]] */
+    int64_t *rec_at;
+    Rec *rec;
+    int64_t cap;      /* most records of one lane in one category */
+    /* per threshold: running counts, and precision at each true positive */
+    int64_t *tp, *corr;
+    double *pr;       /* [T, cap] */
+    int64_t *tp_pos;  /* [T, cap] */
+} Acc;
+
+/* The records of the accumulated thresholds by accumulation position (a
+   counting sort: one pass to count, one to place). */
+static void place_records(Acc *c) {
+    const Arr *x = c->a;
+    memset(c->rec_at, 0, (size_t)(c->n_dt + 1) * sizeof *c->rec_at);
+    for (int64_t i = 0; i < c->n_rec; i++)
+        if (idx(&x[REC_LANE], i) % c->lane_thr < c->n_thr) c->rec_at[c->inv[idx(&x[REC_DT], i)] + 1]++;
+    for (int64_t p = 0; p < c->n_dt; p++) c->rec_at[p + 1] += c->rec_at[p];
+    for (int64_t i = 0; i < c->n_rec; i++) {
+        int64_t lane = idx(&x[REC_LANE], i), t = lane % c->lane_thr;
+        if (t >= c->n_thr) continue;
+        int64_t p = c->inv[idx(&x[REC_DT], i)];
+        /* rec_at[p] walks up to rec_at[p + 1]; put back below */
+        c->rec[c->rec_at[p]++] = (Rec){(int32_t)t, (uint8_t)(lane / c->lane_thr),
+                                       U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
+    }
+    for (int64_t p = c->n_dt; p > 0; p--) c->rec_at[p] = c->rec_at[p - 1];
+    c->rec_at[0] = 0;
+}
+
+/*
+ * One category's predictions kept under max_det, in accumulation order, in
+ * area range a: for each threshold, the true positives and pycocotools'
+ * precision at each, tp / ((fp + tp) + eps) with the running counts as
+ * doubles.  A position's false positives are the scored positions so far
+ * less its true positives; scored are the kept positions inside the range,
+ * corrected by the records (matched predictions, ignored or not).  Returns
+ * nd, the kept positions, and *first, the first of them.
+ */
+static int64_t sweep(Acc *c, int64_t k, int64_t a, int64_t max_det, int64_t *first) {
+    const double eps = 2.220446049250313e-16; /* np.spacing(1) */
+    int64_t n_thr = c->n_thr, n_area = c->n_area, nd = 0, scored = 0;
+    memset(c->tp, 0, (size_t)n_thr * sizeof *c->tp);
+    memset(c->corr, 0, (size_t)n_thr * sizeof *c->corr);
+    *first = -1;
+    for (int64_t p = c->starts[k]; p < c->starts[k + 1]; p++) {
+        if (c->rank[p] >= max_det) continue;
+        if (!nd++) *first = p;
+        int base = c->inside[p * n_area + a];
+        scored += base;
+        for (int64_t i = c->rec_at[p]; i < c->rec_at[p + 1]; i++) {
+            Rec r = c->rec[i];
+            if (r.area != a) continue;
+            c->corr[r.t] += (int64_t)r.cnt - base;
+            if (!r.tp) continue;
+            int64_t tp = ++c->tp[r.t], fp = scored + c->corr[r.t] - tp;
+            double tpd = (double)tp, fpd = (double)fp;
+            c->pr[r.t * c->cap + tp - 1] = tpd / ((fpd + tpd) + eps);
+            c->tp_pos[r.t * c->cap + tp - 1] = p;
+        }
+    }
+    return nd;
+}
+
+/*
+ * The arrays of one (threshold t, category, area, maxDets) from its sweep:
+ * precision made non-increasing from the right, read (with the score) at
+ * the first true positive whose recall reaches each recall point;
+ * need[need_at:need_at + R] are those true-positive counts.  Writes
+ * precision and scores from at_pr (the [T, R, K, A, M] offset of recall
+ * point 0) and recall at at_rc ([T, K, A, M]).
+ */
+static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, int64_t need_at,
+                  int64_t at_pr, int64_t at_rc) {
+    const Arr *x = c->a;
+    double *pr = c->pr + t * c->cap;
+    const int64_t *tp_pos = c->tp_pos + t * c->cap, ntp = c->tp[t];
+    for (int64_t i = ntp - 1; i > 0; i--)
+        if (pr[i] > pr[i - 1]) pr[i - 1] = pr[i];
+    double *precision = F64(x[PRECISION]), *scores = F64(x[SCORES]);
+    const double *score = F64(x[DT_SCORE]);
+    int64_t step_r = c->n_k * c->n_area * c->n_max;
+    F64(x[RECALL])[at_rc] = nd ? (double)ntp / (double)npig : 0.0;
+    for (int64_t r = 0; r < c->n_r; r++) {
+        double q = 0.0, ss = 0.0;
+        int64_t need = idx(&x[NEED], need_at + r);
+        if (!nd) {
+        } else if (need == 0) { /* recall point 0: position 0, whatever it is */
+            q = ntp ? pr[0] : 0.0;
+            ss = score[idx(&x[ORDER], first)];
+        } else if (need <= ntp) {
+            q = pr[need - 1];
+            ss = score[idx(&x[ORDER], tp_pos[need - 1])];
+        }
+        precision[at_pr + r * step_r] = q;
+        scores[at_pr + r * step_r] = ss;
+    }
+}
+
+/* The room the curves need: the most records of one threshold in one category. */
+static int64_t curve_room(Acc *c) {
+    const Arr *x = c->a;
+    int64_t n = c->n_k * c->lane_thr * c->n_area, most = 1;
+    int64_t *count = calloc((size_t)(n ? n : 1), sizeof *count);
+    if (!count) return -1;
+    for (int64_t i = 0; i < c->n_rec; i++) {
+        int64_t d = idx(&x[REC_DT], i), k = idx(&x[DT_CAT], d);
+        int64_t v = ++count[k * c->lane_thr * c->n_area + idx(&x[REC_LANE], i)];
+        if (v > most) most = v;
+    }
+    free(count);
+    return most;
+}
+
+/* Every (category, area range, maxDets, threshold) with ground truth to count. */
+static void run_curves(Acc *c) {
+    const Arr *x = c->a;
+    int64_t n_k = c->n_k, n_a = c->n_area, n_m = c->n_max, n_r = c->n_r;
+    for (int64_t k = 0; k < n_k; k++) {
+        for (int64_t a = 0; a < n_a; a++) {
+            int64_t npig = idx(&x[NPIG], k * n_a + a), first;
+            if (npig <= 0) continue;
+            for (int64_t m = 0; m < n_m; m++) {
+                int64_t nd = sweep(c, k, a, idx(&x[MAX_DETS], m), &first);
+                for (int64_t t = 0; t < c->n_thr; t++) {
+                    int64_t at_rc = ((t * n_k + k) * n_a + a) * n_m + m;
+                    int64_t at_pr = ((t * n_r * n_k + k) * n_a + a) * n_m + m;
+                    curve(c, t, nd, first, npig, (k * n_a + a) * n_r, at_pr, at_rc);
+                }
+            }
+        }
+    }
+}
+
+static int run_accumulate(Acc *c) {
+    const Arr *x = c->a;
+    size_t n = (size_t)(c->n_dt ? c->n_dt : 1), t = (size_t)(c->n_thr ? c->n_thr : 1);
+    c->cap = curve_room(c);
+    if (c->cap < 0) return -1;
+    c->inv = malloc(n * sizeof *c->inv);
+    c->rank = malloc(n * sizeof *c->rank);
+    c->inside = malloc(n * (size_t)(c->n_area ? c->n_area : 1));
+    c->rec_at = malloc((n + 1) * sizeof *c->rec_at);
+    c->rec = malloc((size_t)(c->n_rec ? c->n_rec : 1) * sizeof *c->rec);
+    c->starts = calloc((size_t)c->n_k + 1, sizeof *c->starts);
+    c->tp = malloc(t * sizeof *c->tp);
+    c->corr = malloc(t * sizeof *c->corr);
+    c->pr = malloc(t * (size_t)c->cap * sizeof *c->pr);
+    c->tp_pos = malloc(t * (size_t)c->cap * sizeof *c->tp_pos);
+    if (!c->inv || !c->rank || !c->inside || !c->rec_at || !c->rec || !c->starts || !c->tp ||
+        !c->corr || !c->pr || !c->tp_pos)
+        return -1;
+    const uint8_t *outside = U8(x[OUTSIDE]);
+    for (int64_t p = 0; p < c->n_dt; p++) {
+        int64_t d = idx(&x[ORDER], p);
+        c->inv[d] = p;
+        int64_t r = idx(&x[DT_RANK], d);
+        c->rank[p] = r > INT32_MAX ? INT32_MAX : (int32_t)r;
+        c->starts[idx(&x[DT_CAT], d) + 1]++;
+        for (int64_t a = 0; a < c->n_area; a++) c->inside[p * c->n_area + a] = !outside[a * c->n_dt + d];
+    }
+    for (int64_t k = 0; k < c->n_k; k++) c->starts[k + 1] += c->starts[k];
+    place_records(c);
+    run_curves(c);
+    return 0;
+}
+
+static void free_accumulate(Acc *c) {
+    free(c->inv);
+    free(c->rank);
+    free(c->inside);
+    free(c->rec_at);
+    free(c->rec);
+    free(c->starts);
+    free(c->tp);
+    free(c->corr);
+    free(c->pr);
+    free(c->tp_pos);
+}
+
+/* Shapes, indices and the order checked once, the GIL held.  0, or -1 with an error set. */
+static int check_accumulate(Acc *c) {
+    Arr *x = c->a;
+    int64_t d = x[ORDER].n, k = c->n_k, a = c->n_area, m = x[MAX_DETS].n;
+    c->n_dt = d;
+    c->n_max = m;
+    c->n_rec = x[REC_LANE].n;
+    c->n_r = (k && a) ? x[NEED].n / (k * a) : 0;
+    int64_t r = c->n_r;
+    int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && a < 256 &&
+             x[DT_CAT].n == d &&
+             x[DT_SCORE].n == d && x[DT_RANK].n == d && x[OUTSIDE].n == a * d &&
+             x[REC_DT].n == c->n_rec && x[REC_TP].n == c->n_rec && x[REC_COUNTED].n == c->n_rec &&
+             x[NPIG].n == k * a && x[NEED].n == k * a * r &&
+             x[PRECISION].n == c->n_thr * r * k * a * m && x[SCORES].n == x[PRECISION].n &&
+             x[RECALL].n == c->n_thr * k * a * m && in_range(&x[ORDER], d) &&
+             in_range(&x[DT_CAT], k) && in_range(&x[REC_DT], d) &&
+             in_range(&x[REC_LANE], a * c->lane_thr);
+    for (int64_t p = 1; ok && p < d; p++) /* by category */
+        ok = idx(&x[DT_CAT], idx(&x[ORDER], p - 1)) <= idx(&x[DT_CAT], idx(&x[ORDER], p));
+    for (int64_t i = 0; ok && i < x[NEED].n; i++) ok = idx(&x[NEED], i) >= 0;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "accumulate: inconsistent shapes or indices");
+    return ok ? 0 : -1;
+}
+
+static PyObject *py_accumulate(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[A_NARGS];
+    Acc c;
+    memset(&c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOLLOOOLLOOO", &o[ORDER], &o[DT_CAT], &o[DT_SCORE],
+                          &o[DT_RANK], &o[OUTSIDE], &o[REC_LANE], &o[REC_DT], &o[REC_TP],
+                          &o[REC_COUNTED], &c.lane_thr, &c.n_thr, &o[MAX_DETS], &o[NPIG],
+                          &o[NEED], &c.n_k, &c.n_area, &o[PRECISION], &o[RECALL], &o[SCORES]))
+        return NULL;
+    static const char kinds[A_NARGS] = {'i', 'i', 'd', 'i', '?', 'i', 'i', '?',
+                                        '?', 'i', 'i', 'i', 'd', 'd', 'd'};
+    static const char *names[A_NARGS] = {
+        "order",     "dt_category", "dt_score", "dt_rank", "outside",   "rec_lane",
+        "rec_dt",    "rec_tp",      "rec_counted", "max_dets", "npig", "need",
+        "precision", "recall",      "scores"};
+    PyObject *result = NULL;
+    for (int i = 0; i < A_NARGS; i++)
+        if (acquire(o[i], &c.a[i], kinds[i], i >= PRECISION, names[i]) < 0) goto done;
+    if (check_accumulate(&c) < 0) goto done;
+    int status;
+    Py_BEGIN_ALLOW_THREADS status = run_accumulate(&c);
+    Py_END_ALLOW_THREADS
+    if (status < 0) PyErr_NoMemory();
+    else result = Py_NewRef(Py_None);
+done:
+    release_all(c.a, A_NARGS);
+    free_accumulate(&c);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"greedy", py_greedy, METH_VARARGS,
+     "greedy(pd, pg, iou, gt_position, gt_crowd, gt_ignore, thresholds, keep_lane) -> "
+     "(lane, dt, gt, kept_iou): buffers of int32[P'] x 3 and float64, the matches of every "
+     "lane (area * T + threshold), by prediction then lane; kept_iou the overlaps of lane "
+     "keep_lane's records, in their order (-1: none).  gt_ignore is [A, G]; at most 64 "
+     "lanes."},
+    {"record_flags", py_record_flags, METH_VARARGS,
+     "record_flags(lane, dt, gt, gt_ignore, gt_zero_id, outside, n_thresholds, n_areas) -> (tp, "
+     "counted): bool buffers, what each match record counts as (pycocotools' id-0 defect "
+     "included); gt_ignore [A, G], outside [A, D]."},
+    {"group_order", py_group_order, METH_VARARGS,
+     "group_order(group, score, n_groups) -> order: the buffer of int64[N], rows by group "
+     "ascending (in [0, n_groups)), then score descending, equal ones in row order (a stable "
+     "sort, as pycocotools' mergesort)."},
+    {"accumulate", py_accumulate, METH_VARARGS,
+     "accumulate(order, dt_category, dt_score, dt_rank, outside, rec_lane, rec_dt, rec_tp, "
+     "rec_counted, lane_thresholds, n_thresholds, max_dets, npig, need, n_categories, n_areas, "
+     "precision, recall, scores): fills pycocotools' arrays [T, R, K, A, M] and [T, K, A, M] "
+     "(entries of categories without ground truth to count are left as they are)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_cococore",
+    "The COCO protocol's greedy matching and accumulation (pycocotools' rules, bit for bit).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__cococore(void) {
+    if (PyType_Ready(&BlockType) < 0) return NULL;
+    return PyModule_Create(&module);
+}
