@@ -211,6 +211,18 @@ def _load_pair(
             preds, "pred", pred_fmt, read=read, workers=workers, masks=masks, keypoints=keypoints
         )
         return gt_ds, with_note(pred_ds, note)
+    if not (masks or keypoints) and _read_by_threads(_gt_format(gt, read), pred_fmt):
+        # The compiled reader releases the GIL: both files are read in
+        # threads of this process, nothing forked or sent back.
+        from iou_eval.engine.parallel import run_threads
+
+        pair = run_threads(
+            lambda i: load_gt() if i == 0 else load(
+                preds, "pred", pred_fmt, read=read, workers=workers
+            ),
+            [0, 1],
+        )  # fmt: skip
+        return pair[0], with_note(pair[1], note)
     _import_readers((read.gt_format, pred_fmt), gt, masks)
     # With masks the ground truth's child rasterises polygons for about as
     # long as the results take to read: it keeps one of the workers busy.
@@ -240,6 +252,13 @@ def _gt_format(gt: Any, read: ReadOptions) -> str | None:
         return detect_format(os.fspath(gt))
     except IouEvalError:
         return None  # the ground truth's reader says what is wrong, first
+
+
+def _read_by_threads(gt_fmt: str | None, pred_fmt: str) -> bool:
+    """Whether both files are COCO JSON and the compiled reader reads them (boxes)."""
+    from iou_eval.io.compiled import json_reader
+
+    return gt_fmt == "coco" and pred_fmt == "coco" and json_reader() is not None
 
 
 def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:

@@ -52,8 +52,14 @@ AUTO_MAX_WORKERS = 8
 
 
 def resolve_workers(workers: int | None) -> int:
-    """Processes to use: ``workers``, or one per usable core (at most 8) for 0/None; 1 without fork."""
-    if not can_fork():
+    """Workers to use: ``workers``, or one per usable core (at most 8) for 0/None.
+
+    1 where neither processes can be forked nor compiled parts run in
+    threads (no fork, and no compiled part built or all switched off).
+    """
+    from iou_eval.engine.compiled import built, switched_off
+
+    if not can_fork() and (switched_off() or not built()):
         return 1
     if not workers:
         return min(usable_cores(), AUTO_MAX_WORKERS)
@@ -202,6 +208,40 @@ def run_threads(fn: Callable[..., Any], parts: Sequence[Any]) -> list[Any]:
     for exc in errors:
         if exc is not None:
             raise exc
+    return results
+
+
+def run_thread_pool(fn: Callable[..., Any], parts: Sequence[Any], workers: int) -> list[Any]:
+    """``[fn(p) for p in parts]`` in at most ``workers`` threads at a time, in results order.
+
+    Parts are taken in the order given (heaviest first keeps every thread
+    busy to the end), this thread working as one of them.  For parts whose
+    work releases the GIL (the compiled kernels); their results are never
+    copied.  An exception of any part is raised here.
+    """
+    import threading
+
+    if workers <= 1 or len(parts) <= 1:
+        return [fn(p) for p in parts]
+    results: list[Any] = [None] * len(parts)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    pending = iter(range(len(parts)))
+
+    def work(_: Any) -> None:
+        while not errors:
+            with lock:
+                i = next(pending, None)
+            if i is None:
+                return
+            try:
+                results[i] = fn(parts[i])
+            except BaseException as exc:  # noqa: BLE001 - raised again below
+                errors.append(exc)
+
+    run_threads(work, range(min(workers, len(parts))))
+    if errors:
+        raise errors[0]
     return results
 
 

@@ -1,8 +1,9 @@
 """Split one evaluation into parts and merge them back bit for bit.
 
 COCO matching and accumulation are independent per category: parts own
-disjoint sets of categories, run anywhere (an executor: forked worker
-processes here, a Dask cluster in :mod:`iou_eval.engine.cluster`), and are merged
+disjoint sets of categories, run anywhere (an executor: threads beside the
+compiled core or forked worker processes here, a Dask cluster in
+:mod:`iou_eval.engine.cluster`), and are merged
 into exactly the arrays and the prediction order one process gives, so
 every later sum runs in the same order and gives the same bits.
 
@@ -24,9 +25,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from iou_eval.data.ordering import run_bounds
-from iou_eval.engine.parallel import run_parts
+from iou_eval.engine.parallel import run_parts, run_thread_pool
 from iou_eval.protocols.accumulate import CocoArrays
 from iou_eval.protocols.coco import CocoSetup, match_and_accumulate
+from iou_eval.protocols.core import coco_core
 from iou_eval.protocols.matching import Matches
 
 # Below this many predictions one process is quicker than forking.
@@ -105,13 +107,43 @@ class ForkedParts:
         return out
 
 
+@dataclass(frozen=True)
+class ThreadedParts:
+    """Parts in ``slots`` threads of this process (:func:`~iou_eval.engine.parallel.run_thread_pool`).
+
+    Where the compiled COCO core runs: its kernels release the GIL, and a
+    thread sees ``shared`` and hands its result back without a copy.
+    """
+
+    slots: int
+
+    def run(
+        self,
+        fn: Callable[[Any, Any], Any],
+        shared: Any,
+        parts: Sequence[Any],
+        progress: Callable[[int], None] | None = None,
+    ) -> list[Any]:
+        out = run_thread_pool(partial(fn, shared), parts, self.slots)
+        if progress is not None:
+            for i in range(len(out)):
+                progress(i)
+        return out
+
+
+def local_parts(workers: int) -> ThreadedParts | ForkedParts:
+    """Where this process runs category parts: threads beside the compiled core, else forks."""
+    return ThreadedParts(workers) if coco_core() is not None else ForkedParts(workers)
+
+
 def match_in_parts(s: CocoSetup, workers: int, executor: PartExecutor | None = None) -> PartResult:
     """Matches, arrays and score order of the whole, from parts run by ``executor``.
 
-    Without one, parts run in ``workers`` forked processes.  Every executor
-    runs the same part function and the same merge: the same bits.
+    Without one, parts run in ``workers`` threads (the compiled core) or
+    forked processes (numpy).  Every executor runs the same part function
+    and the same merge: the same bits.
     """
-    runner = executor if executor is not None else ForkedParts(workers)
+    runner = executor if executor is not None else local_parts(workers)
     parts = plan_parts(s, runner.slots)
     if parts is None:
         return match_and_accumulate(s, None)

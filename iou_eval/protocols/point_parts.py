@@ -10,9 +10,9 @@ small per-prediction outcome, not by every record of the run:
 
 - parts own disjoint sets of categories of about :data:`PART_PREDICTIONS`
   predictions each (at least ``workers`` parts when parallel pays off);
-- at most ``workers`` parts run at a time, each in a forked child started
-  as soon as another ends, the heaviest first (one worker: one after the
-  other, here);
+- at most ``workers`` parts run at a time, the heaviest first: in threads
+  beside the compiled core, else each in a forked child started as soon as
+  another ends (one worker: one after the other, here);
 - the outcomes are merged into the order one process gives (by matching
   group, then rank), and the score order of the count tables likewise, so
   every later sum runs in the same order: the reports are bit for bit those
@@ -27,10 +27,11 @@ from functools import partial
 import numpy as np
 
 from iou_eval.data.ordering import narrow_index, run_bounds
-from iou_eval.engine.parallel import run_pool
+from iou_eval.engine.parallel import run_pool, run_thread_pool
 from iou_eval.protocols import partition
 from iou_eval.protocols.accumulate import CocoArrays
 from iou_eval.protocols.coco import CocoSetup, OperatingPoint, match_and_accumulate
+from iou_eval.protocols.core import coco_core
 from iou_eval.protocols.partition import category_parts, join_arrays
 
 # A part's matching and accumulation take a few hundred bytes per prediction
@@ -101,7 +102,9 @@ def point_in_parts(s: CocoSetup, workers: int, iou_thr: float) -> tuple[CocoArra
     if parts is None:
         whole = part_point(s, thr_index, None)
         return whole.arrays, _point(s, iou_thr, whole)
-    results = run_pool(partial(part_point, s, thr_index), parts, workers)
+    # Threads beside the compiled core (its kernels release the GIL), else forks.
+    pool = run_thread_pool if coco_core() is not None else run_pool
+    results = pool(partial(part_point, s, thr_index), parts, workers)
     arrays = join_arrays([r.arrays for r in results], parts)
     merged = merge_points(results, s.dt_group, s.pred.category_idx, s.max_det)
     return arrays, _point(s, iou_thr, merged)

@@ -202,7 +202,8 @@ def test_workers_give_pycocotools_arrays_and_the_one_process_result(
     files = _files(write_json, gt, preds)
     ours = evaluate(*files, workers=workers)
     # The ground truth read beside the predictions, their decoding and the
-    # matching split: every part but the first runs in a child.
+    # matching split: every part but the first runs in a child (numpy), or
+    # in a thread (the compiled reader and core release the GIL).
     import iou_eval.io.loaders.coco
 
     jobs = parallel_everywhere
@@ -211,12 +212,15 @@ def test_workers_give_pycocotools_arrays_and_the_one_process_result(
             fh.read(), iou_eval.io.loaders.coco._CHUNK_BYTES
         )
     assert chunks is not None and len(chunks) > 1
-    assert sum("load_gt" in j for j in jobs) == 1
     if json_reader() is None:
+        assert sum("load_gt" in j for j in jobs) == 1
         assert sum("chunked_results" in j for j in jobs) == min(workers, len(chunks)) - 1
-    else:  # the compiled reader reads its parts in threads
+        assert sum("match_and_accumulate" in j for j in jobs) == min(workers, 9) - 1
+    else:
+        assert [j for j in jobs if not j.startswith("thread:")] == []  # nothing forked
+        assert sum("_load_pair" in j for j in jobs) == 1
         assert sum("threaded_results" in j for j in jobs) == workers - 1
-    assert sum("match_and_accumulate" in j for j in jobs) == min(workers, 9) - 1
+        assert sum("run_thread_pool" in j for j in jobs) == min(workers, 9) - 1
     assert_same(ours, run_pycocotools(gt, preds), f"seed {seed}, {workers} workers")
     one = evaluate(*files, workers=1)
     assert ours.to_dict() == one.to_dict()

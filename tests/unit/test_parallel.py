@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from iou_eval.engine import parallel
+from iou_eval.engine import compiled, parallel
 from iou_eval.errors import InputError, UsageError
 
 needs_fork = pytest.mark.skipif(not parallel.can_fork(), reason="no fork on this platform")
@@ -95,7 +95,44 @@ def test_without_fork_jobs_run_here_on_demand(monkeypatch):
     assert calls == []
     assert job.result() == os.getpid() and calls == [1]
     assert parallel.run_parts(lambda p: p * 2, [1, 2, 3]) == [2, 4, 6]
+    # Without fork, several workers only where compiled parts run in threads.
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     assert parallel.resolve_workers(0) == 1 and parallel.resolve_workers(8) == 1
+
+
+def test_without_fork_compiled_parts_still_run_in_threads(monkeypatch):
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
+    monkeypatch.delenv("IOU_EVAL_NO_KERNEL", raising=False)
+    if not compiled.built():
+        pytest.skip("no compiled part is built here")
+    assert parallel.resolve_workers(3) == 3
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 8])
+def test_thread_pools_give_results_in_order(workers):
+    import threading
+
+    seen = set()
+
+    def work(p):
+        seen.add(threading.get_ident())
+        return p * p
+
+    assert parallel.run_thread_pool(work, list(range(20)), workers) == [p * p for p in range(20)]
+    assert len(seen) <= workers
+    assert parallel.run_threads(lambda p: -p, [1, 2, 3]) == [-1, -2, -3]
+
+
+def test_thread_pools_raise_a_parts_error():
+    def work(p):
+        if p == 5:
+            raise ValueError("part 5")
+        return p
+
+    with pytest.raises(ValueError, match="part 5"):
+        parallel.run_thread_pool(work, list(range(10)), 3)
+    with pytest.raises(ValueError, match="part 5"):
+        parallel.run_threads(work, list(range(10)))
 
 
 @needs_fork
