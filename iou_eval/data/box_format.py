@@ -45,10 +45,9 @@ def to_xyxy(
     out = np.empty_like(b)
     if fmt is BoxFormat.XYWH:
         w, h = b[:, 2], b[:, 3]
-        out[:, 0] = b[:, 0]
-        out[:, 1] = b[:, 1]
-        out[:, 2] = b[:, 0] + w
-        out[:, 3] = b[:, 1] + h
+        out[:, :2] = b[:, :2]
+        # x + w and y + h, written in place (no temporary column).
+        np.add(b[:, :2], b[:, 2:], out=out[:, 2:])
     elif fmt is BoxFormat.XYXY:
         out[:] = b
         w, h = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]

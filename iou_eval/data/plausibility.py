@@ -44,6 +44,8 @@ OPTION_LAYOUT = frozenset({"csv", "txt", "voc-results", "dataframe", "arrays"})
 NORMALIZED_MAX = 1.5
 # A box may overhang its image by 1 % of the side or 1 pixel (rounding, clipping).
 _OVERHANG = 0.01
+# Rows looked at first, where a few rows can settle a check over all of them.
+_HEAD_ROWS = 4096
 
 
 def from_xyxy(xyxy: np.ndarray, fmt: BoxFormat) -> np.ndarray:
@@ -75,6 +77,45 @@ def fits(xyxy: np.ndarray, width: np.ndarray, height: np.ndarray) -> np.ndarray:
     )
 
 
+def _any_outside(ds: Dataset, step: int = 1 << 16) -> bool:
+    """Whether a box with known image sizes falls outside its image (:func:`fits`).
+
+    A slice of rows at a time: the temporaries stay small and in the cache.
+    """
+    width, height = ds.images.width, ds.images.height
+    for lo in range(0, len(ds), step):
+        img = ds.image_idx[lo : lo + step]
+        w, h = width[img], height[img]
+        known = np.isfinite(w) & np.isfinite(h) & (w > 0) & (h > 0)
+        if not known.all():
+            xyxy, w, h = ds.xyxy[lo : lo + step][known], w[known], h[known]
+        else:
+            xyxy = ds.xyxy[lo : lo + step]
+        if not fits(xyxy, w, h).all():
+            return True
+    return False
+
+
+def _misfits(raw: np.ndarray, alt: BoxFormat, w: np.ndarray, h: np.ndarray, n_out: int) -> int:
+    """Boxes ``raw[N, 4]`` that do not fit their image read as ``alt``, counted exactly
+    while the count can still matter (at most ``n_out // 4``); past that, a count above it.
+
+    :func:`layout_doubts` only asks whether another layout fits every box, or
+    all but a quarter of the ones the chosen layout leaves out; when most
+    boxes are read right, the first rows already fail another layout that often.
+    """
+    bound = n_out // 4
+    misfits = 0
+    step = _HEAD_ROWS
+    for lo in range(0, len(raw), step):
+        hi = lo + step
+        misfits += int((~fits(to_xyxy(raw[lo:hi], alt)[0], w[lo:hi], h[lo:hi])).sum())
+        if misfits > bound:
+            return misfits
+        step = max(step, 4 * step)
+    return misfits
+
+
 def _row_sizes(ds: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each row's image ``width[N]``, ``height[N]`` and whether both are known ``[N]``."""
     w = ds.images.width[ds.image_idx]
@@ -101,16 +142,16 @@ def layout_doubts(ds: Dataset, side: str) -> list[str]:
     chosen = ds.box_format
     if ds.format not in LAYOUT_OPEN or chosen is None or not len(ds):
         return []
-    w, h, known = _row_sizes(ds)
-    if not known.any():
+    if not _any_outside(ds):  # the usual case, settled without the whole arrays
         return []
+    w, h, known = _row_sizes(ds)
     xyxy, w, h = ds.xyxy[known], w[known], h[known]
     outside = ~fits(xyxy, w, h)
     n_out = int(outside.sum())
     if not n_out:
         return []
     raw = from_xyxy(xyxy, chosen)
-    others = [(int((~fits(to_xyxy(raw, alt)[0], w, h)).sum()), alt) for alt in BoxFormat if alt is not chosen]  # fmt: skip
+    others = [(_misfits(raw, alt, w, h, n_out), alt) for alt in BoxFormat if alt is not chosen]
     n_alt, alt = min(others, key=lambda o: o[0])
     # Another layout must fit every box, or nearly (a detector's unclipped
     # overhang), where the chosen one leaves several out.
@@ -157,6 +198,11 @@ def scale_doubts(ds: Dataset, side: str, normalized: bool, shared: bool) -> list
     if normalized and ds.format in OPTION_LAYOUT:
         return _above_one(ds, side, shared)
     if normalized or ds.box_format is None:
+        return []
+    # A number outside [0, 1] among the first rows settles it (pixel boxes:
+    # at once) before every row's numbers are computed.
+    head = from_xyxy(ds.xyxy[:_HEAD_ROWS], ds.box_format)
+    if head.min() < 0 or head.max() > 1:
         return []
     raw = from_xyxy(ds.xyxy, ds.box_format)
     if raw.min() < 0 or raw.max() > 1 or not (raw != np.floor(raw)).any():

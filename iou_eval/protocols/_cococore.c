@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(_MSC_VER)
+#include <intrin.h>
+#endif
 #if defined(_MSC_VER) && !defined(__clang__)
 #pragma fp_contract(off)
 #endif
@@ -135,38 +138,138 @@ static PyObject *block_of(char *data, size_t len) {
     return (PyObject *)b;
 }
 
+/* ---------------------------------------------------------------- groups */
+
+/* Set bits of x. */
+static inline int bit_count(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_popcountll(x);
+#elif defined(_MSC_VER) && defined(_M_X64)
+    return (int)__popcnt64(x);
+#else
+    int n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+#endif
+}
+
+/* The inputs of dense_groups(). */
+enum { D_A, D_B, D_NARGS };
+
+typedef struct {
+    Arr a[D_NARGS];
+    int64_t n_total, n_used;
+    uint64_t *bits;
+    int64_t *below; /* set bits before each word */
+    int64_t *code[D_NARGS];
+} Dense;
+
+/* Each group's rank among the groups that occur (a bit table and its counts). */
+static int run_dense(Dense *g) {
+    size_t words = (size_t)(g->n_total / 64 + 1);
+    g->bits = calloc(words, sizeof *g->bits);
+    g->below = malloc(words * sizeof *g->below);
+    if (!g->bits || !g->below) return -1;
+    for (int i = 0; i < D_NARGS; i++)
+        for (Py_ssize_t j = 0; j < g->a[i].n; j++) {
+            int64_t v = idx(&g->a[i], j);
+            g->bits[v >> 6] |= (uint64_t)1 << (v & 63);
+        }
+    int64_t total = 0;
+    for (size_t w = 0; w < words; w++) {
+        g->below[w] = total;
+        total += bit_count(g->bits[w]);
+    }
+    g->n_used = total;
+    for (int i = 0; i < D_NARGS; i++) {
+        g->code[i] = malloc((size_t)(g->a[i].n ? g->a[i].n : 1) * sizeof(int64_t));
+        if (!g->code[i]) return -1;
+        for (Py_ssize_t j = 0; j < g->a[i].n; j++) {
+            int64_t v = idx(&g->a[i], j);
+            uint64_t low = g->bits[v >> 6] & (((uint64_t)1 << (v & 63)) - 1);
+            g->code[i][j] = g->below[v >> 6] + bit_count(low);
+        }
+    }
+    return 0;
+}
+
+static PyObject *py_dense_groups(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[D_NARGS];
+    Dense g;
+    memset(&g, 0, sizeof g);
+    if (!PyArg_ParseTuple(args, "OOL", &o[D_A], &o[D_B], &g.n_total)) return NULL;
+    PyObject *result = NULL;
+    for (int i = 0; i < D_NARGS; i++)
+        if (acquire(o[i], &g.a[i], 'i', 0, i ? "dt_group" : "gt_group") < 0) goto done;
+    if (g.n_total < 0 || g.n_total > ((int64_t)1 << 40) || !in_range(&g.a[D_A], g.n_total) ||
+        !in_range(&g.a[D_B], g.n_total)) {
+        PyErr_SetString(PyExc_ValueError, "dense_groups: a group out of range");
+        goto done;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS status = run_dense(&g);
+    Py_END_ALLOW_THREADS
+    if (status < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(NNL)", block_of((char *)g.code[D_A], (size_t)g.a[D_A].n * 8),
+                           block_of((char *)g.code[D_B], (size_t)g.a[D_B].n * 8), g.n_used);
+    g.code[D_A] = g.code[D_B] = NULL;
+done:
+    release_all(g.a, D_NARGS);
+    free(g.bits);
+    free(g.below);
+    free(g.code[D_A]);
+    free(g.code[D_B]);
+    return result;
+}
+
 /* -------------------------------------------------------------- ordering */
 
-/* A row and its score, sorted together (the scores read in order, not by row). */
+/* A row and its score as an unsigned key, higher scores first: the key
+   orders as the score does (-0.0 as 0.0), descending. */
 typedef struct {
-    double score;
+    uint64_t key;
     int64_t row;
-} Scored;
+} Keyed;
 
-/* v[0:n] stably by descending score (a merge sort; runs of up to 16 by
-   insertion), `tmp` as room for n items. */
-static void sort_by_score(Scored *v, Scored *tmp, int64_t n) {
-    const int64_t run = 16;
-    for (int64_t lo = 0; lo < n; lo += run) {
-        int64_t hi = lo + run < n ? lo + run : n;
-        for (int64_t i = lo + 1; i < hi; i++) {
-            Scored x = v[i];
+static inline uint64_t descending_key(double score) {
+    uint64_t bits;
+    if (score == 0.0) score = 0.0; /* -0.0 and 0.0 are equal scores */
+    memcpy(&bits, &score, sizeof bits);
+    uint64_t ascending = (bits >> 63) ? ~bits : bits | ((uint64_t)1 << 63);
+    return ~ascending;
+}
+
+/* v[0:n] stably by key: insertion for a few, else least significant byte
+   first (a byte every key shares is skipped); `tmp` as room for n items. */
+static void sort_keyed(Keyed *v, Keyed *tmp, int64_t n) {
+    if (n < 32) {
+        for (int64_t i = 1; i < n; i++) {
+            Keyed x = v[i];
             int64_t j = i;
-            for (; j > lo && x.score > v[j - 1].score; j--) v[j] = v[j - 1];
+            for (; j > 0 && x.key < v[j - 1].key; j--) v[j] = v[j - 1];
             v[j] = x;
         }
+        return;
     }
-    for (int64_t width = run; width < n; width *= 2) {
-        for (int64_t lo = 0; lo < n; lo += 2 * width) {
-            int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
-            int64_t a = lo, b = mid, o = lo;
-            /* the left one unless the right one is strictly higher: stable */
-            while (a < mid && b < hi) tmp[o++] = v[b].score > v[a].score ? v[b++] : v[a++];
-            while (a < mid) tmp[o++] = v[a++];
-            while (b < hi) tmp[o++] = v[b++];
-        }
-        memcpy(v, tmp, (size_t)n * sizeof *v);
+    Keyed *src = v, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        int64_t count[257];
+        memset(count, 0, sizeof count);
+        for (int64_t i = 0; i < n; i++) count[((src[i].key >> shift) & 255) + 1]++;
+        int one = 0;
+        for (int d = 1; d <= 256; d++) one |= count[d] == n;
+        if (one) continue;
+        for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+        for (int64_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & 255]++] = src[i];
+        Keyed *t = src;
+        src = dst;
+        dst = t;
     }
+    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
 }
 
 /* The inputs of group_order(). */
@@ -183,7 +286,7 @@ static int run_order(Order *o) {
     const double *score = F64(x[O_SCORE]);
     int64_t n = x[O_GROUP].n;
     int64_t *start = calloc((size_t)o->n_groups + 1, sizeof *start);
-    Scored *v = malloc((size_t)(n ? n : 1) * sizeof *v), *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    Keyed *v = malloc((size_t)(n ? n : 1) * sizeof *v), *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
     o->order = malloc((size_t)(n ? n : 1) * sizeof *o->order);
     if (!start || !v || !tmp || !o->order) {
         free(start);
@@ -193,9 +296,10 @@ static int run_order(Order *o) {
     }
     for (int64_t i = 0; i < n; i++) start[idx(&x[O_GROUP], i) + 1]++;
     for (int64_t g = 0; g < o->n_groups; g++) start[g + 1] += start[g];
-    for (int64_t i = 0; i < n; i++) v[start[idx(&x[O_GROUP], i)]++] = (Scored){score[i], i}; /* stable */
+    for (int64_t i = 0; i < n; i++) /* by group, stably */
+        v[start[idx(&x[O_GROUP], i)]++] = (Keyed){descending_key(score[i]), i};
     for (int64_t g = 0, lo = 0; g < o->n_groups; lo = start[g++])
-        if (start[g] - lo > 1) sort_by_score(v + lo, tmp + lo, start[g] - lo);
+        if (start[g] - lo > 1) sort_keyed(v + lo, tmp + lo, start[g] - lo);
     for (int64_t i = 0; i < n; i++) o->order[i] = v[i].row;
     free(start);
     free(v);
@@ -512,7 +616,7 @@ done:
 /* The inputs of accumulate(), see there. */
 enum {
     ORDER, DT_CAT, DT_SCORE, DT_RANK, OUTSIDE, REC_LANE, REC_DT, REC_TP, REC_COUNTED, MAX_DETS,
-    NPIG, NEED, PRECISION, RECALL, SCORES, A_NARGS
+    NPIG, NEED, CATS, PRECISION, RECALL, SCORES, A_NARGS
 };
 
 /* A match record at its accumulation position. */
@@ -526,6 +630,7 @@ typedef struct {
 typedef struct {
     Arr a[A_NARGS];
     int64_t lane_thr, n_thr, n_dt, n_k, n_area, n_max, n_rec, n_r;
+    int64_t n_sel; /* the categories accumulated (CATS), the arrays' K */
     /* the predictions by accumulation position p */
     int64_t *inv;     /* [D] a prediction's position */
     int32_t *rank;    /* [D] its rank in its (image, category) group */
@@ -612,7 +717,7 @@ static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, in
         if (pr[i] > pr[i - 1]) pr[i - 1] = pr[i];
     double *precision = F64(x[PRECISION]), *scores = F64(x[SCORES]);
     const double *score = F64(x[DT_SCORE]);
-    int64_t step_r = c->n_k * c->n_area * c->n_max;
+    int64_t step_r = c->n_sel * c->n_area * c->n_max;
     F64(x[RECALL])[at_rc] = nd ? (double)ntp / (double)npig : 0.0;
     for (int64_t r = 0; r < c->n_r; r++) {
         double q = 0.0, ss = 0.0;
@@ -645,19 +750,20 @@ static int64_t curve_room(Acc *c) {
     return most;
 }
 
-/* Every (category, area range, maxDets, threshold) with ground truth to count. */
+/* Every (selected category, area range, maxDets, threshold) with ground truth to count. */
 static void run_curves(Acc *c) {
     const Arr *x = c->a;
-    int64_t n_k = c->n_k, n_a = c->n_area, n_m = c->n_max, n_r = c->n_r;
-    for (int64_t k = 0; k < n_k; k++) {
+    int64_t n_k = c->n_sel, n_a = c->n_area, n_m = c->n_max, n_r = c->n_r;
+    for (int64_t kk = 0; kk < n_k; kk++) {
+        int64_t k = idx(&x[CATS], kk); /* its place in the arrays: kk */
         for (int64_t a = 0; a < n_a; a++) {
             int64_t npig = idx(&x[NPIG], k * n_a + a), first;
             if (npig <= 0) continue;
             for (int64_t m = 0; m < n_m; m++) {
                 int64_t nd = sweep(c, k, a, idx(&x[MAX_DETS], m), &first);
                 for (int64_t t = 0; t < c->n_thr; t++) {
-                    int64_t at_rc = ((t * n_k + k) * n_a + a) * n_m + m;
-                    int64_t at_pr = ((t * n_r * n_k + k) * n_a + a) * n_m + m;
+                    int64_t at_rc = ((t * n_k + kk) * n_a + a) * n_m + m;
+                    int64_t at_pr = ((t * n_r * n_k + kk) * n_a + a) * n_m + m;
                     curve(c, t, nd, first, npig, (k * n_a + a) * n_r, at_pr, at_rc);
                 }
             }
@@ -719,14 +825,15 @@ static int check_accumulate(Acc *c) {
     c->n_max = m;
     c->n_rec = x[REC_LANE].n;
     c->n_r = (k && a) ? x[NEED].n / (k * a) : 0;
-    int64_t r = c->n_r;
+    c->n_sel = x[CATS].n;
+    int64_t r = c->n_r, ks = c->n_sel;
     int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && a < 256 &&
              x[DT_CAT].n == d &&
              x[DT_SCORE].n == d && x[DT_RANK].n == d && x[OUTSIDE].n == a * d &&
              x[REC_DT].n == c->n_rec && x[REC_TP].n == c->n_rec && x[REC_COUNTED].n == c->n_rec &&
              x[NPIG].n == k * a && x[NEED].n == k * a * r &&
-             x[PRECISION].n == c->n_thr * r * k * a * m && x[SCORES].n == x[PRECISION].n &&
-             x[RECALL].n == c->n_thr * k * a * m && in_range(&x[ORDER], d) &&
+             x[PRECISION].n == c->n_thr * r * ks * a * m && x[SCORES].n == x[PRECISION].n &&
+             x[RECALL].n == c->n_thr * ks * a * m && in_range(&x[CATS], k) && in_range(&x[ORDER], d) &&
              in_range(&x[DT_CAT], k) && in_range(&x[REC_DT], d) &&
              in_range(&x[REC_LANE], a * c->lane_thr);
     for (int64_t p = 1; ok && p < d; p++) /* by category */
@@ -741,17 +848,18 @@ static PyObject *py_accumulate(PyObject *self, PyObject *args) {
     PyObject *o[A_NARGS];
     Acc c;
     memset(&c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOLLOOOLLOOO", &o[ORDER], &o[DT_CAT], &o[DT_SCORE],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOLLOOOLLOOOO", &o[ORDER], &o[DT_CAT], &o[DT_SCORE],
                           &o[DT_RANK], &o[OUTSIDE], &o[REC_LANE], &o[REC_DT], &o[REC_TP],
                           &o[REC_COUNTED], &c.lane_thr, &c.n_thr, &o[MAX_DETS], &o[NPIG],
-                          &o[NEED], &c.n_k, &c.n_area, &o[PRECISION], &o[RECALL], &o[SCORES]))
+                          &o[NEED], &c.n_k, &c.n_area, &o[CATS], &o[PRECISION], &o[RECALL],
+                          &o[SCORES]))
         return NULL;
     static const char kinds[A_NARGS] = {'i', 'i', 'd', 'i', '?', 'i', 'i', '?',
-                                        '?', 'i', 'i', 'i', 'd', 'd', 'd'};
+                                        '?', 'i', 'i', 'i', 'i', 'd', 'd', 'd'};
     static const char *names[A_NARGS] = {
         "order",     "dt_category", "dt_score", "dt_rank", "outside",   "rec_lane",
         "rec_dt",    "rec_tp",      "rec_counted", "max_dets", "npig", "need",
-        "precision", "recall",      "scores"};
+        "categories", "precision",  "recall",   "scores"};
     PyObject *result = NULL;
     for (int i = 0; i < A_NARGS; i++)
         if (acquire(o[i], &c.a[i], kinds[i], i >= PRECISION, names[i]) < 0) goto done;
@@ -778,15 +886,20 @@ static PyMethodDef methods[] = {
      "record_flags(lane, dt, gt, gt_ignore, gt_zero_id, outside, n_thresholds, n_areas) -> (tp, "
      "counted): bool buffers, what each match record counts as (pycocotools' id-0 defect "
      "included); gt_ignore [A, G], outside [A, D]."},
+    {"dense_groups", py_dense_groups, METH_VARARGS,
+     "dense_groups(gt_group, dt_group, n_total) -> (gt_code, dt_code, n_used): each group "
+     "(in [0, n_total)) numbered by its rank among the groups that occur in either; "
+     "int64 buffers."},
     {"group_order", py_group_order, METH_VARARGS,
      "group_order(group, score, n_groups) -> order: the buffer of int64[N], rows by group "
      "ascending (in [0, n_groups)), then score descending, equal ones in row order (a stable "
-     "sort, as pycocotools' mergesort)."},
+     "sort, as pycocotools' mergesort; -0.0 and 0.0 equal)."},
     {"accumulate", py_accumulate, METH_VARARGS,
      "accumulate(order, dt_category, dt_score, dt_rank, outside, rec_lane, rec_dt, rec_tp, "
      "rec_counted, lane_thresholds, n_thresholds, max_dets, npig, need, n_categories, n_areas, "
-     "precision, recall, scores): fills pycocotools' arrays [T, R, K, A, M] and [T, K, A, M] "
-     "(entries of categories without ground truth to count are left as they are)."},
+     "categories, precision, recall, scores): fills pycocotools' arrays [T, R, K', A, M] and "
+     "[T, K', A, M] of the K' categories listed, in their order (entries of categories without "
+     "ground truth to count are left as they are)."},
     {NULL, NULL, 0, NULL},
 };
 

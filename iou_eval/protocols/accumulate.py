@@ -214,7 +214,11 @@ def sort_records(x: AccumulationInputs) -> _Records:
     return _Records(lane, pos[o], tp[o], cnt[o], area_first)
 
 
-def accumulate_coco(x: AccumulationInputs, image_weight: np.ndarray | None = None) -> CocoArrays:
+def accumulate_coco(
+    x: AccumulationInputs,
+    image_weight: np.ndarray | None = None,
+    categories: np.ndarray | None = None,
+) -> CocoArrays:
     """Accumulate per-category precision/recall curves from sparse matches.
 
     Args:
@@ -222,6 +226,9 @@ def accumulate_coco(x: AccumulationInputs, image_weight: np.ndarray | None = Non
         image_weight: ``[I]`` integer multiplicity of each image, for
             bootstrap replicates: an image drawn twice counts twice.  None
             for the plain evaluation.
+        categories: ``[K']`` the categories whose slices to return (a part's),
+            in that order; None: all.  The compiled core accumulates only
+            those; numpy accumulates all and slices.
 
     The ordering reproduces pycocotools: within a category, predictions are
     ranked by score, ties by image then by rank in the image — the order the
@@ -233,20 +240,32 @@ def accumulate_coco(x: AccumulationInputs, image_weight: np.ndarray | None = Non
     predictions is a dense cumulative sum per area range plus sparse
     corrections from the matches.
     """
+    core = coco_core() if image_weight is None else None
+    npig = count_ground_truths(x, image_weight)
+    need = first_counts(npig, np.asarray(x.recall_thresholds, dtype=np.float64))  # [K, A, R]
+    if core is not None:
+        return _compiled(core, x, npig, need, categories)
+    out = _numpy_passes(x, image_weight, npig, need)
+    return out if categories is None else out.categories(categories)
+
+
+def _empty_arrays(x: AccumulationInputs, k_n: int) -> CocoArrays:
+    """pycocotools' arrays for ``k_n`` categories, all -1 (no ground truth)."""
     n_area = len(x.outside)
-    n_thr, n_rec = x.n_thresholds, len(x.recall_thresholds)
-    k_n, n_max = x.n_categories, len(x.max_dets)
-    out = CocoArrays(
+    n_thr, n_rec, n_max = x.n_thresholds, len(x.recall_thresholds), len(x.max_dets)
+    return CocoArrays(
         precision=-np.ones((n_thr, n_rec, k_n, n_area, n_max)),
         recall=-np.ones((n_thr, k_n, n_area, n_max)),
         scores=-np.ones((n_thr, n_rec, k_n, n_area, n_max)),
     )
-    npig = count_ground_truths(x, image_weight)
-    need = first_counts(npig, np.asarray(x.recall_thresholds, dtype=np.float64))  # [K, A, R]
-    core = coco_core() if image_weight is None else None
-    if core is not None:
-        _compiled(core, x, npig, need, out)
-        return out
+
+
+def _numpy_passes(
+    x: AccumulationInputs, image_weight: np.ndarray | None, npig: np.ndarray, need: np.ndarray
+) -> CocoArrays:
+    """:func:`accumulate_coco` in numpy (the reference): every category."""
+    out = _empty_arrays(x, x.n_categories)
+    n_area, k_n = len(x.outside), x.n_categories
     records = sort_records(x)
     order = x.order
     weight_all = None if image_weight is None else image_weight[x.dt_image]
@@ -274,16 +293,23 @@ def accumulate_coco(x: AccumulationInputs, image_weight: np.ndarray | None = Non
     return out
 
 
-def _compiled(core, x: AccumulationInputs, npig: np.ndarray, need: np.ndarray, out: CocoArrays):
-    """Fill ``out`` with the compiled COCO core: the numbers of the numpy passes, bit for bit."""
+def _compiled(
+    core, x: AccumulationInputs, npig: np.ndarray, need: np.ndarray, categories: np.ndarray | None
+) -> CocoArrays:
+    """The arrays of ``categories`` (all: None) by the compiled COCO core: the numbers of
+    the numpy passes, bit for bit."""
+    k_n = x.n_categories
+    cats = np.arange(k_n, dtype=np.int64) if categories is None else np.asarray(categories)
+    out = _empty_arrays(x, len(cats))
     c = np.ascontiguousarray
     core.accumulate(
         c(x.order), c(x.dt_category), c(x.dt_score, dtype=np.float64), c(x.dt_rank),
         c(x.outside), c(x.rec_lane), c(x.rec_dt), c(x.rec_tp), c(x.rec_counted),
         x.lane_thresholds, x.n_thresholds, np.asarray(x.max_dets, dtype=np.int64),
-        c(npig, dtype=np.int64), c(need, dtype=np.int64), x.n_categories, len(x.outside),
+        c(npig, dtype=np.int64), c(need, dtype=np.int64), k_n, len(x.outside), c(cats),
         out.precision, out.recall, out.scores,
     )  # fmt: skip
+    return out
 
 
 @dataclass(frozen=True)

@@ -303,7 +303,7 @@ def match_and_accumulate(
         d_rows = np.flatnonzero(np.isin(s.pred.category_idx, cats))
         # Indices into the whole run's coordinates, not a copy of them.
         geometry = SubsetGeometry.of(s.geometry, g_rows, d_rows)
-    gt_group, dt_group, n_groups = _dense_groups(s.gt_group[g_rows], s.dt_group[d_rows])
+    gt_group, dt_group, n_groups = _dense_groups(s.gt_group[g_rows], s.dt_group[d_rows], s.n_groups)
     # One score sort serves the matcher's order and the accumulation's (the
     # compiled core orders each group's scores itself: no sort of them all).
     score_ranks = score_rank(s.pred.scores[d_rows]) if coco_core() is None else None
@@ -331,13 +331,14 @@ def match_and_accumulate(
     if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
         m = m.in_rows(g_rows, d_rows, s.gt_ignore)
     inputs = accumulation_inputs(s, m, rank=kept_rank)
-    arrays = accumulate_coco(inputs)
-    if cats is not None:  # only this part's categories travel back
-        arrays = arrays.categories(cats)
+    # Only this part's categories travel back.
+    arrays = accumulate_coco(inputs, categories=cats)
     return m, arrays, inputs.order
 
 
-def _dense_groups(gt_group: np.ndarray, dt_group: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def _dense_groups(
+    gt_group: np.ndarray, dt_group: np.ndarray, n_total: int
+) -> tuple[np.ndarray, np.ndarray, int]:
     """The groups that occur (``[G']``, ``[D']``) numbered 0.. in the same order, and their count.
 
     Groups never meet, and every sort by group keeps its order: the matches
@@ -345,6 +346,11 @@ def _dense_groups(gt_group: np.ndarray, dt_group: np.ndarray) -> tuple[np.ndarra
     groups that hold boxes, not with images x categories (7 million for
     20,000 images of 365 categories), nor, for a part, with the whole.
     """
+    core = coco_core()
+    if core is not None:  # one bit per group of the n_total, and their counts
+        c = np.ascontiguousarray
+        gt_code, dt_code, n_used = core.dense_groups(c(gt_group), c(dt_group), n_total)
+        return np.frombuffer(gt_code, np.int64), np.frombuffer(dt_code, np.int64), n_used
     used = distinct(np.concatenate([gt_group, dt_group]))  # np.unique would import numpy.ma
     return np.searchsorted(used, gt_group), np.searchsorted(used, dt_group), len(used)
 

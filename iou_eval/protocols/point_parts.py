@@ -37,6 +37,9 @@ from iou_eval.protocols.partition import category_parts, join_arrays
 # A part's matching and accumulation take a few hundred bytes per prediction
 # while they run: parts of this size keep that to a few hundred megabytes.
 PART_PREDICTIONS = 1_000_000
+# With the compiled core a part takes less memory, and each part costs a
+# merge: parts this many times as large.
+COMPILED_PART_SCALE = 4
 
 
 @dataclass(frozen=True)
@@ -85,9 +88,10 @@ def plan(s: CocoSetup, workers: int) -> list[np.ndarray] | None:
     """Category sets, heaviest first, or None when one pass over everything is best."""
     d = len(s.pred)
     parallel = workers > 1 and d >= partition.PARALLEL_MIN_PREDICTIONS
-    if s.protocol.class_agnostic or (not parallel and d <= PART_PREDICTIONS):
+    size = PART_PREDICTIONS * (COMPILED_PART_SCALE if coco_core() is not None else 1)
+    if s.protocol.class_agnostic or (not parallel and d <= size):
         return None
-    n_parts = max(workers if parallel else 1, -(-d // PART_PREDICTIONS))
+    n_parts = max(workers if parallel else 1, -(-d // size))
     parts = category_parts(s.pred.category_idx, s.n_categories, n_parts)
     if len(parts) <= 1:
         return None

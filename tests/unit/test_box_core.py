@@ -243,6 +243,11 @@ def test_accumulated_arrays_are_numpys(seed, max_dets, extra_lane, monkeypatch):
     got, want = _both(monkeypatch, lambda: accumulate.accumulate_coco(x))
     for name in ("precision", "recall", "scores"):
         _same(getattr(got, name), getattr(want, name), name)
+    # A part's categories only, in the order asked for.
+    cats = np.random.default_rng(seed).permutation(x.n_categories)[: max(1, x.n_categories // 2)]
+    got, want = _both(monkeypatch, lambda: accumulate.accumulate_coco(x, categories=cats))
+    for name in ("precision", "recall", "scores"):
+        _same(getattr(got, name), getattr(want, name), f"{name} of categories {cats}")
 
 
 @needs_core
@@ -305,3 +310,19 @@ def test_record_flags_are_numpys(seed, monkeypatch):
     got, want = _both(monkeypatch, lambda: matching._record_flags(*args))
     _same(got[0], want[0], "tp")
     _same(got[1], want[1], "counted")
+
+
+@needs_core
+@pytest.mark.parametrize("seed", range(4))
+def test_dense_groups_are_numpys(seed, monkeypatch):
+    """Groups numbered by their rank among those that occur (beyond 64 bits of a word too)."""
+    from iou_eval.protocols.coco import _dense_groups
+
+    rng = np.random.default_rng(seed)
+    n_total = int(rng.integers(1, 10**6))
+    gt = rng.integers(0, n_total, int(rng.integers(0, 3000)))
+    dt = rng.integers(0, n_total, int(rng.integers(0, 3000))).astype(np.int32)
+    got, want = _both(monkeypatch, lambda: _dense_groups(gt, dt, n_total))
+    _same(got[0], want[0], "gt")
+    _same(got[1], want[1], "dt")
+    assert got[2] == want[2]

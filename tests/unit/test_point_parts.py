@@ -36,6 +36,7 @@ def test_parts_give_the_arrays_and_point_of_one_pass(alignment, monkeypatch, par
         pytest.skip("no fork here")
     ref = run_coco(alignment, coco(), 0.5, workers=1, keep_accumulation=True)
     monkeypatch.setattr(point_parts, "PART_PREDICTIONS", part_size)
+    monkeypatch.setattr(point_parts, "COMPILED_PART_SCALE", 1)
     monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 0)
     ev = run_coco(alignment, coco(), 0.5, workers=workers, keep_accumulation=False)
     assert ev.accumulation is None
@@ -50,6 +51,7 @@ def test_parts_are_planned_heaviest_first_and_cover_every_category(alignment, mo
     from iou_eval.protocols.coco import prepare
 
     monkeypatch.setattr(point_parts, "PART_PREDICTIONS", 300)
+    monkeypatch.setattr(point_parts, "COMPILED_PART_SCALE", 1)
     s = prepare(alignment, coco(), 0.5)
     parts = point_parts.plan(s, workers=1)
     assert parts is not None and len(parts) > 1
