@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format bench bench-data bench-iou bench-dask bench-dota bench-stream bench-openimages clean
+.PHONY: help compile demo report test soak check format wheel wheel-pure wheel-check bench bench-data bench-iou bench-dask bench-dota bench-stream bench-openimages clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -55,6 +55,31 @@ check: $(VENV)/.dev ## ruff lint + format check, mypy on the package, the import
 format: $(VENV)/.dev ## apply ruff's formatting and safe fixes
 	$(BIN)/ruff check --fix iou_eval tests
 	$(BIN)/ruff format iou_eval tests
+
+# The wheel a user installs: built here with the compiled parts this machine
+# can build (cibuildwheel builds them for every platform: [tool.cibuildwheel]
+# in pyproject.toml), and the pure-Python fallback (IOU_EVAL_PURE=1).
+wheel: $(VENV)/.dev ## build the wheel into dist/ (the C parts compiled; a pure-Python one: make wheel-pure)
+	@rm -rf dist/iou_eval-*.whl build/lib* build/temp*
+	$(BIN)/python -m pip wheel $(PIP_FLAGS) --no-deps --no-build-isolation -w dist .
+	@ls dist/iou_eval-*.whl
+
+wheel-pure: $(VENV)/.dev ## build the pure-Python wheel (py3-none-any) into dist/pure/
+	@rm -rf dist/pure build/lib*
+	IOU_EVAL_PURE=1 $(BIN)/python -m pip wheel $(PIP_FLAGS) --no-deps --no-build-isolation -w dist/pure .
+	@ls dist/pure/iou_eval-*.whl
+
+# Both wheels installed into a fresh virtual environment (not editable) and
+# tested there: a module or a compiled part missing from a wheel fails.
+WHEEL_VENV ?= .venv-wheel
+wheel-check: wheel wheel-pure ## install the wheels into a fresh venv and test the installed package
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	@echo '*' > $(WHEEL_VENV)/.gitignore
+	$(WHEEL_VENV)/bin/python -m pip install $(PIP_FLAGS) dist/iou_eval-*.whl "pytest>=7.4" "hypothesis>=6.80"
+	$(WHEEL_VENV)/bin/python tests/check_installed.py
+	$(WHEEL_VENV)/bin/python -m pip install $(PIP_FLAGS) --force-reinstall --no-deps dist/pure/iou_eval-*.whl
+	$(WHEEL_VENV)/bin/python tests/check_installed.py --pure --quick
 
 # Benchmark peers live in their own venv: they are never dependencies of iou-eval.
 BENCH_VENV  ?= .venv-bench
@@ -125,7 +150,7 @@ docs: $(VENV)/.docs ## build the manual (docs/) into site/ with mkdocs --strict
 	$(BIN)/mkdocs build --strict --site-dir site
 
 clean: ## remove the virtual environment, caches and the built site
-	rm -rf $(VENV) $(BENCH_VENV) report site .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(BENCH_VENV) $(WHEEL_VENV) report site .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
 
 .PHONY: hostile
 hostile: $(VENV)/.dev ## run the hostile-input catalogue (tests/hostile; inputs, options, -o, escaping)

@@ -21,6 +21,10 @@
  * power of ten outside the table, a subnormal or an ambiguous product --
  * by CPython's own conversion once the GIL is held again.  The file is read
  * with the GIL released, so several threads read parts of it at once.
+ *
+ * Portable C: GCC's and Clang's builtins and MSVC's intrinsics where they
+ * exist, plain C otherwise (IOU_EVAL_PORTABLE_C forces the plain C, which
+ * tests/unit/test_coco_reader.py builds and checks).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -547,11 +551,11 @@ static const uint64_t POW5[POW5_MAX - POW5_MIN + 1][2] = {
 
 /* The high 64 bits of a * b, and the low ones in *lo. */
 static inline uint64_t mul_128(uint64_t a, uint64_t b, uint64_t *lo) {
-#if defined(__SIZEOF_INT128__)
+#if defined(__SIZEOF_INT128__) && !defined(IOU_EVAL_PORTABLE_C)
     __uint128_t r = (__uint128_t)a * b;
     *lo = (uint64_t)r;
     return (uint64_t)(r >> 64);
-#elif defined(_MSC_VER) && defined(_M_X64)
+#elif defined(_MSC_VER) && defined(_M_X64) && !defined(IOU_EVAL_PORTABLE_C)
     uint64_t hi;
     *lo = _umul128(a, b, &hi);
     return hi;
@@ -566,9 +570,9 @@ static inline uint64_t mul_128(uint64_t a, uint64_t b, uint64_t *lo) {
 
 /* Leading zero bits of x (not 0). */
 static inline int leading_zeros(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(IOU_EVAL_PORTABLE_C)
     return __builtin_clzll(x);
-#elif defined(_MSC_VER) && defined(_M_X64)
+#elif defined(_MSC_VER) && defined(_M_X64) && !defined(IOU_EVAL_PORTABLE_C)
     unsigned long i;
     _BitScanReverse64(&i, x);
     return 63 - (int)i;

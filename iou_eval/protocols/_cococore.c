@@ -142,9 +142,9 @@ static PyObject *block_of(char *data, size_t len) {
 
 /* Set bits of x. */
 static inline int bit_count(uint64_t x) {
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(IOU_EVAL_PORTABLE_C)
     return __builtin_popcountll(x);
-#elif defined(_MSC_VER) && defined(_M_X64)
+#elif defined(_MSC_VER) && defined(_M_X64) && !defined(IOU_EVAL_PORTABLE_C)
     return (int)__popcnt64(x);
 #else
     int n = 0;

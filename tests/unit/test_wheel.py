@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -31,3 +32,20 @@ def test_wheel_contains_every_module(tmp_path):
         for dotted in PARTS.values():
             stem = dotted.replace(".", "/") + "."
             assert any(n.startswith(stem) and n.endswith((".so", ".pyd")) for n in names), dotted
+
+
+def test_the_pure_wheel_is_every_module_and_no_compiled_part(tmp_path):
+    """IOU_EVAL_PURE=1: the fallback wheel for platforms without a compiled one."""
+    env = {**os.environ, "IOU_EVAL_PURE": "1"}
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(ROOT)],
+        capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    wheel = next(tmp_path.glob("iou_eval-*.whl"))
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert not [n for n in names if n.endswith((".so", ".pyd"))]
+    expected = {path.relative_to(ROOT).as_posix() for path in (ROOT / "iou_eval").rglob("*.py")}
+    assert not expected - names
