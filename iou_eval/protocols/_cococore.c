@@ -616,7 +616,7 @@ done:
 /* The inputs of accumulate(), see there. */
 enum {
     ORDER, DT_CAT, DT_SCORE, DT_RANK, OUTSIDE, REC_LANE, REC_DT, REC_TP, REC_COUNTED, MAX_DETS,
-    NPIG, NEED, CATS, PRECISION, RECALL, SCORES, A_NARGS
+    NPIG, NEED, CATS, SLOTS, PRECISION, RECALL, SCORES, A_NARGS
 };
 
 /* A match record at its accumulation position. */
@@ -630,7 +630,8 @@ typedef struct {
 typedef struct {
     Arr a[A_NARGS];
     int64_t lane_thr, n_thr, n_dt, n_k, n_area, n_max, n_rec, n_r;
-    int64_t n_sel; /* the categories accumulated (CATS), the arrays' K */
+    int64_t n_sel; /* the categories accumulated (CATS) */
+    int64_t n_out; /* the arrays' K: category CATS[i] goes to SLOTS[i] */
     /* the predictions by accumulation position p */
     int64_t *inv;     /* [D] a prediction's position */
     int32_t *rank;    /* [D] its rank in its (image, category) group */
@@ -717,7 +718,7 @@ static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, in
         if (pr[i] > pr[i - 1]) pr[i - 1] = pr[i];
     double *precision = F64(x[PRECISION]), *scores = F64(x[SCORES]);
     const double *score = F64(x[DT_SCORE]);
-    int64_t step_r = c->n_sel * c->n_area * c->n_max;
+    int64_t step_r = c->n_out * c->n_area * c->n_max;
     F64(x[RECALL])[at_rc] = nd ? (double)ntp / (double)npig : 0.0;
     for (int64_t r = 0; r < c->n_r; r++) {
         double q = 0.0, ss = 0.0;
@@ -753,17 +754,17 @@ static int64_t curve_room(Acc *c) {
 /* Every (selected category, area range, maxDets, threshold) with ground truth to count. */
 static void run_curves(Acc *c) {
     const Arr *x = c->a;
-    int64_t n_k = c->n_sel, n_a = c->n_area, n_m = c->n_max, n_r = c->n_r;
-    for (int64_t kk = 0; kk < n_k; kk++) {
-        int64_t k = idx(&x[CATS], kk); /* its place in the arrays: kk */
+    int64_t n_k = c->n_out, n_a = c->n_area, n_m = c->n_max, n_r = c->n_r;
+    for (int64_t kk = 0; kk < c->n_sel; kk++) {
+        int64_t k = idx(&x[CATS], kk), slot = idx(&x[SLOTS], kk);
         for (int64_t a = 0; a < n_a; a++) {
             int64_t npig = idx(&x[NPIG], k * n_a + a), first;
             if (npig <= 0) continue;
             for (int64_t m = 0; m < n_m; m++) {
                 int64_t nd = sweep(c, k, a, idx(&x[MAX_DETS], m), &first);
                 for (int64_t t = 0; t < c->n_thr; t++) {
-                    int64_t at_rc = ((t * n_k + kk) * n_a + a) * n_m + m;
-                    int64_t at_pr = ((t * n_r * n_k + kk) * n_a + a) * n_m + m;
+                    int64_t at_rc = ((t * n_k + slot) * n_a + a) * n_m + m;
+                    int64_t at_pr = ((t * n_r * n_k + slot) * n_a + a) * n_m + m;
                     curve(c, t, nd, first, npig, (k * n_a + a) * n_r, at_pr, at_rc);
                 }
             }
@@ -826,14 +827,17 @@ static int check_accumulate(Acc *c) {
     c->n_rec = x[REC_LANE].n;
     c->n_r = (k && a) ? x[NEED].n / (k * a) : 0;
     c->n_sel = x[CATS].n;
-    int64_t r = c->n_r, ks = c->n_sel;
+    int64_t tam = c->n_thr * a * m;
+    c->n_out = tam ? x[RECALL].n / tam : 0;
+    int64_t r = c->n_r, ks = c->n_out;
     int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && a < 256 &&
              x[DT_CAT].n == d &&
              x[DT_SCORE].n == d && x[DT_RANK].n == d && x[OUTSIDE].n == a * d &&
              x[REC_DT].n == c->n_rec && x[REC_TP].n == c->n_rec && x[REC_COUNTED].n == c->n_rec &&
              x[NPIG].n == k * a && x[NEED].n == k * a * r &&
              x[PRECISION].n == c->n_thr * r * ks * a * m && x[SCORES].n == x[PRECISION].n &&
-             x[RECALL].n == c->n_thr * ks * a * m && in_range(&x[CATS], k) && in_range(&x[ORDER], d) &&
+             x[RECALL].n == c->n_thr * ks * a * m && x[SLOTS].n == c->n_sel &&
+             in_range(&x[CATS], k) && in_range(&x[SLOTS], ks) && in_range(&x[ORDER], d) &&
              in_range(&x[DT_CAT], k) && in_range(&x[REC_DT], d) &&
              in_range(&x[REC_LANE], a * c->lane_thr);
     for (int64_t p = 1; ok && p < d; p++) /* by category */
@@ -848,18 +852,18 @@ static PyObject *py_accumulate(PyObject *self, PyObject *args) {
     PyObject *o[A_NARGS];
     Acc c;
     memset(&c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOLLOOOLLOOOO", &o[ORDER], &o[DT_CAT], &o[DT_SCORE],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOLLOOOLLOOOOO", &o[ORDER], &o[DT_CAT], &o[DT_SCORE],
                           &o[DT_RANK], &o[OUTSIDE], &o[REC_LANE], &o[REC_DT], &o[REC_TP],
                           &o[REC_COUNTED], &c.lane_thr, &c.n_thr, &o[MAX_DETS], &o[NPIG],
-                          &o[NEED], &c.n_k, &c.n_area, &o[CATS], &o[PRECISION], &o[RECALL],
-                          &o[SCORES]))
+                          &o[NEED], &c.n_k, &c.n_area, &o[CATS], &o[SLOTS], &o[PRECISION],
+                          &o[RECALL], &o[SCORES]))
         return NULL;
     static const char kinds[A_NARGS] = {'i', 'i', 'd', 'i', '?', 'i', 'i', '?',
-                                        '?', 'i', 'i', 'i', 'i', 'd', 'd', 'd'};
+                                        '?', 'i', 'i', 'i', 'i', 'i', 'd', 'd', 'd'};
     static const char *names[A_NARGS] = {
         "order",     "dt_category", "dt_score", "dt_rank", "outside",   "rec_lane",
         "rec_dt",    "rec_tp",      "rec_counted", "max_dets", "npig", "need",
-        "categories", "precision",  "recall",   "scores"};
+        "categories", "slots",      "precision", "recall", "scores"};
     PyObject *result = NULL;
     for (int i = 0; i < A_NARGS; i++)
         if (acquire(o[i], &c.a[i], kinds[i], i >= PRECISION, names[i]) < 0) goto done;
@@ -897,9 +901,9 @@ static PyMethodDef methods[] = {
     {"accumulate", py_accumulate, METH_VARARGS,
      "accumulate(order, dt_category, dt_score, dt_rank, outside, rec_lane, rec_dt, rec_tp, "
      "rec_counted, lane_thresholds, n_thresholds, max_dets, npig, need, n_categories, n_areas, "
-     "categories, precision, recall, scores): fills pycocotools' arrays [T, R, K', A, M] and "
-     "[T, K', A, M] of the K' categories listed, in their order (entries of categories without "
-     "ground truth to count are left as they are)."},
+     "categories, slots, precision, recall, scores): fills pycocotools' arrays [T, R, K', A, M] "
+     "and [T, K', A, M] for the categories listed, category categories[i] at k = slots[i] "
+     "(entries of categories without ground truth to count are left as they are)."},
     {NULL, NULL, 0, NULL},
 };
 

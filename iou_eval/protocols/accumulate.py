@@ -218,6 +218,7 @@ def accumulate_coco(
     x: AccumulationInputs,
     image_weight: np.ndarray | None = None,
     categories: np.ndarray | None = None,
+    out: CocoArrays | None = None,
 ) -> CocoArrays:
     """Accumulate per-category precision/recall curves from sparse matches.
 
@@ -229,6 +230,8 @@ def accumulate_coco(
         categories: ``[K']`` the categories whose slices to return (a part's),
             in that order; None: all.  The compiled core accumulates only
             those; numpy accumulates all and slices.
+        out: arrays over every category to fill in place (their
+            ``categories`` slices; parts in threads share one): returned.
 
     The ordering reproduces pycocotools: within a category, predictions are
     ranked by score, ties by image then by rank in the image — the order the
@@ -244,15 +247,26 @@ def accumulate_coco(
     npig = count_ground_truths(x, image_weight)
     need = first_counts(npig, np.asarray(x.recall_thresholds, dtype=np.float64))  # [K, A, R]
     if core is not None:
-        return _compiled(core, x, npig, need, categories)
-    out = _numpy_passes(x, image_weight, npig, need)
-    return out if categories is None else out.categories(categories)
+        return _compiled(core, x, npig, need, categories, out)
+    whole = _numpy_passes(x, image_weight, npig, need)
+    if out is not None:
+        cats = np.arange(x.n_categories) if categories is None else categories
+        out.precision[:, :, cats] = whole.precision[:, :, cats]
+        out.scores[:, :, cats] = whole.scores[:, :, cats]
+        out.recall[:, cats] = whole.recall[:, cats]
+        return out
+    return whole if categories is None else whole.categories(categories)
 
 
-def _empty_arrays(x: AccumulationInputs, k_n: int) -> CocoArrays:
+def empty_arrays(x: AccumulationInputs, k_n: int) -> CocoArrays:
     """pycocotools' arrays for ``k_n`` categories, all -1 (no ground truth)."""
-    n_area = len(x.outside)
-    n_thr, n_rec, n_max = x.n_thresholds, len(x.recall_thresholds), len(x.max_dets)
+    return unfilled_arrays(
+        x.n_thresholds, len(x.recall_thresholds), k_n, len(x.outside), len(x.max_dets)
+    )
+
+
+def unfilled_arrays(n_thr: int, n_rec: int, k_n: int, n_area: int, n_max: int) -> CocoArrays:
+    """``precision[T, R, K, A, M]``, ``recall[T, K, A, M]``, ``scores[T, R, K, A, M]``, all -1."""
     return CocoArrays(
         precision=-np.ones((n_thr, n_rec, k_n, n_area, n_max)),
         recall=-np.ones((n_thr, k_n, n_area, n_max)),
@@ -264,7 +278,7 @@ def _numpy_passes(
     x: AccumulationInputs, image_weight: np.ndarray | None, npig: np.ndarray, need: np.ndarray
 ) -> CocoArrays:
     """:func:`accumulate_coco` in numpy (the reference): every category."""
-    out = _empty_arrays(x, x.n_categories)
+    out = empty_arrays(x, x.n_categories)
     n_area, k_n = len(x.outside), x.n_categories
     records = sort_records(x)
     order = x.order
@@ -294,20 +308,28 @@ def _numpy_passes(
 
 
 def _compiled(
-    core, x: AccumulationInputs, npig: np.ndarray, need: np.ndarray, categories: np.ndarray | None
+    core,
+    x: AccumulationInputs,
+    npig: np.ndarray,
+    need: np.ndarray,
+    categories: np.ndarray | None,
+    out: CocoArrays | None,
 ) -> CocoArrays:
-    """The arrays of ``categories`` (all: None) by the compiled COCO core: the numbers of
-    the numpy passes, bit for bit."""
+    """The arrays of ``categories`` (all: None) by the compiled COCO core, in ``out`` if
+    given: the numbers of the numpy passes, bit for bit."""
     k_n = x.n_categories
     cats = np.arange(k_n, dtype=np.int64) if categories is None else np.asarray(categories)
-    out = _empty_arrays(x, len(cats))
+    # Where each category goes: its own column of full arrays, else the next one.
+    slots = cats if out is not None else np.arange(len(cats), dtype=np.int64)
+    if out is None:
+        out = empty_arrays(x, len(cats))
     c = np.ascontiguousarray
     core.accumulate(
         c(x.order), c(x.dt_category), c(x.dt_score, dtype=np.float64), c(x.dt_rank),
         c(x.outside), c(x.rec_lane), c(x.rec_dt), c(x.rec_tp), c(x.rec_counted),
         x.lane_thresholds, x.n_thresholds, np.asarray(x.max_dets, dtype=np.int64),
         c(npig, dtype=np.int64), c(need, dtype=np.int64), k_n, len(x.outside), c(cats),
-        out.precision, out.recall, out.scores,
+        c(slots), out.precision, out.recall, out.scores,
     )  # fmt: skip
     return out
 

@@ -24,6 +24,7 @@ from iou_eval.protocols.accumulate import (
     CocoArrays,
     accumulate_coco,
     summarize_coco,
+    unfilled_arrays,
 )
 from iou_eval.protocols.core import coco_core, score_order
 from iou_eval.protocols.matching import Matches, ignored_per_range, match_coco
@@ -102,6 +103,17 @@ class CocoSetup:
     @property
     def max_det(self) -> int:
         return max(self.protocol.max_dets)
+
+
+def shared_arrays(s: CocoSetup) -> CocoArrays:
+    """pycocotools' arrays over every category, all -1: the ones parts in threads fill."""
+    return unfilled_arrays(
+        len(s.protocol.iou_thresholds),
+        len(s.protocol.recall_thresholds),
+        s.n_categories,
+        len(s.area_bounds),
+        len(s.protocol.max_dets),
+    )
 
 
 @dataclass(frozen=True)
@@ -286,12 +298,14 @@ def accumulation_inputs(
 
 
 def match_and_accumulate(
-    s: CocoSetup, cats: np.ndarray | None
+    s: CocoSetup, cats: np.ndarray | None, out: CocoArrays | None = None
 ) -> tuple[Matches, CocoArrays, np.ndarray]:
     """Match and accumulate the categories ``cats`` (all when None): one part's work.
 
     Matches come back in the rows of ``s.gt`` and ``s.pred``, with the
-    accumulation's order of their predictions; arrays hold only ``cats``.
+    accumulation's order of their predictions; arrays hold only ``cats``,
+    or, with ``out`` (arrays over every category that parts in threads
+    share), ``cats``' slices of ``out`` are filled and ``out`` returned.
     The operating point's matches keep their overlaps (:meth:`Matches.overlaps_at`).
     """
     if cats is None:
@@ -331,8 +345,8 @@ def match_and_accumulate(
     if isinstance(g_rows, np.ndarray) and isinstance(d_rows, np.ndarray):
         m = m.in_rows(g_rows, d_rows, s.gt_ignore)
     inputs = accumulation_inputs(s, m, rank=kept_rank)
-    # Only this part's categories travel back.
-    arrays = accumulate_coco(inputs, categories=cats)
+    # Only this part's categories travel back (or land in the shared arrays).
+    arrays = accumulate_coco(inputs, categories=cats, out=out)
     return m, arrays, inputs.order
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from iou_eval.data.ordering import run_bounds
 from iou_eval.engine.parallel import run_parts, run_thread_pool
 from iou_eval.protocols.accumulate import CocoArrays
-from iou_eval.protocols.coco import CocoSetup, match_and_accumulate
+from iou_eval.protocols.coco import CocoSetup, match_and_accumulate, shared_arrays
 from iou_eval.protocols.core import coco_core
 from iou_eval.protocols.matching import Matches
 
@@ -147,6 +147,11 @@ def match_in_parts(s: CocoSetup, workers: int, executor: PartExecutor | None = N
     parts = plan_parts(s, runner.slots)
     if parts is None:
         return match_and_accumulate(s, None)
+    if isinstance(runner, ThreadedParts):
+        # Threads fill their categories of one set of arrays: nothing to join.
+        arrays = shared_arrays(s)
+        results = runner.run(partial(match_and_accumulate, out=arrays), s, parts)
+        return merge_parts(results, parts, s.dt_group, s.pred.category_idx, s.max_det, arrays)
     results = runner.run(match_and_accumulate, s, parts)
     return merge_parts(results, parts, s.dt_group, s.pred.category_idx, s.max_det)
 
@@ -196,8 +201,11 @@ def merge_parts(
     dt_group: np.ndarray,
     dt_category: np.ndarray,
     max_det: int,
+    arrays: CocoArrays | None = None,
 ) -> PartResult:
     """One :class:`Matches`, one set of arrays and one score order from category-disjoint parts.
+
+    ``arrays``: the arrays the parts filled together (threads), else joined here.
 
     Records follow their predictions; each category's arrays come from the
     part that owns it.  Each part's order (by category, then descending
@@ -219,7 +227,8 @@ def merge_parts(
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             blocks[int(cats[lo])] = renumbered[lo:hi]
     by_score = np.concatenate([blocks[c] for c in sorted(blocks)] or [np.zeros(0, np.int64)])
-    arrays = join_arrays([arrays for _, arrays, _ in parts], owned)
+    if arrays is None:
+        arrays = join_arrays([part_arrays for _, part_arrays, _ in parts], owned)
     return merged, arrays, by_score
 
 

@@ -30,7 +30,12 @@ from iou_eval.data.ordering import narrow_index, run_bounds
 from iou_eval.engine.parallel import run_pool, run_thread_pool
 from iou_eval.protocols import partition
 from iou_eval.protocols.accumulate import CocoArrays
-from iou_eval.protocols.coco import CocoSetup, OperatingPoint, match_and_accumulate
+from iou_eval.protocols.coco import (
+    CocoSetup,
+    OperatingPoint,
+    match_and_accumulate,
+    shared_arrays,
+)
 from iou_eval.protocols.core import coco_core
 from iou_eval.protocols.partition import category_parts, join_arrays
 
@@ -65,9 +70,14 @@ class PartPoint:
     arrays: CocoArrays
 
 
-def part_point(s: CocoSetup, thr_index: int, cats: np.ndarray | None) -> PartPoint:
-    """Match and accumulate categories ``cats`` (all when None); keep the operating point only."""
-    m, arrays, order = match_and_accumulate(s, cats)
+def part_point(
+    s: CocoSetup, thr_index: int, cats: np.ndarray | None, out: CocoArrays | None = None
+) -> PartPoint:
+    """Match and accumulate categories ``cats`` (all when None); keep the operating point only.
+
+    ``out``: arrays over every category that parts in threads fill together.
+    """
+    m, arrays, order = match_and_accumulate(s, cats, out)
     tp, fp, match_gt = m.at(0, thr_index)
     match_iou = m.overlaps_at(0, thr_index)
     if match_iou is None:  # never: the matcher was asked to keep them
@@ -106,10 +116,14 @@ def point_in_parts(s: CocoSetup, workers: int, iou_thr: float) -> tuple[CocoArra
     if parts is None:
         whole = part_point(s, thr_index, None)
         return whole.arrays, _point(s, iou_thr, whole)
-    # Threads beside the compiled core (its kernels release the GIL), else forks.
-    pool = run_thread_pool if coco_core() is not None else run_pool
-    results = pool(partial(part_point, s, thr_index), parts, workers)
-    arrays = join_arrays([r.arrays for r in results], parts)
+    if coco_core() is not None:
+        # Threads beside the compiled core (its kernels release the GIL): each
+        # part fills its categories of one set of arrays (no copies to join).
+        arrays = shared_arrays(s)
+        results = run_thread_pool(partial(part_point, s, thr_index, out=arrays), parts, workers)
+    else:  # forks
+        results = run_pool(partial(part_point, s, thr_index), parts, workers)
+        arrays = join_arrays([r.arrays for r in results], parts)
     merged = merge_points(results, s.dt_group, s.pred.category_idx, s.max_det)
     return arrays, _point(s, iou_thr, merged)
 

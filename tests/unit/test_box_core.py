@@ -248,6 +248,15 @@ def test_accumulated_arrays_are_numpys(seed, max_dets, extra_lane, monkeypatch):
     got, want = _both(monkeypatch, lambda: accumulate.accumulate_coco(x, categories=cats))
     for name in ("precision", "recall", "scores"):
         _same(getattr(got, name), getattr(want, name), f"{name} of categories {cats}")
+    # Into arrays over every category that parts share (their own slices only).
+    got, want = _both(
+        monkeypatch,
+        lambda: accumulate.accumulate_coco(
+            x, categories=cats, out=accumulate.empty_arrays(x, x.n_categories)
+        ),
+    )
+    for name in ("precision", "recall", "scores"):
+        _same(getattr(got, name), getattr(want, name), f"{name} into shared arrays")
 
 
 @needs_core
