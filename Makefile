@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format wheel wheel-pure wheel-check bench bench-data bench-iou bench-dask bench-dota bench-stream bench-openimages clean
+.PHONY: help compile demo report test soak check format wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-stream bench-openimages clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -112,6 +112,7 @@ bench: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## time iou-eval against py
 		--boundary-sizes "$(BENCH_BOUNDARY_SIZES)" --kpt-sizes "$(BENCH_KPT_SIZES)" --runs "$(BENCH_RUNS)" \
 		--seed $(BENCH_SEED)
 	$(MAKE) --no-print-directory bench-iou
+	$(MAKE) --no-print-directory bench-large
 	$(MAKE) --no-print-directory bench-dask
 	$(MAKE) --no-print-directory bench-dota
 	$(MAKE) --no-print-directory bench-openimages
@@ -125,6 +126,9 @@ bench-iou: $(VENV)/.dev ## time iou.boxes (10k x 10k) and semseg on Cityscapes-s
 	$(BIN)/python tests/bench/bench_iou.py --maps $(BENCH_IOU_MAPS)
 
 BENCH_LARGE ?= 80000
+
+bench-large: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## iou-eval beside ultrafast-pycocotools and hotcoco on an Objects365-val-sized set, one process each (quick: BENCH_LARGE=5000)
+	$(BENCH_BIN)/python tests/bench/bench_large.py --images $(BENCH_LARGE) --seed $(BENCH_SEED)
 
 bench-dask: $(VENV)/.dev compile ## one process vs --dask local:2 on an Objects365-val-sized set (quick: BENCH_LARGE=5000)
 	$(BIN)/python tests/bench/bench_dask.py --images $(BENCH_LARGE) --seed $(BENCH_SEED)
