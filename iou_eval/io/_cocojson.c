@@ -117,6 +117,7 @@ typedef struct {
 } Cur;
 
 static inline void skip_ws(Cur *c) {
+    if (c->p < c->end && *c->p > ' ') return; /* the usual case: no whitespace */
     while (c->p < c->end && (*c->p == ' ' || *c->p == '\n' || *c->p == '\r' || *c->p == '\t'))
         c->p++;
 }
@@ -327,46 +328,71 @@ typedef struct {
 
 static inline int is_digit(uint8_t ch) { return (unsigned)(ch - '0') < 10; }
 
-static int scan_number(Cur *c, Num *n) {
+/* Eight digits read at once where the machine is little-endian (fast_float's
+   SWAR steps); elsewhere one at a time. */
+#if (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || defined(_MSC_VER)
+#define EIGHT_DIGITS 1
+static inline int eight_digits(const uint8_t *p, uint64_t *value) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    /* every byte '0'..'9': high nibbles 3, and adding 6 carries out of none */
+    if (((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
+        0x3333333333333333ULL)
+        return 0;
+    v -= 0x3030303030303030ULL;
+    v = (v * 10) + (v >> 8);
+    v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    *value = v;
+    return 1;
+}
+#else
+#define EIGHT_DIGITS 0
+static inline int eight_digits(const uint8_t *p, uint64_t *value) {
+    (void)p;
+    (void)value;
+    return 0;
+}
+#endif
+
+/* The digits from p on added to sig (wrapping past 19 digits); the first non-digit. */
+static inline const uint8_t *add_digits(const uint8_t *p, const uint8_t *e, uint64_t *sig) {
+    uint64_t v = *sig, eight;
+    while (EIGHT_DIGITS && e - p >= 8 && eight_digits(p, &eight)) {
+        v = v * 100000000ULL + eight;
+        p += 8;
+    }
+    while (p < e && is_digit(*p)) v = v * 10 + (uint64_t)(*p++ - '0');
+    *sig = v;
+    return p;
+}
+
+static inline int scan_number(Cur *c, Num *n) {
     skip_ws(c);
     const uint8_t *p = c->p, *e = c->end;
     n->s = p;
     n->neg = p < e && *p == '-';
     p += n->neg;
     if (p >= e) return -1;
-    uint64_t sig = 0;
-    int digits = 0;
-    int64_t exp10 = 0;
     const uint8_t *d = p;
+    uint64_t sig = 0; /* every digit, wrapping past 19: only used when there are fewer */
     if (*p == '0') {
         p++;
-    } else if (*p >= '1' && *p <= '9') {
-        for (; p < e && is_digit(*p); p++) {
-            if (digits < 19) sig = sig * 10 + (uint64_t)(*p - '0');
-            else exp10++; /* a digit dropped: only counted */
-            digits++;
-        }
+    } else if ((unsigned)(*p - '1') < 9u) {
+        p = add_digits(p, e, &sig);
     } else {
         return -1;
     }
-    n->int_digits = (int)(p - d);
+    int int_digits = (int)(p - d), frac_digits = 0;
     n->whole = 1;
     if (p < e && *p == '.') {
         const uint8_t *f = ++p;
-        for (; p < e && is_digit(*p); p++) {
-            if (digits == 0 && *p == '0') {
-                exp10--; /* a leading zero */
-            } else {
-                if (digits < 19) {
-                    sig = sig * 10 + (uint64_t)(*p - '0');
-                    exp10--;
-                }
-                digits++;
-            }
-        }
-        if (p == f) return -1;
+        p = add_digits(p, e, &sig);
+        frac_digits = (int)(p - f);
+        if (!frac_digits) return -1;
         n->whole = 0;
     }
+    int64_t exp10 = -frac_digits;
     if (p < e && (*p == 'e' || *p == 'E')) {
         p++;
         int eneg = p < e && *p == '-';
@@ -379,10 +405,21 @@ static int scan_number(Cur *c, Num *n) {
         exp10 += eneg ? -ev : ev;
         n->whole = 0;
     }
-    n->len = (size_t)(p - n->s);
+    int digits = int_digits + frac_digits;
+    if (digits > 19) {
+        /* Leading zeros (a "0" integer part, zeros after the point) add
+           nothing to sig: they do not count against its 19 digits. */
+        const uint8_t *q = d;
+        int lead = 0;
+        for (; q < p && (*q == '0' || *q == '.'); q++) lead += *q == '0';
+        digits -= lead;
+        if (digits > 19) sig = 0; /* wrapped: unused (more than 19 digits) */
+    }
+    n->int_digits = int_digits;
     n->digits = digits;
     n->sig = sig;
     n->exp10 = exp10;
+    n->len = (size_t)(p - n->s);
     c->p = p;
     return 0;
 }
@@ -644,7 +681,7 @@ static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
  * as an integer and rounded once, as a float field takes a JSON integer
  * ("-0" is 0.0); one of more than 18 digits: -1 (give up).
  */
-static int num_double(const Num *n, double *out) {
+static inline int num_double(const Num *n, double *out) {
     if (n->whole) {
         if (n->int_digits > 18) return -1;
         *out = (double)(n->neg ? -(int64_t)n->sig : (int64_t)n->sig);
@@ -702,7 +739,7 @@ typedef struct {
 
 /* Read a number into column `col`'s double `index`, deferred if need be.
    0, -1 give up, -2 no memory. */
-static int read_double(Reader *r, double *out, int col, int64_t index) {
+static inline int read_double(Reader *r, double *out, int col, int64_t index) {
     Num n;
     if (scan_number(&r->c, &n) < 0) return -1;
     int ok = num_double(&n, out);
