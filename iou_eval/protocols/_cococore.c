@@ -354,12 +354,6 @@ typedef struct {
     double *kept;
 } Greedy;
 
-/* A match found, in the order it was found (by prediction, then lane). */
-typedef struct {
-    int64_t pair;
-    int32_t lane, dt;
-} Found;
-
 /* One prediction's candidates, gathered once for all its lanes. */
 typedef struct {
     int64_t gt, pos;
@@ -411,15 +405,35 @@ static double gather(const Greedy *g, int64_t j0, int64_t j1, Cand *c) {
     return most;
 }
 
-/* Every prediction's matches in every lane, in the order found.  0, or -1 (no memory). */
-static int find_matches(Greedy *g, Found **out, int64_t *count) {
+/* Room for one more record (the columns grown together).  0, or -1. */
+static int record_room(Greedy *g, size_t *cap) {
+    if ((size_t)g->n_rec < *cap) return 0;
+    size_t grown = *cap ? 2 * *cap : 4096;
+    int32_t *lane = realloc(g->lane, grown * sizeof *lane);
+    if (lane) g->lane = lane;
+    int32_t *dt = realloc(g->dt, grown * sizeof *dt);
+    if (dt) g->dt = dt;
+    int32_t *gt = realloc(g->gt, grown * sizeof *gt);
+    if (gt) g->gt = gt;
+    if (!lane || !dt || !gt) return -1;
+    *cap = grown;
+    return 0;
+}
+
+/*
+ * Every prediction's matches in every lane, straight into the record
+ * columns (by prediction, then lane), and the kept lane's overlaps in the
+ * order of its records.  0, or -1 (no memory).
+ */
+static int run_greedy(Greedy *g) {
     const Arr *x = g->a;
-    const double *thr = F64(x[THR]);
+    const double *thr = F64(x[THR]), *iou = F64(x[IOU]);
     uint64_t *taken = calloc((size_t)(g->n_gt ? g->n_gt : 1), sizeof *taken);
-    size_t cap = 1024, n = 0, room = 64;
-    Found *found = malloc(cap * sizeof *found);
+    size_t cap = 0, kept_cap = 1024, room = 64;
     Cand *cand = malloc(room * sizeof *cand);
-    if (!taken || !found || !cand) goto fail;
+    g->kept = malloc(kept_cap * sizeof *g->kept);
+    int status = -1;
+    if (!taken || !cand || !g->kept) goto done;
     int64_t n_pairs = x[PD].n;
     for (int64_t j0 = 0, j1; j0 < n_pairs; j0 = j1) {
         int64_t d = idx(&x[PD], j0);
@@ -427,7 +441,7 @@ static int find_matches(Greedy *g, Found **out, int64_t *count) {
         }
         if ((size_t)(j1 - j0) > room) {
             Cand *grown = realloc(cand, (size_t)(j1 - j0) * sizeof *cand);
-            if (!grown) goto fail;
+            if (!grown) goto done;
             cand = grown;
             room = (size_t)(j1 - j0);
         }
@@ -439,56 +453,25 @@ static int find_matches(Greedy *g, Found **out, int64_t *count) {
                 int64_t k = best_candidate(cand, j1 - j0, taken, a, lane, thr[t]);
                 if (k < 0) continue;
                 if (!cand[k].crowd) taken[cand[k].gt] |= (uint64_t)1 << lane;
-                if (n == cap) {
-                    Found *grown = realloc(found, 2 * cap * sizeof *found);
-                    if (!grown) goto fail;
-                    found = grown;
-                    cap *= 2;
+                if (record_room(g, &cap) < 0) goto done;
+                g->lane[g->n_rec] = lane;
+                g->dt[g->n_rec] = (int32_t)d;
+                g->gt[g->n_rec++] = (int32_t)cand[k].gt;
+                if (lane != g->keep_lane) continue;
+                if ((size_t)g->n_kept == kept_cap) {
+                    double *grown = realloc(g->kept, 2 * kept_cap * sizeof *grown);
+                    if (!grown) goto done;
+                    g->kept = grown;
+                    kept_cap *= 2;
                 }
-                found[n++] = (Found){j0 + k, lane, (int32_t)d};
+                g->kept[g->n_kept++] = iou[j0 + k];
             }
         }
     }
+    status = 0;
+done:
     free(taken);
     free(cand);
-    *out = found;
-    *count = (int64_t)n;
-    return 0;
-fail:
-    free(taken);
-    free(found);
-    free(cand);
-    return -1;
-}
-
-/* The matches as columns, in the order found (by prediction, then lane);
-   the kept lane's overlaps in the order of its records.  0, or -1. */
-static int split_matches(Greedy *g, const Found *found, int64_t n) {
-    const Arr *x = g->a;
-    size_t room = (size_t)(n ? n : 1);
-    g->lane = malloc(room * sizeof(int32_t));
-    g->dt = malloc(room * sizeof(int32_t));
-    g->gt = malloc(room * sizeof(int32_t));
-    g->kept = malloc(room * sizeof(double));
-    if (!g->lane || !g->dt || !g->gt || !g->kept) return -1;
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-        g->lane[i] = found[i].lane;
-        g->dt[i] = found[i].dt;
-        g->gt[i] = (int32_t)idx(&x[PG], found[i].pair);
-        if (found[i].lane == g->keep_lane) g->kept[k++] = F64(x[IOU])[found[i].pair];
-    }
-    g->n_rec = n;
-    g->n_kept = k;
-    return 0;
-}
-
-static int run_greedy(Greedy *g) {
-    Found *found;
-    int64_t n;
-    if (find_matches(g, &found, &n) < 0) return -1;
-    int status = split_matches(g, found, n);
-    free(found);
     return status;
 }
 
@@ -633,12 +616,12 @@ typedef struct {
     int64_t n_sel; /* the categories accumulated (CATS) */
     int64_t n_out; /* the arrays' K: category CATS[i] goes to SLOTS[i] */
     /* the predictions by accumulation position p */
-    int64_t *inv;     /* [D] a prediction's position */
+    int32_t *inv;     /* [D] a prediction's position */
     int32_t *rank;    /* [D] its rank in its (image, category) group */
     int64_t *starts;  /* [K + 1] each category's first position */
     uint8_t *inside;  /* [D, A] inside each area range */
     /* the records by position: rec[rec_at[p]:rec_at[p + 1]] */
-    int64_t *rec_at;
+    int32_t *rec_at;
     Rec *rec;
     int64_t cap;      /* most records of one lane in one category */
     /* per threshold: running counts, and precision at each true positive */
@@ -793,7 +776,7 @@ static int run_accumulate(Acc *c) {
     const uint8_t *outside = U8(x[OUTSIDE]);
     for (int64_t p = 0; p < c->n_dt; p++) {
         int64_t d = idx(&x[ORDER], p);
-        c->inv[d] = p;
+        c->inv[d] = (int32_t)p;
         int64_t r = idx(&x[DT_RANK], d);
         c->rank[p] = r > INT32_MAX ? INT32_MAX : (int32_t)r;
         c->starts[idx(&x[DT_CAT], d) + 1]++;
@@ -831,7 +814,7 @@ static int check_accumulate(Acc *c) {
     c->n_out = tam ? x[RECALL].n / tam : 0;
     int64_t r = c->n_r, ks = c->n_out;
     int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && a < 256 &&
-             x[DT_CAT].n == d &&
+             d < INT32_MAX && c->n_rec < INT32_MAX && x[DT_CAT].n == d &&
              x[DT_SCORE].n == d && x[DT_RANK].n == d && x[OUTSIDE].n == a * d &&
              x[REC_DT].n == c->n_rec && x[REC_TP].n == c->n_rec && x[REC_COUNTED].n == c->n_rec &&
              x[NPIG].n == k * a && x[NEED].n == k * a * r &&
