@@ -628,6 +628,8 @@ typedef struct {
     int64_t *tp, *corr;
     double *pr;       /* [T, cap] */
     int64_t *tp_pos;  /* [T, cap] */
+    /* one category's precision and scores, [A, M, T, R], written out together */
+    double *stage_q, *stage_s;
 } Acc;
 
 /* The records of the accumulated thresholds by accumulation position (a
@@ -693,15 +695,14 @@ static int64_t sweep(Acc *c, int64_t k, int64_t a, int64_t max_det, int64_t *fir
  * point 0) and recall at at_rc ([T, K, A, M]).
  */
 static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, int64_t need_at,
-                  int64_t at_pr, int64_t at_rc) {
+                  int64_t at_stage, int64_t at_rc) {
     const Arr *x = c->a;
     double *pr = c->pr + t * c->cap;
     const int64_t *tp_pos = c->tp_pos + t * c->cap, ntp = c->tp[t];
     for (int64_t i = ntp - 1; i > 0; i--)
         if (pr[i] > pr[i - 1]) pr[i - 1] = pr[i];
-    double *precision = F64(x[PRECISION]), *scores = F64(x[SCORES]);
+    double *precision = c->stage_q + at_stage, *scores = c->stage_s + at_stage;
     const double *score = F64(x[DT_SCORE]);
-    int64_t step_r = c->n_out * c->n_area * c->n_max;
     F64(x[RECALL])[at_rc] = nd ? (double)ntp / (double)npig : 0.0;
     for (int64_t r = 0; r < c->n_r; r++) {
         double q = 0.0, ss = 0.0;
@@ -714,9 +715,29 @@ static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, in
             q = pr[need - 1];
             ss = score[idx(&x[ORDER], tp_pos[need - 1])];
         }
-        precision[at_pr + r * step_r] = q;
-        scores[at_pr + r * step_r] = ss;
+        precision[r] = q;
+        scores[r] = ss;
     }
+}
+
+/* One category's staged curves ([A, M, T, R]) into the [T, R, K, A, M] arrays at k = slot,
+   area ranges with ground truth to count only: each (t, r) writes A * M neighbours. */
+static void flush_category(Acc *c, int64_t k, int64_t slot) {
+    const Arr *x = c->a;
+    int64_t n_a = c->n_area, n_m = c->n_max, n_t = c->n_thr, n_r = c->n_r, n_k = c->n_out;
+    double *precision = F64(x[PRECISION]), *scores = F64(x[SCORES]);
+    for (int64_t t = 0; t < n_t; t++)
+        for (int64_t r = 0; r < n_r; r++) {
+            int64_t at = ((t * n_r + r) * n_k + slot) * n_a * n_m;
+            for (int64_t a = 0; a < n_a; a++) {
+                if (idx(&x[NPIG], k * n_a + a) <= 0) continue;
+                for (int64_t m = 0; m < n_m; m++) {
+                    int64_t from = ((a * n_m + m) * n_t + t) * n_r + r;
+                    precision[at + a * n_m + m] = c->stage_q[from];
+                    scores[at + a * n_m + m] = c->stage_s[from];
+                }
+            }
+        }
 }
 
 /* The room the curves need: the most records of one threshold in one category. */
@@ -747,11 +768,12 @@ static void run_curves(Acc *c) {
                 int64_t nd = sweep(c, k, a, idx(&x[MAX_DETS], m), &first);
                 for (int64_t t = 0; t < c->n_thr; t++) {
                     int64_t at_rc = ((t * n_k + slot) * n_a + a) * n_m + m;
-                    int64_t at_pr = ((t * n_r * n_k + slot) * n_a + a) * n_m + m;
-                    curve(c, t, nd, first, npig, (k * n_a + a) * n_r, at_pr, at_rc);
+                    int64_t at_stage = ((a * n_m + m) * c->n_thr + t) * n_r;
+                    curve(c, t, nd, first, npig, (k * n_a + a) * n_r, at_stage, at_rc);
                 }
             }
         }
+        flush_category(c, k, slot);
     }
 }
 
@@ -770,8 +792,11 @@ static int run_accumulate(Acc *c) {
     c->corr = malloc(t * sizeof *c->corr);
     c->pr = malloc(t * (size_t)c->cap * sizeof *c->pr);
     c->tp_pos = malloc(t * (size_t)c->cap * sizeof *c->tp_pos);
+    size_t stage = (size_t)(c->n_area * c->n_max * c->n_thr * c->n_r);
+    c->stage_q = malloc((stage ? stage : 1) * sizeof *c->stage_q);
+    c->stage_s = malloc((stage ? stage : 1) * sizeof *c->stage_s);
     if (!c->inv || !c->rank || !c->inside || !c->rec_at || !c->rec || !c->starts || !c->tp ||
-        !c->corr || !c->pr || !c->tp_pos)
+        !c->corr || !c->pr || !c->tp_pos || !c->stage_q || !c->stage_s)
         return -1;
     const uint8_t *outside = U8(x[OUTSIDE]);
     for (int64_t p = 0; p < c->n_dt; p++) {
@@ -799,6 +824,8 @@ static void free_accumulate(Acc *c) {
     free(c->corr);
     free(c->pr);
     free(c->tp_pos);
+    free(c->stage_q);
+    free(c->stage_s);
 }
 
 /* Shapes, indices and the order checked once, the GIL held.  0, or -1 with an error set. */

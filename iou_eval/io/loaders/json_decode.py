@@ -9,7 +9,6 @@ whole file, which also locates errors.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import re
@@ -266,6 +265,8 @@ def _contiguous(spans: list[tuple[int, int]], n: int) -> list[list[tuple[int, in
 
 def fingerprint(data) -> tuple[int, str]:
     """The file's size and a digest of its first and last 64 KiB: the same file, elsewhere."""
+    import hashlib  # a cluster's runs only
+
     head, tail = bytes(data[: 1 << 16]), bytes(data[max(0, len(data) - (1 << 16)) :])
     return len(data), hashlib.blake2b(head + tail, digest_size=16).hexdigest()
 
