@@ -1,6 +1,6 @@
 """`python -m iou_eval` runs the command-line tool."""
 
-from iou_eval.cli.main import main
+from iou_eval.cli.main import run
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()

@@ -96,6 +96,16 @@ def _any_outside(ds: Dataset, step: int = 1 << 16) -> bool:
     return False
 
 
+def _unit_numbers(ds: Dataset, fmt: BoxFormat, step: int = 1 << 16) -> int:
+    """How many of the box numbers as the file wrote them (``fmt``) lie in [0, 1], a slice
+    of rows at a time."""
+    count = 0
+    for lo in range(0, len(ds), step):
+        raw = from_xyxy(ds.xyxy[lo : lo + step], fmt)
+        count += int(((raw >= 0) & (raw <= 1)).sum())
+    return count
+
+
 def _misfits(raw: np.ndarray, alt: BoxFormat, w: np.ndarray, h: np.ndarray, n_out: int) -> int:
     """Boxes ``raw[N, 4]`` that do not fit their image read as ``alt``, counted exactly
     while the count can still matter (at most ``n_out // 4``); past that, a count above it.
@@ -292,6 +302,10 @@ def fraction_doubts(
             scale; else (and for the ground truth itself) the image sizes do.
     """
     if ds.format not in LAYOUT_OPEN or ds.box_format is None or not len(ds) or ds.fractions:
+        return []
+    # The usual case (pixels), settled a slice at a time: below the share by
+    # more than a number, the mean below is certain.
+    if _unit_numbers(ds, ds.box_format) + 1 < FRACTION_SHARE * 4 * len(ds):
         return []
     raw = from_xyxy(ds.xyxy, ds.box_format)
     unit = (raw >= 0) & (raw <= 1)

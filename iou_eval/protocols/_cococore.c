@@ -354,12 +354,6 @@ typedef struct {
     double *kept;
 } Greedy;
 
-/* A match found, in the order it was found (by prediction, then lane). */
-typedef struct {
-    int64_t pair;
-    int32_t lane, dt;
-} Found;
-
 /* One prediction's candidates, gathered once for all its lanes. */
 typedef struct {
     int64_t gt, pos;
@@ -411,15 +405,35 @@ static double gather(const Greedy *g, int64_t j0, int64_t j1, Cand *c) {
     return most;
 }
 
-/* Every prediction's matches in every lane, in the order found.  0, or -1 (no memory). */
-static int find_matches(Greedy *g, Found **out, int64_t *count) {
+/* Room for one more record (the columns grown together).  0, or -1. */
+static int record_room(Greedy *g, size_t *cap) {
+    if ((size_t)g->n_rec < *cap) return 0;
+    size_t grown = *cap ? 2 * *cap : 4096;
+    int32_t *lane = realloc(g->lane, grown * sizeof *lane);
+    if (lane) g->lane = lane;
+    int32_t *dt = realloc(g->dt, grown * sizeof *dt);
+    if (dt) g->dt = dt;
+    int32_t *gt = realloc(g->gt, grown * sizeof *gt);
+    if (gt) g->gt = gt;
+    if (!lane || !dt || !gt) return -1;
+    *cap = grown;
+    return 0;
+}
+
+/*
+ * Every prediction's matches in every lane, straight into the record
+ * columns (by prediction, then lane), and the kept lane's overlaps in the
+ * order of its records.  0, or -1 (no memory).
+ */
+static int run_greedy(Greedy *g) {
     const Arr *x = g->a;
-    const double *thr = F64(x[THR]);
+    const double *thr = F64(x[THR]), *iou = F64(x[IOU]);
     uint64_t *taken = calloc((size_t)(g->n_gt ? g->n_gt : 1), sizeof *taken);
-    size_t cap = 1024, n = 0, room = 64;
-    Found *found = malloc(cap * sizeof *found);
+    size_t cap = 0, kept_cap = 1024, room = 64;
     Cand *cand = malloc(room * sizeof *cand);
-    if (!taken || !found || !cand) goto fail;
+    g->kept = malloc(kept_cap * sizeof *g->kept);
+    int status = -1;
+    if (!taken || !cand || !g->kept) goto done;
     int64_t n_pairs = x[PD].n;
     for (int64_t j0 = 0, j1; j0 < n_pairs; j0 = j1) {
         int64_t d = idx(&x[PD], j0);
@@ -427,7 +441,7 @@ static int find_matches(Greedy *g, Found **out, int64_t *count) {
         }
         if ((size_t)(j1 - j0) > room) {
             Cand *grown = realloc(cand, (size_t)(j1 - j0) * sizeof *cand);
-            if (!grown) goto fail;
+            if (!grown) goto done;
             cand = grown;
             room = (size_t)(j1 - j0);
         }
@@ -439,56 +453,25 @@ static int find_matches(Greedy *g, Found **out, int64_t *count) {
                 int64_t k = best_candidate(cand, j1 - j0, taken, a, lane, thr[t]);
                 if (k < 0) continue;
                 if (!cand[k].crowd) taken[cand[k].gt] |= (uint64_t)1 << lane;
-                if (n == cap) {
-                    Found *grown = realloc(found, 2 * cap * sizeof *found);
-                    if (!grown) goto fail;
-                    found = grown;
-                    cap *= 2;
+                if (record_room(g, &cap) < 0) goto done;
+                g->lane[g->n_rec] = lane;
+                g->dt[g->n_rec] = (int32_t)d;
+                g->gt[g->n_rec++] = (int32_t)cand[k].gt;
+                if (lane != g->keep_lane) continue;
+                if ((size_t)g->n_kept == kept_cap) {
+                    double *grown = realloc(g->kept, 2 * kept_cap * sizeof *grown);
+                    if (!grown) goto done;
+                    g->kept = grown;
+                    kept_cap *= 2;
                 }
-                found[n++] = (Found){j0 + k, lane, (int32_t)d};
+                g->kept[g->n_kept++] = iou[j0 + k];
             }
         }
     }
+    status = 0;
+done:
     free(taken);
     free(cand);
-    *out = found;
-    *count = (int64_t)n;
-    return 0;
-fail:
-    free(taken);
-    free(found);
-    free(cand);
-    return -1;
-}
-
-/* The matches as columns, in the order found (by prediction, then lane);
-   the kept lane's overlaps in the order of its records.  0, or -1. */
-static int split_matches(Greedy *g, const Found *found, int64_t n) {
-    const Arr *x = g->a;
-    size_t room = (size_t)(n ? n : 1);
-    g->lane = malloc(room * sizeof(int32_t));
-    g->dt = malloc(room * sizeof(int32_t));
-    g->gt = malloc(room * sizeof(int32_t));
-    g->kept = malloc(room * sizeof(double));
-    if (!g->lane || !g->dt || !g->gt || !g->kept) return -1;
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) {
-        g->lane[i] = found[i].lane;
-        g->dt[i] = found[i].dt;
-        g->gt[i] = (int32_t)idx(&x[PG], found[i].pair);
-        if (found[i].lane == g->keep_lane) g->kept[k++] = F64(x[IOU])[found[i].pair];
-    }
-    g->n_rec = n;
-    g->n_kept = k;
-    return 0;
-}
-
-static int run_greedy(Greedy *g) {
-    Found *found;
-    int64_t n;
-    if (find_matches(g, &found, &n) < 0) return -1;
-    int status = split_matches(g, found, n);
-    free(found);
     return status;
 }
 
@@ -633,18 +616,20 @@ typedef struct {
     int64_t n_sel; /* the categories accumulated (CATS) */
     int64_t n_out; /* the arrays' K: category CATS[i] goes to SLOTS[i] */
     /* the predictions by accumulation position p */
-    int64_t *inv;     /* [D] a prediction's position */
+    int32_t *inv;     /* [D] a prediction's position */
     int32_t *rank;    /* [D] its rank in its (image, category) group */
     int64_t *starts;  /* [K + 1] each category's first position */
     uint8_t *inside;  /* [D, A] inside each area range */
     /* the records by position: rec[rec_at[p]:rec_at[p + 1]] */
-    int64_t *rec_at;
+    int32_t *rec_at;
     Rec *rec;
     int64_t cap;      /* most records of one lane in one category */
     /* per threshold: running counts, and precision at each true positive */
     int64_t *tp, *corr;
     double *pr;       /* [T, cap] */
     int64_t *tp_pos;  /* [T, cap] */
+    /* one category's precision and scores, [A, M, T, R], written out together */
+    double *stage_q, *stage_s;
 } Acc;
 
 /* The records of the accumulated thresholds by accumulation position (a
@@ -710,15 +695,14 @@ static int64_t sweep(Acc *c, int64_t k, int64_t a, int64_t max_det, int64_t *fir
  * point 0) and recall at at_rc ([T, K, A, M]).
  */
 static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, int64_t need_at,
-                  int64_t at_pr, int64_t at_rc) {
+                  int64_t at_stage, int64_t at_rc) {
     const Arr *x = c->a;
     double *pr = c->pr + t * c->cap;
     const int64_t *tp_pos = c->tp_pos + t * c->cap, ntp = c->tp[t];
     for (int64_t i = ntp - 1; i > 0; i--)
         if (pr[i] > pr[i - 1]) pr[i - 1] = pr[i];
-    double *precision = F64(x[PRECISION]), *scores = F64(x[SCORES]);
+    double *precision = c->stage_q + at_stage, *scores = c->stage_s + at_stage;
     const double *score = F64(x[DT_SCORE]);
-    int64_t step_r = c->n_out * c->n_area * c->n_max;
     F64(x[RECALL])[at_rc] = nd ? (double)ntp / (double)npig : 0.0;
     for (int64_t r = 0; r < c->n_r; r++) {
         double q = 0.0, ss = 0.0;
@@ -731,9 +715,29 @@ static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, in
             q = pr[need - 1];
             ss = score[idx(&x[ORDER], tp_pos[need - 1])];
         }
-        precision[at_pr + r * step_r] = q;
-        scores[at_pr + r * step_r] = ss;
+        precision[r] = q;
+        scores[r] = ss;
     }
+}
+
+/* One category's staged curves ([A, M, T, R]) into the [T, R, K, A, M] arrays at k = slot,
+   area ranges with ground truth to count only: each (t, r) writes A * M neighbours. */
+static void flush_category(Acc *c, int64_t k, int64_t slot) {
+    const Arr *x = c->a;
+    int64_t n_a = c->n_area, n_m = c->n_max, n_t = c->n_thr, n_r = c->n_r, n_k = c->n_out;
+    double *precision = F64(x[PRECISION]), *scores = F64(x[SCORES]);
+    for (int64_t t = 0; t < n_t; t++)
+        for (int64_t r = 0; r < n_r; r++) {
+            int64_t at = ((t * n_r + r) * n_k + slot) * n_a * n_m;
+            for (int64_t a = 0; a < n_a; a++) {
+                if (idx(&x[NPIG], k * n_a + a) <= 0) continue;
+                for (int64_t m = 0; m < n_m; m++) {
+                    int64_t from = ((a * n_m + m) * n_t + t) * n_r + r;
+                    precision[at + a * n_m + m] = c->stage_q[from];
+                    scores[at + a * n_m + m] = c->stage_s[from];
+                }
+            }
+        }
 }
 
 /* The room the curves need: the most records of one threshold in one category. */
@@ -764,11 +768,12 @@ static void run_curves(Acc *c) {
                 int64_t nd = sweep(c, k, a, idx(&x[MAX_DETS], m), &first);
                 for (int64_t t = 0; t < c->n_thr; t++) {
                     int64_t at_rc = ((t * n_k + slot) * n_a + a) * n_m + m;
-                    int64_t at_pr = ((t * n_r * n_k + slot) * n_a + a) * n_m + m;
-                    curve(c, t, nd, first, npig, (k * n_a + a) * n_r, at_pr, at_rc);
+                    int64_t at_stage = ((a * n_m + m) * c->n_thr + t) * n_r;
+                    curve(c, t, nd, first, npig, (k * n_a + a) * n_r, at_stage, at_rc);
                 }
             }
         }
+        flush_category(c, k, slot);
     }
 }
 
@@ -787,13 +792,16 @@ static int run_accumulate(Acc *c) {
     c->corr = malloc(t * sizeof *c->corr);
     c->pr = malloc(t * (size_t)c->cap * sizeof *c->pr);
     c->tp_pos = malloc(t * (size_t)c->cap * sizeof *c->tp_pos);
+    size_t stage = (size_t)(c->n_area * c->n_max * c->n_thr * c->n_r);
+    c->stage_q = malloc((stage ? stage : 1) * sizeof *c->stage_q);
+    c->stage_s = malloc((stage ? stage : 1) * sizeof *c->stage_s);
     if (!c->inv || !c->rank || !c->inside || !c->rec_at || !c->rec || !c->starts || !c->tp ||
-        !c->corr || !c->pr || !c->tp_pos)
+        !c->corr || !c->pr || !c->tp_pos || !c->stage_q || !c->stage_s)
         return -1;
     const uint8_t *outside = U8(x[OUTSIDE]);
     for (int64_t p = 0; p < c->n_dt; p++) {
         int64_t d = idx(&x[ORDER], p);
-        c->inv[d] = p;
+        c->inv[d] = (int32_t)p;
         int64_t r = idx(&x[DT_RANK], d);
         c->rank[p] = r > INT32_MAX ? INT32_MAX : (int32_t)r;
         c->starts[idx(&x[DT_CAT], d) + 1]++;
@@ -816,6 +824,8 @@ static void free_accumulate(Acc *c) {
     free(c->corr);
     free(c->pr);
     free(c->tp_pos);
+    free(c->stage_q);
+    free(c->stage_s);
 }
 
 /* Shapes, indices and the order checked once, the GIL held.  0, or -1 with an error set. */
@@ -831,7 +841,7 @@ static int check_accumulate(Acc *c) {
     c->n_out = tam ? x[RECALL].n / tam : 0;
     int64_t r = c->n_r, ks = c->n_out;
     int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && a < 256 &&
-             x[DT_CAT].n == d &&
+             d < INT32_MAX && c->n_rec < INT32_MAX && x[DT_CAT].n == d &&
              x[DT_SCORE].n == d && x[DT_RANK].n == d && x[OUTSIDE].n == a * d &&
              x[REC_DT].n == c->n_rec && x[REC_TP].n == c->n_rec && x[REC_COUNTED].n == c->n_rec &&
              x[NPIG].n == k * a && x[NEED].n == k * a * r &&

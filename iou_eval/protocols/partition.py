@@ -33,6 +33,17 @@ from iou_eval.protocols.matching import Matches
 
 # Below this many predictions one process is quicker than forking.
 PARALLEL_MIN_PREDICTIONS = 200_000
+# Beside the compiled core a part is fast and its threads share the GIL for
+# their numpy steps: parts run side by side only for this many times as many
+# (on two busy cores, side by side was slower at 1.7 million predictions).
+THREADED_PARALLEL_SCALE = 10
+
+
+def parallel_min_predictions() -> int:
+    """The predictions from which category parts run side by side."""
+    scale = THREADED_PARALLEL_SCALE if coco_core() is not None else 1
+    return PARALLEL_MIN_PREDICTIONS * scale
+
 
 PartResult = tuple[Matches, CocoArrays, np.ndarray]
 
@@ -57,7 +68,7 @@ def category_parts(dt_category: np.ndarray, n_categories: int, n_parts: int) -> 
 
 def plan_parts(s: CocoSetup, workers: int) -> list[np.ndarray] | None:
     """The category sets to run apart, or None when one part is best."""
-    if workers <= 1 or s.protocol.class_agnostic or len(s.pred) < PARALLEL_MIN_PREDICTIONS:
+    if workers <= 1 or s.protocol.class_agnostic or len(s.pred) < parallel_min_predictions():
         return None
     parts = category_parts(s.pred.category_idx, s.n_categories, workers)
     return parts if len(parts) > 1 else None

@@ -97,7 +97,7 @@ def part_point(
 def plan(s: CocoSetup, workers: int) -> list[np.ndarray] | None:
     """Category sets, heaviest first, or None when one pass over everything is best."""
     d = len(s.pred)
-    parallel = workers > 1 and d >= partition.PARALLEL_MIN_PREDICTIONS
+    parallel = workers > 1 and d >= partition.parallel_min_predictions()
     size = PART_PREDICTIONS * (COMPILED_PART_SCALE if coco_core() is not None else 1)
     if s.protocol.class_agnostic or (not parallel and d <= size):
         return None

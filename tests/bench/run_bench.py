@@ -725,6 +725,17 @@ def render(
     return "\n".join(lines)
 
 
+def _other_sections(path: Path) -> str:
+    """What other benchmarks wrote below this report on the page (from its first
+    ``<!-- `` marker on), kept as it is: this run rewrites only its own tables."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    at = text.find("\n<!-- ")
+    return "" if at < 0 else "\n" + text[at:].rstrip("\n") + "\n"
+
+
 def _box_data_lines(sections: list[Section]) -> list[str]:
     lines = [
         "",
@@ -1192,7 +1203,7 @@ def main(argv: list[str] | None = None) -> int:
     summaries = summarise(tools, all_runs, unavailable)
     report = render(summaries, tools, versions, sections, machine_info(), command)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(report)
+    out_path.write_text(report + _other_sections(out_path))
     raw = {
         "command": command,
         "argv": [sys.executable, *sys.argv],

@@ -50,7 +50,7 @@ def _same_columns(got: dict, want: dict) -> None:
 # ---------------------------------------------------------------- results
 
 
-def _result(rng) -> str:
+def _result(rng, extra: int = 3) -> str:
     """One box result written a random way; its fields as _Annotation declares them."""
     fields = {
         "image_id": str(int(rng.integers(-5, 10 ** int(rng.integers(1, 18))))),
@@ -70,12 +70,12 @@ def _result(rng) -> str:
         fields["iscrowd"] = str(rng.choice(["0", "1", "true", "false", "2"]))
     if rng.random() < 0.3:
         fields["ignore"] = str(rng.choice(["0", "1", "true", "false", "null"]))
-    return obj(rng, fields)
+    return obj(rng, fields, extra)
 
 
-def _results(seed: int, n: int) -> bytes:
+def _results(seed: int, n: int, extra: int = 3) -> bytes:
     rng = np.random.default_rng(seed)
-    return listed([_result(rng) for _ in range(n)], rng).encode("utf-8")
+    return listed([_result(rng, extra) for _ in range(n)], rng).encode("utf-8")
 
 
 def _msgspec_results(data: bytes) -> dict:
@@ -102,13 +102,28 @@ def test_results_read_in_parts_by_threads(tmp_path, monkeypatch):
     from iou_eval.io.loaders import json_decode
 
     path = tmp_path / "p.json"
-    data = _results(11, 2000)
+    # No unknown keys: a list of objects inside one could hold a "}, {" that
+    # the cutting takes for a boundary (see the next test).
+    data = _results(11, 2000, extra=1)
     path.write_bytes(data)
     monkeypatch.setattr(json_decode, "_THREAD_PART_BYTES", 1000)
     want = _msgspec_results(data)
     for workers in (1, 2, 3, 7):
         got = threaded_results(str(path), coco.read_box_results, workers)
         _same_columns(got, want)
+
+
+def test_a_cut_inside_a_value_gives_the_file_back(tmp_path, monkeypatch):
+    """A "}, {" inside a result's value cuts it in two: that run is not sure, and the
+    file is read whole another way (here, the run's None)."""
+    from iou_eval.io.loaders import json_decode
+
+    one = '{"image_id": 1, "category_id": 2, "score": 0.5, "bbox": [1, 2, 3, 4], "x": [%s]}'
+    nested = ", ".join(['{"k": 1}'] * 300)
+    path = tmp_path / "p.json"
+    path.write_text("[" + ", ".join([one % nested] * 20) + "]")
+    monkeypatch.setattr(json_decode, "_THREAD_PART_BYTES", 1000)
+    assert threaded_results(str(path), coco.read_box_results, 2) is None
 
 
 _ONE = '{"image_id": 1, "category_id": 2, "score": 0.5, "bbox": [1, 2, 3, 4]%s}'

@@ -9,7 +9,6 @@ whole file, which also locates errors.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import re
@@ -22,7 +21,7 @@ import msgspec
 import numpy as np
 
 from iou_eval.engine.memory import gc_paused
-from iou_eval.engine.parallel import run_parts, run_threads
+from iou_eval.engine.parallel import run_parts, run_thread_pool
 from iou_eval.errors import InputError
 from iou_eval.io.loaders.common import JSON_ERRORS
 
@@ -208,7 +207,7 @@ def chunked_results(
     return out
 
 
-# Read by threads: parts of at least this many bytes (smaller files: one part).
+# Read by threads: runs of elements of about this many bytes (smaller files: one run).
 _THREAD_PART_BYTES = 4 << 20
 
 # read(data, start, end, bare): the columns of data[start:end] (a whole list,
@@ -220,27 +219,33 @@ def threaded_results(path: str, read: SpanReader, workers: int = 1) -> dict | No
     """Columns of a results list read in place by ``read`` in up to ``workers`` threads, or None.
 
     For a reader that releases the GIL (the compiled one): the file is
-    mapped, not copied; a large list is cut at element boundaries into one
-    run of elements per thread, each read where it lies, and the columns are
-    joined in file order.  As for :func:`chunked_results`, each cut is proven
-    by the part before it reading whole.  None when the reader is not sure
-    of any part (or the file cannot be mapped): the caller reads the file
-    another way, which also locates errors.
+    mapped, not copied; a large list is cut at element boundaries into runs
+    of elements of a few megabytes, read where they lie by a pool of
+    threads, each run's pages handed back once read (so the file's pages
+    are not all resident at once), and the columns joined in file order.
+    As for :func:`chunked_results`, each cut is proven by the run before it
+    reading whole.  None when the reader is not sure of any run (or the file
+    cannot be mapped): the caller reads the file another way, which also
+    locates errors.
     """
     try:
         with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if not size:
+            if not os.fstat(fh.fileno()).st_size:
                 return None
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
     try:
-        n = max(1, min(workers, size // _THREAD_PART_BYTES))
-        spans = plan_chunks(data, size // n) if n > 1 else None
+        spans = plan_chunks(data, _THREAD_PART_BYTES)
         if spans is None:
             return read(data)
-        parts = run_threads(lambda span: read(data, span[0], span[1], True), spans)
+
+        def run(span: tuple[int, int]) -> dict | None:
+            cols = read(data, span[0], span[1], True)
+            _release(data, span[0], span[1])  # a page another thread reads is read again
+            return cols
+
+        parts = run_thread_pool(run, spans, workers)
         if any(p is None for p in parts):
             return None
         return _join(parts)
@@ -260,6 +265,8 @@ def _contiguous(spans: list[tuple[int, int]], n: int) -> list[list[tuple[int, in
 
 def fingerprint(data) -> tuple[int, str]:
     """The file's size and a digest of its first and last 64 KiB: the same file, elsewhere."""
+    import hashlib  # a cluster's runs only
+
     head, tail = bytes(data[: 1 << 16]), bytes(data[max(0, len(data) - (1 << 16)) :])
     return len(data), hashlib.blake2b(head + tail, digest_size=16).hexdigest()
 
