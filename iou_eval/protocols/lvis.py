@@ -227,10 +227,14 @@ class LvisEvaluation(CocoEvaluation):
 
 def _in_given_rows(point: OperatingPoint, view: FederatedView, n_gt: int) -> OperatingPoint:
     """The operating point's ground-truth rows as rows of the given alignment's ground truth."""
-    match_gt = np.where(point.match_gt >= 0, view.gt_rows[np.maximum(point.match_gt, 0)], -1)
+    # Only matched entries are looked up: with no ground truth at all (an image
+    # with only neg_category_ids) there is no row to index.
+    matched = point.match_gt >= 0
+    match_gt = np.full(point.match_gt.shape, -1, dtype=np.int64)
+    match_gt[matched] = view.gt_rows[point.match_gt[matched]]
     counts = np.zeros(n_gt, dtype=bool)
     counts[view.gt_rows] = point.gt_counts
-    return replace(point, match_gt=narrow_index(match_gt.astype(np.int64)), gt_counts=counts)
+    return replace(point, match_gt=narrow_index(match_gt), gt_counts=counts)
 
 
 def run_lvis(

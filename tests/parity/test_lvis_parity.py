@@ -253,3 +253,20 @@ def test_sparse_pair_lookup_gives_the_same_numbers(write_json, lvis_eval, monkey
     gt, res = make_lvis_scene(3)
     files = _files(write_json, gt, res)
     assert_same(evaluate(*files), run_lvis_api(lvis_eval, *files), "sparse lookup")
+
+
+def test_ground_truth_without_annotations_is_undefined_everywhere(write_json, lvis_eval):
+    """One image, its only category verified absent, one result on it: lvis-api's -1 everywhere."""
+    gt = {
+        "images": [{"id": 1, "width": 100, "height": 100, "neg_category_ids": [1],
+                    "not_exhaustive_category_ids": []}],
+        "annotations": [],
+        "categories": [{"id": 1, "name": "cat", "frequency": "r"},
+                       {"id": 2, "name": "dog", "frequency": "f"}],
+    }  # fmt: skip
+    res = [{"image_id": 1, "category_id": 1, "bbox": [1, 1, 10, 10], "score": 0.9}]
+    files = _files(write_json, gt, res)
+    for workers in (1, 2):
+        ours = evaluate(*files, workers=workers)
+        assert_same(ours, run_lvis_api(lvis_eval, *files), f"workers {workers}")
+        assert set(ours.summary.values()) == {None}
