@@ -10,6 +10,7 @@ EXIT_OK = 0
 EXIT_INPUT = 1  # bad input: a file that cannot be read or understood
 EXIT_USAGE = 2  # bad options on the command line
 EXIT_GATE = 3  # a quality gate failed
+EXIT_INTERNAL = 4  # an unexpected exception: a bug in iou-eval (the CLI says where to report it)
 
 
 class IouEvalError(Exception):

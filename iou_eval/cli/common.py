@@ -45,7 +45,8 @@ Examples:
   iou-eval gt.json preds.json --slices slices.csv --fail-under AP@night=0.4
 
 \b
-Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
+Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed,
+4 an internal error (a bug; --debug shows the traceback).
 """
 
 

@@ -30,7 +30,8 @@ Examples:
   iou-eval draw gt.json masks.json --images images/ -o drawn/ --iou-type segm
 
 \b
-Exit codes: 0 success, 1 bad input, 2 usage error.
+Exit codes: 0 success, 1 bad input, 2 usage error,
+4 an internal error (a bug; --debug shows the traceback).
 """,
 )
 @click.argument("gt", metavar="GROUND_TRUTH", type=click.Path())

@@ -1,6 +1,7 @@
 """The ``iou-eval`` command group: the only wing that prints or exits.
 
-Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
+Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed,
+4 an internal error (a bug: one message, the traceback with ``--debug``).
 """
 
 from __future__ import annotations
@@ -11,12 +12,20 @@ import sys
 
 import click
 
-from iou_eval.cli.common import EPILOG
+from iou_eval.cli.common import EPILOG, say
 from iou_eval.cli.compare import compare_command
 from iou_eval.cli.draw import draw_command
 from iou_eval.cli.evaluate import eval_command
+from iou_eval.cli.internal import (
+    DEBUG_FLAG,
+    DEBUG_HELP,
+    internal_message,
+    split_debug,
+    traceback_text,
+)
 from iou_eval.cli.iou import iou_command
 from iou_eval.cli.semseg import semseg_command
+from iou_eval.errors import EXIT_INTERNAL
 from iou_eval.version import __version__
 
 
@@ -31,6 +40,28 @@ class DefaultGroup(click.Group):
         elif not args:
             args = ["--help"]
         return super().parse_args(ctx, args)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """click's ``main``; an exception click does not know is an internal error (exit 4).
+
+        ``--debug`` is taken out of the arguments wherever it stands, so every
+        command has it and it works even when the arguments fail to parse.
+        """
+        given = sys.argv[1:] if args is None else list(args)
+        kept, debug = split_debug(given)
+        try:
+            return super().main(
+                args if len(kept) == len(given) else kept,
+                prog_name,
+                complete_var,
+                standalone_mode,
+                **extra,
+            )
+        except Exception as exc:  # click's own errors and exits never reach here
+            if debug:
+                say(traceback_text(exc))
+            say(internal_message(exc, debug))
+            sys.exit(EXIT_INTERNAL)
 
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -51,6 +82,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
     help="Show the version (and which mask kernel runs) and exit.",
 )  # fmt: skip
+@click.option(DEBUG_FLAG, is_flag=True, expose_value=False, help=DEBUG_HELP)
 def main() -> None:
     """Score object detections against ground truth, exactly as pycocotools and
     the Pascal VOC devkit do.
@@ -62,6 +94,10 @@ def main() -> None:
 
 for _command in (eval_command, compare_command, iou_command, semseg_command, draw_command):
     main.add_command(_command)
+    # Taken out of the arguments before parsing (DefaultGroup.main); here for --help.
+    _command.params.append(
+        click.Option([DEBUG_FLAG], is_flag=True, expose_value=False, help=DEBUG_HELP)
+    )
 
 
 def run() -> None:

@@ -1,6 +1,7 @@
 """What a command's run came to, and the exit code that says it.
 
-Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
+Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed,
+4 an internal error (a bug; --debug shows the traceback).
 A run that both failed to read some input (batch) and failed a gate exits
 1: an unread file is the more urgent news.
 """

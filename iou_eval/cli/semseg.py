@@ -29,7 +29,8 @@ Examples:
   iou-eval semseg gt/ pred/ --num-classes 19 --fail-under mIoU=0.7 --fail-under IoU[road]=0.95
 
 \b
-Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed.
+Exit codes: 0 success, 1 bad input, 2 usage error, 3 a quality gate failed,
+4 an internal error (a bug; --debug shows the traceback).
 """,
 )
 @click.argument("gt_dir", metavar="GT_DIR", type=INPUT_PATH)

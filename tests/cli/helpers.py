@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from click.testing import CliRunner
 
 from iou_eval.cli.main import main
+from iou_eval.errors import EXIT_INTERNAL
 
 
 @dataclass
@@ -37,6 +38,12 @@ def run(*args: str, expect: int | None = 0) -> Run:
 
         tb = "".join(traceback.format_exception(result.exception))
         raise AssertionError(f"uncaught exception (a traceback would reach the user):\n{tb}\n{r}")
+    if r.code == EXIT_INTERNAL and expect != EXIT_INTERNAL:
+        import traceback
+
+        cause = result.exception.__context__ if result.exception is not None else None
+        tb = "".join(traceback.format_exception(cause)) if cause is not None else ""
+        raise AssertionError(f"internal error (exit 4, a bug):\n{tb}\n{r}")
     if expect is not None:
         assert r.code == expect, f"expected exit code {expect}\n{r}"
     return r
