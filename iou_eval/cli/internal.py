@@ -46,8 +46,8 @@ def report_url() -> str | None:
     for label in (*_REPORT_LABELS, *_HOME_LABELS):
         if urls.get(label):
             return urls[label]
-    home = meta["Home-page"] if "Home-page" in meta else None
-    return home if home and home != "UNKNOWN" else None
+    homes = [h for h in meta.get_all("Home-page") or [] if h and h != "UNKNOWN"]
+    return homes[0] if homes else None
 
 
 def exception_line(exc: BaseException) -> str:
