@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+import numbers as numbers_abc  # the standard library's number classes
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -125,6 +126,64 @@ def _integer(text: str, what: str) -> int:
 
 def _split_names(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+def _given(value: Any) -> str:
+    """``str '0.5,0.75'``: a value's type and a short excerpt of it, for 'got ...'."""
+    from iou_eval.escape import excerpt, for_terminal
+
+    shown = excerpt(value) if isinstance(value, str) else for_terminal(repr(value)[:120])
+    return f"{type(value).__name__} {shown}"
+
+
+def _listed(value: Any, parse: Callable[[str], tuple[Any, ...]], flag: str, example: str) -> tuple:
+    """A list option from the Python API: its command-line text, one number, or a sequence.
+
+    A string is parsed as the flag parses it (never iterated by character).
+    """
+    if isinstance(value, str):
+        return parse(value)
+    if isinstance(value, numbers_abc.Real) and not isinstance(value, bool):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise UsageError(
+            f"{flag}: expected a list such as {example}, got {_given(value)}"
+        ) from None
+
+
+def _area_range(item: Any) -> AreaRange:
+    """An AreaRange, or a ``(label, lo, hi)`` triple (``inf`` is pycocotools' 1e5**2, as in text)."""
+    if isinstance(item, AreaRange):
+        return item
+    if isinstance(item, (tuple, list)) and len(item) == 3 and isinstance(item[0], str):
+        label, lo, hi = item
+        if isinstance(hi, float) and hi == math.inf:
+            hi = numbers.COCO_AREA_MAX
+        return AreaRange(label, lo, hi)
+    raise UsageError(
+        "--area-ranges: expected text such as small=0:1024,large=1024:inf, a mapping "
+        f"{{label: (lo, hi)}}, or (label, lo, hi) triples, got {_given(item)}"
+    )
+
+
+def area_ranges_of(value: Any) -> tuple[AreaRange, ...]:
+    """``area_ranges`` as given to the Python API (text, a mapping, triples) as records."""
+    if isinstance(value, str):
+        return parse_area_ranges(value)
+    if isinstance(value, Mapping):
+        items = []
+        for label, bounds in value.items():
+            if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
+                raise UsageError(
+                    f"--area-ranges: expected (lo, hi) for {label!r}, got {_given(bounds)}"
+                )
+            items.append((label, *bounds))
+        value = items
+    if not isinstance(value, (tuple, list)):
+        return (_area_range(value),)  # refused unless one record
+    return tuple(_area_range(item) for item in value)
 
 
 # -- the records -----------------------------------------------------------------
@@ -324,10 +383,10 @@ class ProtocolOptions:
             )
             object.__setattr__(self, "boundary_dilation", ratio)
         if self.iou_thresholds is not None:
-            t = tuple(
-                numbers.check_number(x, "--iou-thresholds", low=0, high=1)
-                for x in self.iou_thresholds
+            listed = _listed(
+                self.iou_thresholds, parse_iou_thresholds, "--iou-thresholds", "0.5,0.75"
             )
+            t = tuple(numbers.check_number(x, "--iou-thresholds", low=0, high=1) for x in listed)
             if not t or len(t) > numbers.MAX_THRESHOLDS or len(set(t)) != len(t):
                 raise UsageError(
                     f"--iou-thresholds: expected 1 to {numbers.MAX_THRESHOLDS} distinct "
@@ -338,7 +397,7 @@ class ProtocolOptions:
             md = tuple(
                 int(numbers.check_number(m, "--max-dets", low=1, high=numbers.MAX_DETS_HIGH,
                                          integer=True))
-                for m in self.max_dets
+                for m in _listed(self.max_dets, parse_max_dets, "--max-dets", "1,10,100")
             )  # fmt: skip
             if not md:
                 raise UsageError("--max-dets: expected at least one cap such as 1,10,100")
@@ -347,7 +406,7 @@ class ProtocolOptions:
             self._check_area_ranges()
 
     def _check_area_ranges(self) -> None:
-        ranges = tuple(self.area_ranges or ())
+        ranges = area_ranges_of(self.area_ranges)
         for r in ranges:
             if r.label == "all":
                 raise UsageError("--area-ranges: 'all' is always evaluated; name the other ranges")
@@ -541,7 +600,7 @@ class EvalOptions:
             slot = OWNER.get(key)
             if slot is None:
                 raise UsageError(f"unknown option {key!r} (known: {', '.join(sorted(OWNER))})")
-            updates.setdefault(slot, {})[key] = value
+            updates.setdefault(slot, {})[key] = keyword_value(key, value)
         return dataclasses.replace(
             opts,
             **{
@@ -556,6 +615,31 @@ OWNER: dict[str, str] = {
     for slot in fields(EvalOptions)
     for f in fields(next(r for r in RECORDS if r.__name__ == slot.type.split(".")[-1]))
 }
+
+
+# field name -> its command-line form, for the keywords' text spelling
+CLI_OF: dict[str, Cli] = {
+    f.name: f.metadata["cli"] for r in RECORDS for f in fields(r) if "cli" in f.metadata
+}
+
+
+def keyword_value(name: str, value: Any) -> Any:
+    """A keyword's value as its record takes it: text is parsed as the flag parses it.
+
+    ``iou_thresholds="0.5,0.75"`` is what ``--iou-thresholds 0.5,0.75`` gives,
+    ``iou_thr="0.75"`` is 0.75; a switch takes True or False only (``tide="no"``
+    would otherwise read as on).
+    """
+    cli = CLI_OF.get(name)
+    if cli is None:
+        return value
+    if cli.is_flag:
+        if isinstance(value, bool) or type(value).__name__ in ("bool", "bool_"):
+            return bool(value)
+        raise UsageError(f"{name}: expected True or False, got {_given(value)}")
+    if isinstance(value, str) and cli.parse is not None:
+        return cli.parse(value)
+    return value
 
 
 def cli_fields(record: type) -> Sequence[tuple[str, Cli, Any]]:

@@ -42,6 +42,7 @@ from iou_eval.api import evaluate
 from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import CategoryTable, Key
 from iou_eval.errors import InputError, UsageError
+from iou_eval.escape import excerpt
 from iou_eval.io.inputs import finish_loaded
 from iou_eval.io.loaders.batches import SIDES, BatchReader, Place, keep_top, read_batch
 from iou_eval.io.stream_state import StreamState, take_rows
@@ -175,6 +176,11 @@ class Evaluator:
             raise UsageError(
                 f"box_format: expected xyxy, xywh or cxcywh, got {box_format!r}"
             ) from None
+        if isinstance(class_names, str):  # would be read character by character
+            raise UsageError(
+                f"class_names: expected a sequence of names such as ['cat', 'dog'], "
+                f"got str {excerpt(class_names)}"
+            )
         names = None if class_names is None else tuple(str(n) for n in class_names)
         self._frequency = _frequencies(class_frequencies, names)
         frequencies = None if self._frequency is None else sorted(self._frequency.items())
