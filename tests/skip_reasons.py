@@ -19,6 +19,18 @@ GROUPS = (
 )  # fmt: skip
 
 
+def compiled_missing(what: str, dotted: str) -> str:
+    """The skip reason of a test that needs the compiled part ``dotted`` (``what`` names it).
+
+    "not built" only where it is not; a part merely switched off for the numpy
+    path (``IOU_EVAL_NO_KERNEL=1``) says so.  Empty when the part loads.
+    """
+    from iou_eval.engine.compiled import unavailable
+
+    why = unavailable(dotted)
+    return "" if why is None else f"{what} is {why}"
+
+
 def skip_reason(report: pytest.TestReport) -> str:
     """The reason of a skipped test's report, as one line."""
     longrepr = report.longrepr

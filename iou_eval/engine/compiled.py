@@ -40,6 +40,20 @@ def load(dotted: str) -> ModuleType | None:
     return None if switched_off() else _import(dotted)
 
 
+def unavailable(dotted: str) -> str | None:
+    """Why :func:`load` gives None for ``dotted`` (for messages and skip reasons); None if it loads.
+
+    ``"not built in this install"``, or, where it is built,
+    ``"built but switched off by IOU_EVAL_NO_KERNEL=1 (the numpy path)"``.
+    """
+    if _import(dotted) is None:
+        return "not built in this install"
+    if switched_off():
+        value = os.environ.get("IOU_EVAL_NO_KERNEL", "")
+        return f"built but switched off by IOU_EVAL_NO_KERNEL={value} (the numpy path)"
+    return None
+
+
 def built() -> list[str]:
     """The names of the compiled parts this install carries (switched off or not)."""
     return [name for name, dotted in PARTS.items() if _import(dotted) is not None]

@@ -46,8 +46,27 @@ def test_12_published_keypoint_stats():
     _assert_keypoint_stats(r.summary, exp["stats"], 0.0, CASE + " (bit for bit)")
 
 
+def _pycocotools_oks(d) -> tuple[np.ndarray, list[int]]:
+    """pycocotools' OKS matrix of the case's one image, ``[20, G]``, and its ground truths' ids."""
+    import contextlib
+    import io
+
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO(str(d / "gt_dataset.json"))
+        ev = COCOeval(gt, gt.loadRes(str(d / "dt_dataset.json")), "keypoints")
+        ev.evaluate()
+    (key,) = [k for k, v in ev.ious.items() if len(v)]
+    return np.asarray(ev.ious[key]), [g["id"] for g in ev._gts[key]]
+
+
 def test_12_oks_matrix_and_ignored_ground_truths():
-    """The top-20 detections' OKS against the 14 ground truths, and the three ignored ones."""
+    """The top-20 detections' OKS against the 14 ground truths, and the three ignored ones.
+
+    Bit for bit against pycocotools run here; within 4 ulp of the published matrix.
+    """
     d = case_dir(CASE)
     ref = expected(CASE)["computed_reference"]
     gt = load(str(d / "gt_dataset.json"), "gt", keypoints=True)
@@ -61,7 +80,12 @@ def test_12_oks_matrix_and_ignored_ground_truths():
     got = geometry.pair(p.ravel(), g.ravel()).reshape(20, len(a.gt))
     want = np.asarray(ref["oks_matrix"]["values"])
     assert list(a.gt.ann_id) == ref["oks_matrix"]["gt_ids_columns"]
-    np.testing.assert_array_equal(got, want)
+    # Bit for bit against pycocotools on this machine (the same exp from the same libm) ...
+    here, here_ids = _pycocotools_oks(d)
+    np.testing.assert_array_equal(got[:, [list(a.gt.ann_id).index(i) for i in here_ids]], here)
+    # ... and within a few ulp of the published matrix, which another machine's libm
+    # computed (exp may differ in the last bit between libms).
+    np.testing.assert_array_max_ulp(got, want, maxulp=4)
     ignored = a.gt.ann_id[geometry.gt_ignored | a.gt.is_crowd].tolist()
     assert sorted(ignored) == sorted(ref["gt_counts"]["ignored"])
 

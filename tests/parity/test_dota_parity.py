@@ -20,6 +20,7 @@ from iou_eval.api import evaluate
 from iou_eval.data.oriented import DOTA_V1_0, corners_from_xywhr
 from iou_eval.geometry.polyiou import iou_poly
 
+from ..skip_reasons import compiled_missing
 from .dota_reference import iou_poly as reference_iou_poly
 from .dota_reference import task1
 
@@ -32,7 +33,7 @@ def path(request, monkeypatch):
     if request.param == "numpy":
         monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     elif compiled() is None:
-        pytest.skip("the polygon IoU kernel is not built in this install")
+        pytest.skip(compiled_missing("the polygon IoU kernel", "iou_eval.geometry._polykernel"))
     return request.param
 
 

@@ -19,6 +19,7 @@ import pytest
 from iou_eval import evaluate
 from iou_eval.errors import InputError
 
+from ..skip_reasons import compiled_missing
 from .test_segm_parity import H, W, assert_arrays, make_segm_scene, pycocotools_segm
 
 
@@ -68,7 +69,7 @@ def test_chunked_rle_results_give_pycocotools_arrays_with_one_and_two_workers(
     if reader == "msgspec":
         monkeypatch.setattr(iou_eval.io.compiled, "json_reader", lambda: None)
     elif iou_eval.io.compiled.json_reader() is None:
-        pytest.skip("the compiled results reader is not built here")
+        pytest.skip(compiled_missing("the compiled results reader", "iou_eval.io._cocojson"))
     gt, results = _scene(seed, with_bbox=with_bbox)
     theirs = pycocotools_segm(_reference_gt(gt), results)
     g, p = _write(tmp_path, "g.json", gt), _write(tmp_path, "p.json", results)

@@ -20,9 +20,12 @@ from iou_eval.geometry.masks import MaskColumn
 from iou_eval.geometry.rle import decode_joined, encode_counts
 
 from ..parity.boundary_scenes import api_boundary, decode
+from ..skip_reasons import compiled_missing
 
 KERNEL = kernel.compiled()
-needs_kernel = pytest.mark.skipif(KERNEL is None, reason="the compiled kernel is not built here")
+needs_kernel = pytest.mark.skipif(
+    KERNEL is None, reason=compiled_missing("the mask kernel", "iou_eval.geometry._rlekernel")
+)
 
 
 def _m(rows: str) -> np.ndarray:
@@ -215,7 +218,7 @@ def _starts(lengths: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("path", ["numpy", "compiled"])
 def test_strings_with_empty_runs_are_read_by_their_pixels(path, monkeypatch):
     if path == "compiled" and KERNEL is None:
-        pytest.skip("the compiled kernel is not built here")
+        pytest.skip(compiled_missing("the mask kernel", "iou_eval.geometry._rlekernel"))
     if path == "numpy":
         monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
     column = _with_empty_runs(5)

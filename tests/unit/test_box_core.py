@@ -19,8 +19,12 @@ from iou_eval.geometry.kernel import box_kernel
 from iou_eval.protocols import accumulate, matching
 from iou_eval.protocols.core import coco_core
 
+from ..skip_reasons import compiled_missing
+
 needs_core = pytest.mark.skipif(
-    coco_core() is None or box_kernel() is None, reason="the compiled box core is not built"
+    coco_core() is None or box_kernel() is None,
+    reason=compiled_missing("the compiled COCO core", "iou_eval.protocols._cococore")
+    or compiled_missing("the box kernel", "iou_eval.geometry._boxkernel"),
 )
 
 

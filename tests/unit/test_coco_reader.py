@@ -25,10 +25,13 @@ from iou_eval.io.loaders import coco
 from iou_eval.io.loaders.common import LoadOptions
 from iou_eval.io.loaders.json_decode import quiet_decode, threaded_results
 
+from ..skip_reasons import compiled_missing
 from .json_spellings import listed, mutations, number, obj
 
 READER = json_reader()
-pytestmark = pytest.mark.skipif(READER is None, reason="the compiled COCO reader is not built")
+pytestmark = pytest.mark.skipif(
+    READER is None, reason=compiled_missing("the compiled COCO reader", "iou_eval.io._cocojson")
+)
 
 
 def _same(got, want, key: str = "") -> None:

@@ -31,10 +31,13 @@ from iou_eval.geometry.masks import (
 from iou_eval.geometry.rle import BadRle, check_joined
 from iou_eval.io.compiled import json_reader
 
+from ..skip_reasons import compiled_missing
 from .test_mask_bounds import _encode_counts, _random_masks, _rle
 
 KERNEL = kernel.compiled()
-needs_kernel = pytest.mark.skipif(KERNEL is None, reason="the compiled kernel is not built here")
+needs_kernel = pytest.mark.skipif(
+    KERNEL is None, reason=compiled_missing("the mask kernel", "iou_eval.geometry._rlekernel")
+)
 
 
 def test_kernel_is_built_where_a_compiler_is(monkeypatch):

@@ -23,10 +23,14 @@ from iou_eval.io.compiled import json_reader
 from iou_eval.io.loaders import coco
 from iou_eval.io.loaders.json_decode import quiet_decode
 
+from ..skip_reasons import compiled_missing
 from .json_spellings import mutations, number, unknown_value, ws
 
 READER = json_reader()
-pytestmark = pytest.mark.skipif(READER is None, reason="the compiled results reader is not built")
+pytestmark = pytest.mark.skipif(
+    READER is None,
+    reason=compiled_missing("the compiled results reader", "iou_eval.io._cocojson"),
+)
 
 
 def _msgspec_columns(chunk: bytes) -> dict:
