@@ -368,6 +368,27 @@ def _data_cases() -> list[Case]:
              {"gt.json": js(coco_gt(annotation_id=big)), "preds.json": PREDS},
              ("gt.json", "preds.json"), 1, "gt.json"),
     ]  # fmt: skip
+    # Found by a hostile run: an empty-string id names nothing (it once dropped
+    # image 1's objects with a warning, exit 0); objects on an image the list
+    # lacks are dropped as pycocotools drops them, a doubt --strict refuses.
+    blank_image = coco_gt()
+    blank_image["images"][0]["id"] = ""
+    blank_annotation = coco_gt()
+    blank_annotation["annotations"][1]["image_id"] = ""
+    unlisted = coco_gt()
+    unlisted["images"][0]["id"] = 2
+    cases += [
+        Case("image-id-empty-string", {"gt.json": js(blank_image), "preds.json": PREDS},
+             ("gt.json", "preds.json"), 1, "gt.json:images[0].id: image id: expected an "
+             "integer or a non-empty string, got ''"),
+        Case("annotation-image-id-empty-string",
+             {"gt.json": js(blank_annotation), "preds.json": PREDS},
+             ("gt.json", "preds.json"), 1, "gt.json:annotations[1].image_id: expected"),
+        Case("prediction-image-id-blank", {"gt.json": GT, "preds.json": js(coco_preds(image_id=" "))},
+             ("gt.json", "preds.json"), 1, "preds.json:[0].image_id: expected"),
+        Case("annotations-on-unlisted-image-strict", {"gt.json": js(unlisted), "preds.json": PREDS},
+             ("gt.json", "preds.json", "--strict"), 1, "refer to images not in 'images'"),
+    ]  # fmt: skip
     # Found by make fuzz: integers beyond any float or 64 bits where numbers
     # are read into arrays (an image no annotation names, polygon points,
     # uncompressed counts, an RLE's size, LabelMe points).

@@ -25,6 +25,7 @@ from iou_eval.data.dataset import (
     normalize_id,
     sort_key,
 )
+from iou_eval.data.doubts import doubt
 from iou_eval.data.ordering import dense_codes, distinct
 from iou_eval.data.reconcile import id_order
 from iou_eval.errors import InputError
@@ -111,6 +112,16 @@ _MASK_DECODER = msgspec.json.Decoder(_MaskDocument | list[_MaskAnnotation])
 _RLE_DECODER = msgspec.json.Decoder(list[_RleResult])
 
 
+def _id_key(value: object) -> Key:
+    """:func:`normalize_id`, refusing an empty or blank string: such an id names nothing.
+
+    Raises ``ValueError`` (the caller says where).
+    """
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(f"expected an integer or a non-empty string, got {quoted(value)}")
+    return normalize_id(value)
+
+
 def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
     """A column of ids: int64 when every one is an integer or a numeric string.
 
@@ -123,7 +134,7 @@ def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
         out: list[Key] = []
         for i, v in enumerate(raw):
             try:
-                out.append(normalize_id(v))
+                out.append(_id_key(v))
             except ValueError as exc:
                 raise InputError(path, str(exc), where=where.format(i)) from None
         return out
@@ -743,7 +754,7 @@ def _image_table(
     ids = []
     for i, raw in enumerate(images_in.ids):
         try:
-            ids.append(normalize_id(raw))
+            ids.append(_id_key(raw))
         except ValueError as exc:
             raise InputError(path, f"image id: {exc}", where=f"images[{i}].id") from None
     if len(set(ids)) != len(ids):
@@ -826,7 +837,7 @@ def _category_table(
     cids, raw_cids, cnames = [], [], []
     for i, (raw, name) in enumerate(zip(categories_in.ids, categories_in.names, strict=True)):
         try:
-            cid = normalize_id(raw)
+            cid = _id_key(raw)
         except ValueError as exc:
             raise InputError(path, f"category id: {exc}", where=f"categories[{i}].id") from None
         if cid in cids:
@@ -848,24 +859,34 @@ def _category_table(
     return table, _positions(cat_keys, tuple(cids))
 
 
+def _shown(key: object) -> str:
+    """An id of an id column for a message: ``7`` (not ``np.int64(7)``), ``'cat'``."""
+    return quoted(key.item() if isinstance(key, np.generic) else key)
+
+
 def _unknown_notes(
     image_idx: np.ndarray, category_idx: np.ndarray, r: _Read, path: str
 ) -> list[str]:
     """Warnings for annotations whose image or category the file's lists lack."""
-    out = []
+    out: list[str] = []
     bad_img = int((image_idx < 0).sum())
     bad_cat = int(((category_idx < 0) & (image_idx >= 0)).sum())
     if bad_img:
         first = int(np.flatnonzero(image_idx < 0)[0])
+        # pycocotools drops them too, but a ground truth that loses objects (or
+        # predictions that lose detections) may be scored wrong: a doubt.
         out.append(
-            f"{path}: {bad_img} annotation(s) refer to images not in 'images' "
-            f"(first: {r.label.format(first)} image_id {r.cols['image_id'][first]!r}); ignored"
+            doubt(
+                f"{path}: {bad_img} annotation(s) refer to images not in 'images' (first: "
+                f"{r.label.format(first)} image_id {_shown(r.cols['image_id'][first])}); ignored"
+            )
         )
     if bad_cat:
         first = int(np.flatnonzero((category_idx < 0) & (image_idx >= 0))[0])
         out.append(
             f"{path}: {bad_cat} annotation(s) refer to categories not in 'categories' "
-            f"(first: {r.label.format(first)} category_id {r.cols['category_id'][first]!r}); "
+            f"(first: {r.label.format(first)} category_id "
+            f"{_shown(r.cols['category_id'][first])}); "
             "ignored"
         )
     return out
