@@ -57,6 +57,17 @@ Rules
     JSON has no ``#`` outside strings, so the document decodes to the same
     value; its indented lines never start with ``:``.  (CSV has no such
     escape: in CI, write CSV with ``-o``.)
+``xml_text`` / ``xml_attribute``
+    XML 1.0 (a JUnit report).  A character XML cannot carry at all (C0
+    controls other than TAB, LF, CR; lone surrogates; U+FFFE, U+FFFF) is
+    made visible as :func:`for_terminal` shows it; ``& < >`` (and ``"`` in an
+    attribute) become entities; TAB, CR, C1 controls, bidi controls,
+    invisible characters and line separators become character references
+    (exact: a parser reads the same character back), and so do LF in an
+    attribute (a parser would read a space) and, as for ``json_for_logs``,
+    the ``#`` of ``##[`` and a ``:`` that starts a line.  What is written
+    then holds no character that acts on a terminal and no workflow
+    command, and parses to the original string wherever XML can hold it.
 ``excerpt``
     At most ``limit`` characters of an offending token for an error message:
     the head, ``…``, the tail and the total length, escaped for the terminal.
@@ -185,6 +196,51 @@ def json_for_logs(text: str) -> str:
 def html_text(s: object) -> str:
     """Text for HTML content or a quoted attribute value."""
     return html.escape(for_terminal(s), quote=True)
+
+
+def _xml_legal(ch: str) -> bool:
+    """True when XML 1.0 can hold ``ch`` (its ``Char`` production)."""
+    code = ord(ch)
+    if code < 0x20:
+        return ch in "\t\n\r"
+    return not (0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF))
+
+
+_XML_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
+def _xml(text: str, keep: str) -> str:
+    out = []
+    for ch in text:
+        if ch in _XML_ENTITIES:
+            out.append(_XML_ENTITIES[ch])
+        elif ch in keep:
+            out.append(ch)
+        elif not _xml_legal(ch):
+            out.append(_visible(ch))
+        elif ch in "\t\r\n" or _is_unsafe(ch) or "\x80" <= ch <= "\x9f":
+            out.append(f"&#{ord(ch)};")
+        else:
+            out.append(ch)
+    shown = "".join(out)
+    # What a CI log would read as a workflow command: '#' and ':' as references.
+    shown = _LEGACY_COMMAND.sub("#&#35;[", shown)
+    return _XML_LEADING_COLON.sub(r"\1&#58;", shown)
+
+
+_XML_LEADING_COLON = re.compile(r"^([^\S\n]*):", re.M)
+
+
+def xml_text(s: object) -> str:
+    """Text for XML element content (lines kept); see the module's rules."""
+    text = s if isinstance(s, str) else str(s)
+    return _xml(text, "\n")
+
+
+def xml_attribute(s: object) -> str:
+    """Text for a double-quoted XML attribute value (one line); see the module's rules."""
+    text = s if isinstance(s, str) else str(s)
+    return _xml(text, "")
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\x00", "＝", "＋", "－", "＠")

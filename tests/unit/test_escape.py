@@ -339,3 +339,55 @@ def test_every_destination_neutralises_the_hostile_names(text):
     assert "\n" not in workflow_command("error", text, title=text)
     assert "<script>" not in html_text(text)
     assert not csv_cell(text).startswith("=")
+
+
+# -- XML (JUnit) --------------------------------------------------------------
+
+
+def _xml_roundtrip(text: str) -> tuple[str, str]:
+    from xml.etree import ElementTree
+
+    from iou_eval.escape import xml_attribute, xml_text
+
+    root = ElementTree.fromstring(f'<r a="{xml_attribute(text)}">{xml_text(text)}</r>')
+    return root.get("a") or "", root.text or ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['a<b>&"c\'', "dog\r\nnext line", "tab\there", "abc\u202edcba", "x\x9b31m", "line\u2028sep",
+     "zero\u200bwidth", "::error::forged", "a ##[group] b", "é 中 🐱", "  :indented"],
+)  # fmt: skip
+def test_xml_reads_back_every_character_xml_can_hold(text):
+    assert _xml_roundtrip(text) == (text, text)
+
+
+@pytest.mark.parametrize(
+    ("raw", "read"),
+    [("cat\x1b[2J", "cat\\x1b[2J"), ("nul\x00", "nul\\x00"), ("bad\udcffbyte", "bad\\xffbyte"),
+     ("non\ufffe", "non\\ufffe")],
+)  # fmt: skip
+def test_xml_shows_characters_xml_cannot_hold_as_escapes(raw, read):
+    assert _xml_roundtrip(raw) == (read, read)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_xml_output_is_inert_in_a_terminal_and_a_ci_log(text):
+    from iou_eval.escape import xml_attribute, xml_text
+
+    for shown in (xml_text(text), xml_attribute(text)):
+        assert unsafe_chars(shown.replace("\n", "")) == []
+        assert for_terminal(shown.replace("\n", "")) == shown.replace("\n", "")
+        assert not any(line.lstrip().startswith(":") for line in shown.split("\n"))
+    assert "\n" not in xml_attribute(text)
+
+
+XML_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\ufffe\uffff").filter(
+    lambda ch: ch >= " " or ch in "\t\n\r"
+)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.text(XML_CHARS))
+def test_xml_round_trips_any_text_xml_can_hold(text):
+    assert _xml_roundtrip(text) == (text, text)
