@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,8 @@ class Check:
         interval: the bootstrap interval of ``value`` (gate) or of the delta.
         passed: the verdict.
         reason: why it failed, in words.
+        protocol: the label of the protocol whose metric was read (``coco``,
+            ``voc12``, ``segm``...).
     """
 
     name: str
@@ -71,6 +73,7 @@ class Check:
     interval: tuple[float, float] | None
     passed: bool
     reason: str = ""
+    protocol: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -182,7 +185,7 @@ def check_gates(
         if v is None:
             why = "no image in the slice" if g.slice is not None else "no ground truth for it"
             out.append(Check(g.text, "gate", g.threshold, None, None, None, None, False,
-                             f"undefined ({why})"))  # fmt: skip
+                             f"undefined ({why})", r.protocol.label))  # fmt: skip
             continue
         passed = v >= g.threshold
         reason = "" if passed else f"{v:.4f} is below {g.threshold:g}"
@@ -197,8 +200,9 @@ def check_gates(
                 f"below {g.threshold:g} but not significantly (interval reaches {interval[1]:.4f})"
             )
         out.append(
-            Check(g.text, "gate", g.threshold, v, v - g.threshold, None, interval, passed, reason)
-        )
+            Check(g.text, "gate", g.threshold, v, v - g.threshold, None, interval, passed, reason,
+                  r.protocol.label)
+        )  # fmt: skip
     return out
 
 
@@ -244,7 +248,8 @@ def compare_baseline(
         for label, old, new, deltas in _metric_pairs(r, base, prefix):
             if old is None or new is None:
                 continue
-            checks.append(_drop_check(label, old, new, deltas, level, max_drop, significant_only))
+            check = _drop_check(label, old, new, deltas, level, max_drop, significant_only)
+            checks.append(replace(check, protocol=r.protocol.label))
     return checks
 
 

@@ -26,8 +26,9 @@ from iou_eval.options import (
 OUTPUT_FORMATS = ["table", "markdown", "csv", "json"]
 
 
-# The evaluation's reports also come as a self-contained page.
-EVAL_FORMATS = [*OUTPUT_FORMATS, "html"]
+# The evaluation's reports also come as a self-contained page, and as JUnit XML
+# (its gates as test cases, for CI test views).
+EVAL_FORMATS = [*OUTPUT_FORMATS, "html", "junit"]
 
 
 SORT_CHOICES = ["errors", "image", "FP", "FN", "precision", "recall", "F1", "mean_IoU"]

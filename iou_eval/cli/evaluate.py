@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,7 +100,21 @@ from iou_eval.options import (
 @click.option(
     "--annotations",
     type=click.Choice(["github"]),
-    help="Also print failed checks as GitHub Actions ::error:: annotations.",
+    help="Also print failed checks as GitHub Actions ::error:: annotations "
+    "(doubts about the input as ::warning::, ::error:: under --strict).",
+)
+@click.option(
+    "--junit",
+    "junit_out",
+    metavar="FILE",
+    help="Also write a JUnit XML report to FILE (a test case per gate; GitLab, Jenkins), "
+    "beside --format's report.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    metavar="FILE",
+    help="Also write the JSON report to FILE (a later --baseline), beside --format's report.",
 )
 @record_options(RuntimeOptions)
 def eval_command(gt: str, preds: tuple[str, ...], **opts: Any) -> None:
@@ -197,7 +212,8 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
         o["oi_hierarchy"],
         o["oi_image_labels"],
     )
-    check_output(o["output"], o["protected"])
+    for path in _report_paths(o):
+        check_output(path, o["protected"])
     options = eval_options(o)
     if gt == "-" and "-" in preds or preds.count("-") > 1:
         raise UsageError("standard input (-) can stand for one input only")
@@ -235,7 +251,75 @@ def _machine(fmt) -> bool:
     from iou_eval.reporters import OutputFormat
 
     # HTML on stdout is a page: no workflow commands among its lines.
-    return fmt in (OutputFormat.JSON, OutputFormat.CSV, OutputFormat.HTML)
+    return fmt in (OutputFormat.JSON, OutputFormat.CSV, OutputFormat.HTML, OutputFormat.JUNIT)
+
+
+# The reports beside --format's: option -> format.
+EXTRA_REPORTS = {"json_out": "json", "junit_out": "junit"}
+FLAGS = {"output": "-o", "json_out": "--json", "junit_out": "--junit"}
+
+
+def _report_paths(o: dict[str, Any]) -> list[str]:
+    """The files -o, --json and --junit name, refused (exit 2) when two reports would meet.
+
+    ``-o`` absent is standard output; two reports on standard output, or
+    two in one file, would make neither readable.
+    """
+    from iou_eval.escape import for_terminal
+    from iou_eval.io.output import DEV_NULL, STDOUT_NAMES
+
+    taken: dict[str, str] = {}
+    for key, flag in FLAGS.items():
+        path = o[key]
+        if key != "output" and not path:
+            continue
+        where = "-" if not path or path in STDOUT_NAMES else os.path.abspath(path)
+        if where in taken and path != DEV_NULL:
+            said = "standard output" if where == "-" else for_terminal(path)
+            raise UsageError(f"{flag} {said}: {taken[where]} writes there already")
+        taken[where] = flag
+    return [o[key] for key in FLAGS if o[key]]
+
+
+def _reports(o: dict[str, Any], fmt, render) -> list[tuple[str | None, str, str]]:
+    """``(path, text, format)`` of --format's report and of --json's and --junit's.
+
+    All are rendered before any is written: a failing reporter leaves no
+    report behind.  ``render(format)``: the text of the run in that format.
+    """
+    from iou_eval.reporters import OutputFormat
+
+    out = [(o["output"], render(fmt), fmt.value)]
+    for key, name in EXTRA_REPORTS.items():
+        if o[key]:
+            extra = OutputFormat(name)
+            out.append((o[key], render(extra), extra.value))
+    return out
+
+
+def _write_reports(reports: list[tuple[str | None, str, str]], o: dict[str, Any]) -> bool:
+    """Write the reports; True when one of them is a machine format on standard output."""
+    from iou_eval.io.output import STDOUT_NAMES
+    from iou_eval.reporters import OutputFormat
+
+    stdout_taken = False
+    for path, text, fmt in reports:
+        emit(text, path, o["protected"], fmt)
+        on_stdout = not path or path in STDOUT_NAMES
+        stdout_taken |= on_stdout and _machine(OutputFormat(fmt))
+    return stdout_taken
+
+
+def _doubt_annotations(warnings: Sequence[str], strict: bool) -> list[str]:
+    """``::warning::`` workflow commands for the doubts (``::error::`` under --strict), once each."""
+    from iou_eval.data.doubts import doubts_of
+    from iou_eval.escape import workflow_command
+
+    command = "error" if strict else "warning"
+    return [
+        workflow_command(command, d, title="iou-eval doubt")
+        for d in dict.fromkeys(doubts_of(warnings))
+    ]
 
 
 def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str, Any]) -> Outcome:
@@ -250,28 +334,30 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
     show = not o["quiet"] and not _machine(fmt)
     stages = _StageBar((gt, pred), n_protocols, show and not n_boot)
     bar = progress_bar(n_boot * n_protocols, "bootstrap", show, unit="resample")
+    start = time.perf_counter()
     try:
         with cluster_for(options, show) as client:
             result = judge(
                 evaluate(gt, pred, options, on_stage=stages.stage, client=client,
                          progress=bar.update if bar is not None else None)
             )  # fmt: skip
+        seconds = time.perf_counter() - start
         stages.stage("writing the report")
         plots = _plot_files(lambda d: write_run_plots(result, d), o)
         # --images also draws the worst images into an HTML report (one run).
         drawn_from = o["images"] if fmt is OutputFormat.HTML else None
-        view = View(sort=o["sort"], worst=o["worst"], images=drawn_from, plot_files=plots)
-        text = renderer(fmt)(result, view)
+        view = View(sort=o["sort"], worst=o["worst"], images=drawn_from, plot_files=plots,
+                    strict=strict, seconds=seconds)  # fmt: skip
+        reports = _reports(o, fmt, lambda f: renderer(f)(result, view))
     finally:
         stages.close()
         if bar is not None:
             bar.close()
     warn(result.warnings, o["quiet"])
-    emit(text, o["output"], o["protected"], fmt.value)
-    annotate(
-        github_annotations(list(result.checks)) if o["annotations"] else [],
-        _machine(fmt) and not o["output"],
-    )
+    stdout_taken = _write_reports(reports, o)
+    if o["annotations"]:
+        lines = github_annotations(list(result.checks))
+        annotate(lines + _doubt_annotations(result.warnings, strict), stdout_taken)
     doubts = strict_doubts(strict, result.warnings)
     return Outcome(failed_checks=len(result.failed_checks), doubts=doubts)
 
@@ -285,7 +371,9 @@ def _eval_batch(
     from iou_eval.api import evaluate, load
     from iou_eval.ci.batch import run_batch, run_batch_parts, stray_files
     from iou_eval.ci.gates import github_annotations
+    from iou_eval.reporters import OutputFormat
     from iou_eval.reporters.batch import render_batch
+    from iou_eval.reporters.junit import render_batch_junit
     from iou_eval.reporters.report import write_batch_plots
 
     if not files:
@@ -300,6 +388,15 @@ def _eval_batch(
     )  # fmt: skip
     show = not o["quiet"] and not _machine(fmt)
     bar = progress_bar(len(files), "scoring", show)
+    seconds: dict[str, float] = {}
+
+    def score(path: str):
+        start = time.perf_counter()
+        # A batch keeps every file's numbers, not its boxes (nothing is drawn).
+        result = dataclasses.replace(judge(evaluate(gt_ds, path, options)), alignment=None)
+        seconds[path] = time.perf_counter() - start
+        return result
+
     try:
         with cluster_for(options, show) as client:
             if client is not None:  # one task per file, the ground truth shared once
@@ -307,13 +404,7 @@ def _eval_batch(
                                           progress=bar.update if bar is not None else None)  # fmt: skip
             else:
                 outcome = run_batch(
-                    gt_ds,
-                    files,
-                    # A batch keeps every file's numbers, not its boxes (nothing is drawn).
-                    lambda path: dataclasses.replace(
-                        judge(evaluate(gt_ds, path, options)), alignment=None
-                    ),
-                    progress=bar.update if bar is not None else None,
+                    gt_ds, files, score, progress=bar.update if bar is not None else None
                 )
     finally:
         if bar is not None:
@@ -324,12 +415,19 @@ def _eval_batch(
     for _path, message in outcome.errors:
         say(f"iou-eval: error: {message} (skipped)")
     plots = _plot_files(lambda d: write_batch_plots(outcome, d), o)
-    emit(render_batch(outcome, fmt, plots), o["output"], o["protected"], fmt.value)
+
+    def render(f: OutputFormat) -> str:
+        if f is OutputFormat.JUNIT:
+            return render_batch_junit(outcome, strict, seconds)
+        return render_batch(outcome, f, plots)
+
+    stdout_taken = _write_reports(_reports(o, fmt, render), o)
+    # The ground truth's doubts come with every file: count them once.
+    warnings = [w for r in outcome.results.values() for w in r.warnings]
     if o["annotations"]:
         lines = [ln for r in outcome.results.values() for ln in github_annotations(list(r.checks))]
-        annotate(lines, _machine(fmt) and not o["output"])
-    # The ground truth's doubts come with every file: count them once.
-    doubts = strict_doubts(strict, [w for r in outcome.results.values() for w in r.warnings])
+        annotate(lines + _doubt_annotations(warnings, strict), stdout_taken)
+    doubts = strict_doubts(strict, warnings)
     return Outcome(
         unreadable=len(outcome.errors), failed_checks=len(outcome.failed_checks), doubts=doubts
     )

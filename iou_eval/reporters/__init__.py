@@ -22,6 +22,7 @@ class OutputFormat(str, Enum):
     CSV = "csv"
     JSON = "json"
     HTML = "html"
+    JUNIT = "junit"
 
 
 def renderer(fmt: OutputFormat) -> Callable[[EvaluationResult, View], str]:
@@ -29,6 +30,10 @@ def renderer(fmt: OutputFormat) -> Callable[[EvaluationResult, View], str]:
         from iou_eval.reporters.report import render_report
 
         return render_report
+    if fmt is OutputFormat.JUNIT:
+        from iou_eval.reporters.junit import render_junit
+
+        return render_junit
     if fmt is OutputFormat.JSON:
         from iou_eval.reporters.json import render_json
 

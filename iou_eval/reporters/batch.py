@@ -59,6 +59,10 @@ def render_batch(
         from iou_eval.reporters.report import render_batch_report
 
         return render_batch_report(batch, batch_document(batch), plot_files)
+    if fmt is OutputFormat.JUNIT:
+        from iou_eval.reporters.junit import render_batch_junit
+
+        return render_batch_junit(batch)
     board = batch.leaderboard()
     classes = batch.per_class_ap()
     if fmt is OutputFormat.JSON:

@@ -21,6 +21,8 @@ class View:
             default when ``worst`` is not given.
         images: a folder of the images, to draw the worst ones (HTML).
         plot_files: plots already written (``--plots``), to embed (HTML).
+        strict: ``--strict`` was given: doubts about the input fail (JUnit).
+        seconds: how long the run took, when measured (JUnit).
     """
 
     sort: str = "errors"
@@ -28,6 +30,8 @@ class View:
     max_terminal_images: int = 20
     images: str | None = None
     plot_files: tuple[str, ...] | None = None
+    strict: bool = False
+    seconds: float | None = None
 
 
 def order_images(images: Columns, view: View) -> Columns:
