@@ -259,3 +259,23 @@ def test_junit_from_the_library_renderer_without_the_command():
     text = renderer(OutputFormat.JUNIT)(evaluate(GT, PREDS), View())
     root = check_structure(text)
     assert [c.get("name") for c in root.iter("testcase")] == ["evaluation"]
+
+
+def test_junit_names_the_protocol_each_gate_read_when_several_ran():
+    r = run(GT, PREDS, "--protocol", "coco,voc12", "-f", "junit", "--fail-under",
+            "voc12:mAP=0.99", "--fail-under", "AP=0.1", expect=3)  # fmt: skip
+    xml = junit(r.out)
+    by_name = cases(xml)
+    (failure,) = by_name["gate voc12:mAP=0.99"].result
+    assert " under voc12: " in failure.message
+    assert "protocol: coco" in by_name["gate AP=0.1"].system_out
+    props = properties(next(iter(xml)))
+    assert props["protocols"] == "coco,voc12" and "voc12:mAP" in props and "AP" in props
+
+
+def test_junit_on_stdout_sends_the_annotations_to_stderr():
+    r = run(GT, PREDS, "-f", "junit", "--annotations", "github", "--fail-under", "AP=0.99",
+            expect=3)  # fmt: skip
+    junit(r.out)
+    assert "::error" not in r.out
+    assert "::error title=iou-eval gate::AP=0.99" in r.err

@@ -210,6 +210,23 @@ def check_json_names(r: Run, root: Path, arg: str) -> None:
     assert sorted(c["class"] for c in doc["per_class"]) == sorted(HOSTILE_NAMES)
 
 
+def check_junit_names(r: Run, root: Path, arg: str) -> None:
+    """Every class's baseline case is named by the class, read back exactly (ESC made visible)."""
+    from xml.etree import ElementTree
+
+    text = (root / arg).read_text("utf-8")
+    assert unsafe(text) == []
+    names = {c.get("name") for c in ElementTree.fromstring(text.encode()).iter("testcase")}
+    for name in HOSTILE_NAMES:
+        assert f"baseline AP[{name.replace(chr(27), chr(92) + 'x1b')}]" in names, (name, names)
+
+
+def check_junit_stdout(r: Run, root: Path, arg: str) -> None:
+    from xml.etree import ElementTree
+
+    assert ElementTree.fromstring(r.out.encode()).tag == "testsuites"
+
+
 def check_perfect_ap(r: Run, root: Path, arg: str) -> None:
     """Every prediction sits on its ground truth: the ids joined."""
     doc = json.loads(r.out)
