@@ -14,6 +14,7 @@ import click
 
 from iou_eval.cli.common import EPILOG, say
 from iou_eval.cli.compare import compare_command
+from iou_eval.cli.convert import convert_command
 from iou_eval.cli.draw import draw_command
 from iou_eval.cli.evaluate import eval_command
 from iou_eval.cli.internal import (
@@ -92,7 +93,14 @@ def main() -> None:
     """
 
 
-for _command in (eval_command, compare_command, iou_command, semseg_command, draw_command):
+for _command in (
+    eval_command,
+    compare_command,
+    iou_command,
+    semseg_command,
+    draw_command,
+    convert_command,
+):
     main.add_command(_command)
     # Taken out of the arguments before parsing (DefaultGroup.main); here for --help.
     _command.params.append(
