@@ -104,19 +104,6 @@ def dropped(labels: Labels, keeps: Keeps, target: str) -> tuple[np.ndarray, list
     return keep, notes
 
 
-def empty_images_note(labels: Labels, keep: np.ndarray, target: str) -> list[str]:
-    """A note counting the images left without a row (a target that lists images by rows)."""
-    used = np.zeros(len(labels.images), dtype=bool)
-    used[labels.rows.image_idx[keep]] = True
-    n = int((~used).sum())
-    if not n or labels.is_prediction:
-        return []
-    return [
-        f"{labels.source}: {n} image(s) without objects are not listed: {target} lists images "
-        "by their objects (predictions on them would be out of the ground truth)"
-    ]
-
-
 def corners_of(labels: Labels) -> np.ndarray:
     """``[N, 4, 2]`` each row's corners: its oriented box, else its box's (clockwise from x1, y1)."""
     if labels.corners is not None:

@@ -118,11 +118,10 @@ register(Target(
     describe="an Ultralytics dataset (data.yaml, images/ and labels/) or a predict run "
     "(labels/ with confidences); -seg and -obb lines where the geometry asks"))  # fmt: skip
 register(Target(
-    "voc-xml", "voc:write_voc", folder=True, keeps=Keeps(difficult=True),
+    "voc-xml", "voc:write_voc", folder=True, keeps=Keeps(crowd=True, difficult=True),
     describe="Pascal VOC XML, one file per image"))  # fmt: skip
 register(Target(
-    "csv", "table:write_csv", folder=False, keeps=Keeps(crowd=True, difficult=True,
-                                                       empty_images=False),
+    "csv", "table:write_csv", folder=False, keeps=Keeps(crowd=True, difficult=True),
     describe="CSV: image, size, label, xmin, ymin, xmax, ymax, score, iscrowd, difficult"))  # fmt: skip
 register(Target(
     "dota", "dota:write_dota", folder=True, wants_images=True,

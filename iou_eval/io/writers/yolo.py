@@ -145,11 +145,11 @@ def write_yolo(labels: Labels, context: Context) -> Written:
         files[f"labels/{split}/{s}.txt"] = ("\n".join(text) + "\n").encode() if text else b""
     names = tuple(str(n) for n in labels.categories.names[: labels.n_categories])
     files["data.yaml"] = _yaml_text(context.dest, split, names).encode()
-    notes += _place_images(labels, context, stems, files, f"images/{split}")
+    notes += place_images(labels, context, stems, files, f"images/{split}")
     return Written(files, notes)
 
 
-def _place_images(
+def place_images(
     labels: Labels, context: Context, stems: list[str], files: dict, folder: str
 ) -> list[str]:
     """The images linked (or copied) into ``folder``; a note when they are not at hand."""
