@@ -10,6 +10,8 @@ carry ``score`` (predictions, as Datumaro writes it), ``is_crowd`` and
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from iou_eval.io.writers.common import dropped, multipart_note, num, outline, xml_text
@@ -61,10 +63,15 @@ def _image(labels: Labels, i: int, shapes: list[str]) -> list[str]:
 
 def write_cvat(labels: Labels, context: Context) -> Written:
     """``labels`` as one CVAT for images 1.1 XML file."""
-    keep, notes = dropped(labels, get_target("cvat-xml").keeps, "CVAT XML")
+    # An oriented box is written as the polygon of its corners (note below).
+    keeps = replace(get_target("cvat-xml").keeps, oriented=True)
+    keep, notes = dropped(labels, keeps, "CVAT XML")
     notes += multipart_note(labels, keep, "CVAT XML")
     if labels.corners is not None:
-        notes.append(f"{labels.source}: oriented boxes written as 4-point polygons")
+        notes.append(
+            f"{labels.source}: {len(labels.rows)} oriented box(es) written as 4-point polygons "
+            "(read back as outlines, scored by their enclosing boxes)"
+        )
     names = [str(n) for n in labels.categories.names]
     per: dict[int, list[str]] = {}
     cat = labels.rows.category_idx.tolist()

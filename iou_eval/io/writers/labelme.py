@@ -11,6 +11,7 @@ size.  LabelMe has no crowd flag: crowd regions are left out, counted.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -50,10 +51,15 @@ def _shape(labels: Labels, r: int, name: str) -> dict[str, Any]:
 
 def write_labelme(labels: Labels, context: Context) -> Written:
     """``labels`` as a folder of LabelMe files, one per image."""
-    keep, notes = dropped(labels, get_target("labelme").keeps, "LabelMe")
+    # An oriented box is written as the polygon of its corners (note below).
+    keeps = replace(get_target("labelme").keeps, oriented=True)
+    keep, notes = dropped(labels, keeps, "LabelMe")
     notes += multipart_note(labels, keep, "LabelMe")
     if labels.corners is not None:
-        notes.append(f"{labels.source}: oriented boxes written as 4-point polygons")
+        notes.append(
+            f"{labels.source}: {len(labels.rows)} oriented box(es) written as 4-point polygons "
+            "(read back as outlines, scored by their enclosing boxes)"
+        )
     stems = unique_stems(labels)
     names = [str(n) for n in labels.categories.names]
     shapes: dict[int, list[dict[str, Any]]] = {}

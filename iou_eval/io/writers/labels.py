@@ -112,8 +112,8 @@ def _read_side(path: str, role: str, fmt: str | None, read: ReadOptions) -> tupl
             return ds, fmt
         note = f"{path}: outlines not kept, boxes only ({message})"
         return replace(ds, warnings=(*ds.warnings, note)), fmt
-    if len(shaped) != len(ds):
-        return ds, fmt
+    if len(shaped) != len(ds) or ds.oriented is not None:
+        return ds, fmt  # an oriented box's outline is its corners, kept as such
     return replace(ds, masks=shaped.masks), fmt
 
 
