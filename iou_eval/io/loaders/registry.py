@@ -221,6 +221,10 @@ register(Format(
     detect_file=_looks_head("yolo_obb", "obb_json_head", _head_has(b'"poly"')),
     describe="Ultralytics OBB predictions.json (rbox / poly)"))  # fmt: skip
 register(Format(
+    "labelstudio", "labelstudio:load_labelstudio",
+    detect_file=_looks_head("labelstudio", "labelstudio_head", _head_has(b'"result"')),
+    describe="Label Studio JSON export (tasks with annotations / predictions)"))  # fmt: skip
+register(Format(
     "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
     describe="COCO dataset JSON or results list"))  # fmt: skip
 register(Format(

@@ -137,5 +137,5 @@ register(Target(
     describe="CVAT for images 1.1 XML"))  # fmt: skip
 register(Target(
     "labelstudio", "labelstudio:write_labelstudio", folder=False,
-    keeps=Keeps(polygons=True, oriented=True),
+    keeps=Keeps(crowd=True, difficult=True, polygons=True, oriented=True),
     describe="Label Studio JSON export (tasks with annotations or predictions)"))  # fmt: skip
