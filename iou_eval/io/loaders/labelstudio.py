@@ -20,7 +20,8 @@ Choices:
   1a2b3c4d-street_01.jpg`` is ``street_01.jpg`` (the 8 hex characters and
   the dash Label Studio puts before an uploaded file's name).  The image id
   is that file name; its size ``original_width`` / ``original_height`` of
-  its results (unknown when it has none).
+  its results, else ``data.width`` / ``data.height`` (as some exporters
+  write it), else unknown.
 - Ground truth: of a task's annotations, the latest by ``created_at`` that
   is not cancelled (``was_cancelled`` or ``skipped``) counts, as Label
   Studio's own converters take the last completion that was not skipped
@@ -222,6 +223,16 @@ def _rotated(x: float, y: float, w: float, h: float, degrees: float) -> np.ndarr
     )  # fmt: skip
 
 
+def _data_size(reader: _Reader, ti: int, data: Any) -> None:
+    """The image's size from the task's ``data.width`` / ``data.height`` when no result gave it."""
+    if ti in reader.sizes or not isinstance(data, dict):
+        return
+    w, h = data.get("width"), data.get("height")
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (w, h))
+    if numbers and 0 < float(w) < math.inf and 0 < float(h) < math.inf:  # type: ignore[arg-type]
+        reader.sizes[ti] = (float(w), float(h))  # type: ignore[arg-type]
+
+
 def _tasks(path: str) -> list[Any]:
     doc = decode_json(read_file_bytes(path), path)
     tasks = [doc] if isinstance(doc, dict) else doc
@@ -259,6 +270,7 @@ def load_labelstudio(path: str, role: str, options: LoadOptions) -> Dataset:
                 continue
             several += live > 1
             reader.read(ann.get("result") or [], ti, path, f"{where}.annotations", None)
+        _data_size(reader, ti, task.get("data"))
         ids.append(name)
     if unlabelled:
         notes.append(f"{path}: {unlabelled} task(s) without an annotation that counts (none, or "

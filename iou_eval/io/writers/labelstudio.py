@@ -1,6 +1,7 @@
 """Label Studio JSON: a list of tasks, one per image, to import into a project.
 
-Each task's ``data.image`` is the image's file name; ground truth is its
+Each task's ``data.image`` is the image's file name (``data.width`` and
+``data.height`` its size, which an image without results keeps so); ground truth is its
 one annotation, predictions its one prediction (``model_version``
 ``iou-eval``, each result's ``score``).  A box is a ``rectanglelabels``
 result, an oriented box one with its ``rotation`` (degrees clockwise about
@@ -86,6 +87,16 @@ def _results(labels: Labels, r: int, name: str) -> list[dict[str, Any]]:
     return out
 
 
+def _data(labels: Labels, i: int) -> dict[str, Any]:
+    """A task's ``data``: the image, and its size where known (kept for an image without results)."""
+    data: dict[str, Any] = {"image": labels.image_name(i)}
+    w, h = float(labels.images.width[i]), float(labels.images.height[i])
+    if math.isfinite(w) and math.isfinite(h):
+        data["width"] = int(w) if w.is_integer() else w
+        data["height"] = int(h) if h.is_integer() else h
+    return data
+
+
 def write_labelstudio(labels: Labels, context: Context) -> Written:
     """``labels`` as one Label Studio JSON file of tasks."""
     keep, notes = dropped(labels, get_target("labelstudio").keeps, "Label Studio JSON")
@@ -100,7 +111,7 @@ def write_labelstudio(labels: Labels, context: Context) -> Written:
     for i in range(len(labels.images)):
         if labels.is_prediction and i not in per:
             continue
-        task: dict[str, Any] = {"id": i + 1, "data": {"image": labels.image_name(i)}}
+        task: dict[str, Any] = {"id": i + 1, "data": _data(labels, i)}
         results = per.get(i, [])
         if labels.is_prediction:
             task["predictions"] = [{"model_version": "iou-eval", "result": results}]
