@@ -18,6 +18,8 @@ PAIRS = {
     "coco": ("coco/gt.json", "coco/preds.json"),
     "voc-xml": ("voc/annotations", "voc/predictions"),
     "csv": ("csv/gt.csv", "csv/preds.csv"),
+    # Written from coco/ by `iou-eval convert --to labelstudio`.
+    "labelstudio": ("labelstudio/gt.json", "labelstudio/preds.json"),
 }
 
 
@@ -52,11 +54,11 @@ def test_the_scene_has_what_the_script_promises():
         assert (other.is_crowd == gt.is_crowd).all() and (other.ignore == gt.ignore).all()
 
 
-def test_three_formats_give_identical_summaries(summaries):
+def test_every_sample_format_gives_identical_summaries(summaries):
     coco_s = summaries["coco"]
     assert 0.0 < coco_s["AP"] < 1.0, coco_s
     assert all(v is not None for v in coco_s.values()), coco_s
-    for fmt in ("voc-xml", "csv"):
+    for fmt in ("voc-xml", "csv", "labelstudio"):
         assert summaries[fmt] == coco_s, f"{fmt}: {summaries[fmt]}\ncoco: {coco_s}"
 
 
