@@ -170,9 +170,10 @@ class _Reader(ShapeReader):
         return w, h
 
     def _shape(self, r: dict, ti: int, file: str, where: str, score: Any, flags: Any) -> None:
-        value = r.get("value")
+        given = r.get("value")
+        value: dict[str, Any] = given if isinstance(given, dict) else {}
         kind = r["type"]
-        names = value.get(kind) if isinstance(value, dict) else None
+        names = value.get(kind)
         if not isinstance(names, list) or not names or not isinstance(names[0], str):
             raise InputError(file, f"value.{kind} must name a label", where=where)
         w, h = self._size(r, ti, file, where)

@@ -35,7 +35,7 @@ def plain(value: float) -> int | float:
 def integer_ids(ids: Sequence[Key]) -> list[int]:
     """The ids as integers when they all are, else ``1..n`` in the given order."""
     if all(isinstance(k, int) for k in ids):
-        return [int(k) for k in ids]  # type: ignore[arg-type]
+        return [int(k) for k in ids]
     return list(range(1, len(ids) + 1))
 
 

@@ -49,7 +49,7 @@ def write_dota(labels: Labels, context: Context) -> Written:
         line = " ".join([*(num(v) for v in corners[r]), names[cat[r]], str(difficult)])
         per.setdefault(img[r], []).append(line)
     for i, s in enumerate(stems):
-        lines = per.get(i)
+        lines = per.get(i, [])
         files[f"labelTxt/{s}.txt"] = ("\n".join(lines) + "\n").encode() if lines else b""
     from iou_eval.io.writers.yolo import place_images
 

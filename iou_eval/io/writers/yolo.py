@@ -141,7 +141,7 @@ def write_yolo(labels: Labels, context: Context) -> Written:
         return Written(files, notes)
     split = context.split
     for i, s in enumerate(stems):
-        text = per_image.get(i)
+        text = per_image.get(i, [])
         files[f"labels/{split}/{s}.txt"] = ("\n".join(text) + "\n").encode() if text else b""
     names = tuple(str(n) for n in labels.categories.names[: labels.n_categories])
     files["data.yaml"] = _yaml_text(context.dest, split, names).encode()
