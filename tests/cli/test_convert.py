@@ -184,3 +184,15 @@ def test_class_offset_applies_to_predictions_as_in_evaluation(tmp_path):
     assert [p["category_id"] for p in json.loads(out.read_text())] == [
         p["category_id"] for p in json.loads(COCO_PRED.read_text())
     ]
+
+
+def test_the_command_offers_every_registered_target():
+    from iou_eval.cli.convert import TARGETS
+    from iou_eval.io.writers.registry import target_names
+
+    assert TARGETS == target_names()
+
+
+def test_unknown_target_is_a_usage_error(tmp_path):
+    r = run("convert", COCO_GT, tmp_path / "x", "--to", "pascal", expect=2)
+    assert "--to" in r.err and not (tmp_path / "x").exists()

@@ -86,7 +86,9 @@ def write_coco(labels: Labels, context: Context) -> Written:
             "annotations": _annotations(labels, keep, image_ids, cat_ids, boxes, fill),
             "categories": _categories(labels, cat_ids),
         }
-    return Written({"": (json.dumps(out, ensure_ascii=False) + "\n").encode()}, notes)
+    return Written(
+        {"": (json.dumps(out, ensure_ascii=False) + "\n").encode()}, notes, int(keep.sum())
+    )
 
 
 def _annotations(

@@ -18,7 +18,7 @@ from iou_eval.options import ReadOptions
 
 @dataclass(frozen=True)
 class Converted:
-    """What a conversion did: the role read, rows and images written, and its notes."""
+    """What a conversion did: the role read, rows written, images read, and its notes."""
 
     role: str
     source_format: str
@@ -68,7 +68,8 @@ def convert(
     written = target.load()(labels, context)
     write_files(output, written.files, target.folder)
     return Converted(
-        role=role, source_format=labels.fmt, target=to, rows=len(labels.rows),
+        role=role, source_format=labels.fmt, target=to,
+        rows=written.rows if written.rows >= 0 else len(labels.rows),
         images=len(labels.images), notes=(*labels.notes, *written.notes),
     )  # fmt: skip
 

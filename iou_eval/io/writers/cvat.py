@@ -87,4 +87,4 @@ def write_cvat(labels: Labels, context: Context) -> Written:
             continue
         lines += _image(labels, i, per.get(i, []))
     lines.append("</annotations>")
-    return Written({"": ("\n".join(lines) + "\n").encode()}, notes)
+    return Written({"": ("\n".join(lines) + "\n").encode()}, notes, int(keep.sum()))

@@ -43,7 +43,7 @@ def write_dota(labels: Labels, context: Context) -> Written:
             per.setdefault(cat[r], []).append(line)
         for k, lines in per.items():
             files[f"Task1_{names[k]}.txt"] = ("\n".join(lines) + "\n").encode()
-        return Written(files, notes)
+        return Written(files, notes, int(keep.sum()))
     for r in np.flatnonzero(keep).tolist():
         difficult = int(bool(rows.ignore[r]))
         line = " ".join([*(num(v) for v in corners[r]), names[cat[r]], str(difficult)])
@@ -54,4 +54,4 @@ def write_dota(labels: Labels, context: Context) -> Written:
     from iou_eval.io.writers.yolo import place_images
 
     notes += place_images(labels, context, stems, files, "images")
-    return Written(files, notes)
+    return Written(files, notes, int(keep.sum()))

@@ -79,4 +79,4 @@ def write_labelme(labels: Labels, context: Context) -> Written:
         if np.isfinite(im.width[i]) and np.isfinite(im.height[i]):
             doc["imageHeight"], doc["imageWidth"] = plain(im.height[i]), plain(im.width[i])
         files[f"{s}.json"] = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
-    return Written(files, notes)
+    return Written(files, notes, int(keep.sum()))

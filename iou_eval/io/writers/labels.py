@@ -53,8 +53,6 @@ class Labels:
         rles: ``[N]`` per row a COCO RLE dict (a mask given as a run-length
             encoding), or None; None: the input holds none.
         corners: ``[N, 4, 2]`` oriented boxes in pixels, or None.
-        image_files: ``[I]`` where each image's file is (for targets that
-            keep the images beside their labels), or None.
         notes: what reading said (warnings, doubts).
         joined: predictions joined to their ground truth (``--gt``).
     """
@@ -67,7 +65,6 @@ class Labels:
     polygons: list[list[np.ndarray] | None] | None = None
     rles: list[dict[str, Any] | None] | None = None
     corners: np.ndarray | None = None
-    image_files: tuple[str | None, ...] | None = None
     notes: tuple[str, ...] = ()
     joined: bool = False
 

@@ -120,4 +120,4 @@ def write_labelstudio(labels: Labels, context: Context) -> Written:
                                     "ground_truth": False}]  # fmt: skip
         tasks.append(task)
     text = json.dumps(tasks, indent=1, ensure_ascii=False) + "\n"
-    return Written({"": text.encode()}, notes)
+    return Written({"": text.encode()}, notes, int(keep.sum()))

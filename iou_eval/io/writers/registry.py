@@ -35,10 +35,12 @@ class Context:
 
 @dataclass
 class Written:
-    """A writer's result: ``files`` (relative path -> bytes or ``("copy", path)``) and notes."""
+    """A writer's result: ``files`` (relative path -> bytes or ``("copy", path)``), notes,
+    and how many rows were written (-1: not counted)."""
 
     files: dict[str, bytes | tuple[str, str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    rows: int = -1
 
 
 @dataclass(frozen=True)

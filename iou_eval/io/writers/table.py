@@ -52,4 +52,4 @@ def write_csv(labels: Labels, context: Context) -> Written:
         for i in np.flatnonzero(~used).tolist():
             sizes = [num(im.width[i]), num(im.height[i])] if sized else []
             out.writerow([labels.image_name(i), *sizes, *[""] * (len(head) - 1 - len(sizes))])
-    return Written({"": buf.getvalue().encode()}, notes)
+    return Written({"": buf.getvalue().encode()}, notes, int(keep.sum()))

@@ -71,4 +71,4 @@ def write_voc(labels: Labels, context: Context) -> Written:
             "</annotation>",
         ]
         files[f"{s}.xml"] = ("\n".join(lines) + "\n").encode()
-    return Written(files, notes)
+    return Written(files, notes, int(keep.sum()))

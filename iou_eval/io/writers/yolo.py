@@ -138,7 +138,7 @@ def write_yolo(labels: Labels, context: Context) -> Written:
     if labels.is_prediction:
         for i, text in per_image.items():
             files[f"labels/{stems[i]}.txt"] = ("\n".join(text) + "\n").encode()
-        return Written(files, notes)
+        return Written(files, notes, int(keep.sum()))
     split = context.split
     for i, s in enumerate(stems):
         text = per_image.get(i, [])
@@ -146,7 +146,7 @@ def write_yolo(labels: Labels, context: Context) -> Written:
     names = tuple(str(n) for n in labels.categories.names[: labels.n_categories])
     files["data.yaml"] = _yaml_text(context.dest, split, names).encode()
     notes += place_images(labels, context, stems, files, f"images/{split}")
-    return Written(files, notes)
+    return Written(files, notes, int(keep.sum()))
 
 
 def place_images(
