@@ -196,3 +196,11 @@ def test_the_command_offers_every_registered_target():
 def test_unknown_target_is_a_usage_error(tmp_path):
     r = run("convert", COCO_GT, tmp_path / "x", "--to", "pascal", expect=2)
     assert "--to" in r.err and not (tmp_path / "x").exists()
+
+
+def test_named_predictions_numbered_without_their_ground_truth_are_said_so(tmp_path):
+    r = run("convert", SAMPLE / "labelme/preds", tmp_path / "p.json", "--to", "coco")
+    assert "pass --gt REF" in r.err
+    r = run("convert", SAMPLE / "labelme/preds", tmp_path / "q.json", "--to", "coco",
+            "--gt", SAMPLE / "labelme/gt")  # fmt: skip
+    assert "pass --gt REF" not in r.err

@@ -123,3 +123,10 @@ def test_export_is_detected_from_content_before_coco():
     assert detect_format(str(SAMPLE / "labelstudio/gt.json")) == "labelstudio"
     assert detect_format(str(SAMPLE / "labelstudio/preds.json")) == "labelstudio"
     assert detect_format(str(SAMPLE / "coco/preds.json")) == "coco"
+
+
+def test_coco_file_that_mentions_result_is_still_coco(tmp_path):
+    doc = {"info": {"description": "result"}, "images": [], "annotations": [], "categories": []}
+    path = tmp_path / "gt.json"
+    path.write_text(json.dumps(doc))
+    assert detect_format(str(path)) == "coco"

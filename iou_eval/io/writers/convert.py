@@ -70,8 +70,29 @@ def convert(
     return Converted(
         role=role, source_format=labels.fmt, target=to,
         rows=written.rows if written.rows >= 0 else len(labels.rows),
-        images=len(labels.images), notes=(*labels.notes, *written.notes),
+        images=len(labels.images), notes=(*labels.notes, *written.notes, *_unjoined(labels, to)),
     )  # fmt: skip
+
+
+# Targets that name images and classes by number (a results list, class indices).
+_NUMBERED = frozenset({"coco", "yolo"})
+
+
+def _unjoined(labels: Labels, to: str) -> list[str]:
+    """A note when predictions named by file and class name were numbered on their own."""
+    if not labels.is_prediction or labels.joined or to not in _NUMBERED:
+        return []
+    named = [
+        what for what, ids in (("images", labels.images.ids), ("classes", labels.categories.ids))
+        if not all(isinstance(k, int) for k in ids)
+    ]  # fmt: skip
+    if not named:
+        return []
+    return [
+        f"{labels.source}: predictions read without their ground truth: their "
+        f"{' and '.join(named)} were numbered in their own order, which need not be the "
+        "ground truth's; pass --gt REF to number them as its conversion does"
+    ]
 
 
 def _image_files(
