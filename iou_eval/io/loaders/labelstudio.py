@@ -66,14 +66,16 @@ _CROWD = {"crowd", "iscrowd", "is_crowd"}
 _SHAPES = ("rectanglelabels", "polygonlabels")
 
 
+_RESULT_KEY = re.compile(rb'"result"\s*:\s*\[')
+_TASK_KEY = re.compile(rb'"(annotations|predictions|completions)"\s*:\s*\[')
+
+
 def labelstudio_head(head: bytes) -> bool:
-    """Whether a file's first bytes open a Label Studio export (a list of tasks with results)."""
+    """Whether a file's first bytes open a Label Studio export: tasks whose annotations
+    or predictions hold ``"result": [...]`` lists (a key no COCO file has)."""
     head = head.lstrip(b" \t\r\n")
-    return (
-        head[:1] in (b"[", b"{")
-        and b'"result"' in head
-        and (b'"annotations"' in head or b'"predictions"' in head)
-    )
+    found = _RESULT_KEY.search(head) and _TASK_KEY.search(head)
+    return head[:1] in (b"[", b"{") and bool(found)
 
 
 def image_name(data: Any) -> str | None:
