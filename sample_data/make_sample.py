@@ -22,6 +22,9 @@ evaluation of each pair must give the same numbers
 - ``openimages/``: ``gt.csv`` (fractions, ``IsGroupOf`` for the crowd),
   ``preds.csv``, ``images.csv`` (every image, street_12 too) and
   ``class-descriptions.csv``;
+- ``labelstudio/``: ``gt.json`` and ``preds.json``, a Label Studio export
+  of ``coco/`` written by ``iou-eval convert --to labelstudio`` (not by this
+  script; ``tests/cli/test_convert.py`` checks that it writes them so);
 - ``images/``: the scene's pictures at the ground truth's sizes (flat
   shapes where its objects are), for ``iou-eval draw`` and the HTML report:
   JPEG under the COCO file names, street_08 and street_09 as PNG (found by

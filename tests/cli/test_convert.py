@@ -204,3 +204,10 @@ def test_named_predictions_numbered_without_their_ground_truth_are_said_so(tmp_p
     r = run("convert", SAMPLE / "labelme/preds", tmp_path / "q.json", "--to", "coco",
             "--gt", SAMPLE / "labelme/gt")  # fmt: skip
     assert "pass --gt REF" not in r.err
+
+
+def test_label_studio_sample_is_what_the_converter_writes(tmp_path):
+    """sample_data/labelstudio was written from sample_data/coco by convert (and read by eye)."""
+    gt, pred = convert_pair(tmp_path, COCO_GT, COCO_PRED, "labelstudio")
+    assert gt.read_bytes() == (SAMPLE / "labelstudio/gt.json").read_bytes()
+    assert pred.read_bytes() == (SAMPLE / "labelstudio/preds.json").read_bytes()
