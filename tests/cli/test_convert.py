@@ -211,3 +211,19 @@ def test_label_studio_sample_is_what_the_converter_writes(tmp_path):
     gt, pred = convert_pair(tmp_path, COCO_GT, COCO_PRED, "labelstudio")
     assert gt.read_bytes() == (SAMPLE / "labelstudio/gt.json").read_bytes()
     assert pred.read_bytes() == (SAMPLE / "labelstudio/preds.json").read_bytes()
+
+
+def test_pycocotools_scores_converted_voc_files_as_iou_eval_scores_the_originals(tmp_path):
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    src_gt, src_pred = SAMPLE / "voc/annotations", SAMPLE / "voc/predictions"
+    gt, pred = convert_pair(tmp_path, src_gt, src_pred, "coco")
+    with contextlib.redirect_stdout(io.StringIO()):
+        cg = COCO(str(gt))
+        ev = COCOeval(cg, cg.loadRes(str(pred)), "bbox")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    ours = [-1.0 if v is None else v for v in numbers(src_gt, src_pred)[0].values()]
+    assert ours == [float(v) for v in ev.stats]
