@@ -227,3 +227,18 @@ def test_pycocotools_scores_converted_voc_files_as_iou_eval_scores_the_originals
         ev.summarize()
     ours = [-1.0 if v is None else v for v in numbers(src_gt, src_pred)[0].values()]
     assert ours == [float(v) for v in ev.stats]
+
+
+def test_yolo_classes_are_numbered_in_the_names_order_when_given(tmp_path):
+    names = tmp_path / "names.txt"
+    names.write_text("traffic light\nperson\ncar\ndog\nbicycle\n")
+    args = ("--to", "yolo", "--names", names, "--images", IMAGES)
+    run("convert", SAMPLE / "voc/annotations", tmp_path / "gt", *args)
+    run("convert", SAMPLE / "voc/predictions", tmp_path / "pred", *args,
+        "--gt", SAMPLE / "voc/annotations")  # fmt: skip
+    assert '0: "traffic light"' in (tmp_path / "gt/data.yaml").read_text()
+    # car, person, traffic light on street_01 (VOC order)
+    classes = [ln.split()[0] for ln in (tmp_path / "gt/labels/val/street_01.txt").read_text().split("\n") if ln]  # fmt: skip
+    assert classes == ["2", "1", "0"]
+    pred = [ln.split()[0] for ln in (tmp_path / "pred/labels/street_01.txt").read_text().split("\n") if ln]  # fmt: skip
+    assert pred == ["2", "1", "0"]

@@ -64,7 +64,10 @@ def convert(
         if error is not None:
             raise error
     dest = os.path.abspath(output)
-    context = Context(dest=dest, split=read.split, image_files=_image_files(labels, read, target))
+    context = Context(
+        dest=dest, split=read.split, image_files=_image_files(labels, read, target),
+        class_list=read.names is not None,
+    )  # fmt: skip
     written = target.load()(labels, context)
     write_files(output, written.files, target.folder)
     return Converted(

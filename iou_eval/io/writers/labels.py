@@ -55,6 +55,9 @@ class Labels:
         corners: ``[N, 4, 2]`` oriented boxes in pixels, or None.
         notes: what reading said (warnings, doubts).
         joined: predictions joined to their ground truth (``--gt``).
+        class_order: the ``K`` classes in the class list's own order (``--names``,
+            the file's list, or first seen), as positions in ``categories``;
+            empty: their order in ``categories``.
     """
 
     role: str
@@ -67,6 +70,7 @@ class Labels:
     corners: np.ndarray | None = None
     notes: tuple[str, ...] = ()
     joined: bool = False
+    class_order: tuple[int, ...] = ()
 
     @property
     def images(self) -> ImageTable:
@@ -133,10 +137,13 @@ def read_labels(path: str, role: str, read: ReadOptions, gt_ref: str | None = No
         fmt = read.gt_format if role == "gt" else read.pred_format
         ds, fmt = _read_side(path, role, fmt, read)
         shapes = _outlines(ds, path, fmt)
+        own = ds.categories.ids
         ds = scale_fractions(ds, read.image_size)
         ds = canonical(ds) if role == "gt" else ds
         notes = [*ds.warnings, *layout_doubts(ds, role)]
-        return _labels(role, path, fmt, ds, len(ds.categories), notes, shapes)
+        position = {k: i for i, k in enumerate(ds.categories.ids)}
+        labels = _labels(role, path, fmt, ds, len(ds.categories), notes, shapes)
+        return replace(labels, class_order=tuple(position[k] for k in own))
     gt, gt_fmt = _read_side(gt_ref, "gt", read.gt_format, read)
     pred_fmt, note = read.pred_format, None
     if pred_fmt is None:
@@ -151,7 +158,7 @@ def read_labels(path: str, role: str, read: ReadOptions, gt_ref: str | None = No
     labels = _labels(
         "pred", path, pred_fmt, alignment.pred, alignment.n_categories, notes, shapes, kept
     )
-    return replace(labels, joined=True)
+    return replace(labels, joined=True, class_order=alignment.class_order)
 
 
 def _kept_rows(pred: Dataset, alignment: Any) -> np.ndarray:

@@ -26,11 +26,14 @@ class Context:
         split: the split name of a YOLO dataset's folders (``val``).
         image_files: ``[I]`` each image's file, to place beside the labels
             (YOLO, DOTA), or None where unknown.
+        class_list: the user gave the class list (``--names``): targets that
+            number the classes (YOLO) follow its order.
     """
 
     dest: str
     split: str = "val"
     image_files: tuple[str | None, ...] | None = None
+    class_list: bool = False
 
 
 @dataclass

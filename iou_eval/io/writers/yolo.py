@@ -54,7 +54,21 @@ def _sizes(labels: Labels) -> tuple[np.ndarray, np.ndarray]:
     return w[rows.image_idx], h[rows.image_idx]
 
 
-def _class_numbers(labels: Labels, keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
+def _order(labels: Labels, context: Context) -> list[int]:
+    """The ``K`` classes (positions in ``categories``) in the order YOLO numbers them.
+
+    The evaluation's order, so that the dataset read back scores the same;
+    the class list's own order when the user gave it (``--names``).
+    """
+    k = labels.n_categories
+    if context.class_list and sorted(labels.class_order) == list(range(k)):
+        return list(labels.class_order)
+    return list(range(k))
+
+
+def _class_numbers(
+    labels: Labels, keep: np.ndarray, order: list[int]
+) -> tuple[np.ndarray, list[str]]:
     """``[N]`` each row's class number, and notes; rows of classes beyond the list are left out."""
     cat = labels.rows.category_idx.astype(np.int64)
     k = labels.n_categories
@@ -74,7 +88,9 @@ def _class_numbers(labels: Labels, keep: np.ndarray) -> tuple[np.ndarray, list[s
     ):
         # Predictions read without their ground truth keep their own class numbers.
         return np.asarray([int(ids[c]) for c in cat.tolist()], dtype=np.int64), notes
-    return cat, notes
+    rank = np.zeros(max(len(ids), 1), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[np.minimum(cat, len(rank) - 1)], notes
 
 
 def _lines(labels: Labels, keep: np.ndarray, classes: np.ndarray) -> list[str]:
@@ -126,7 +142,8 @@ def _yaml_text(dest: str, split: str, names: tuple[str, ...]) -> str:
 def write_yolo(labels: Labels, context: Context) -> Written:
     """``labels`` as a YOLO dataset (ground truth) or a predict run's labels (predictions)."""
     keep, notes = dropped(labels, get_target("yolo").keeps, "YOLO")
-    classes, more = _class_numbers(labels, keep)
+    order = _order(labels, context)
+    classes, more = _class_numbers(labels, keep, order)
     notes += more + multipart_note(labels, keep, "YOLO")
     stems = unique_stems(labels)
     lines = _lines(labels, keep, classes)
@@ -143,7 +160,7 @@ def write_yolo(labels: Labels, context: Context) -> Written:
     for i, s in enumerate(stems):
         text = per_image.get(i, [])
         files[f"labels/{split}/{s}.txt"] = ("\n".join(text) + "\n").encode() if text else b""
-    names = tuple(str(n) for n in labels.categories.names[: labels.n_categories])
+    names = tuple(str(labels.categories.names[c]) for c in order)
     files["data.yaml"] = _yaml_text(context.dest, split, names).encode()
     notes += place_images(labels, context, stems, files, f"images/{split}")
     return Written(files, notes, int(keep.sum()))
