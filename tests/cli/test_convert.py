@@ -242,3 +242,11 @@ def test_yolo_classes_are_numbered_in_the_names_order_when_given(tmp_path):
     assert classes == ["2", "1", "0"]
     pred = [ln.split()[0] for ln in (tmp_path / "pred/labels/street_01.txt").read_text().split("\n") if ln]  # fmt: skip
     assert pred == ["2", "1", "0"]
+
+
+def test_the_docs_say_what_every_target_keeps():
+    from iou_eval.io.writers.registry import target_names
+
+    page = (SAMPLE.parent / "docs/convert.md").read_text()
+    missing = [t for t in target_names() if f"\n| `{t}` |" not in page]
+    assert not missing, f"docs/convert.md has no row for {missing}"

@@ -55,14 +55,6 @@ class Keeps:
     polygons: bool = False
     rles: bool = False
     oriented: bool = False
-    empty_images: bool = True
-    sizes: bool = True
-
-    def words(self) -> list[str]:
-        names = {"crowd": "crowd regions", "difficult": "difficult/ignore flags",
-                 "polygons": "polygons", "rles": "RLE masks", "oriented": "oriented boxes",
-                 "empty_images": "images without objects", "sizes": "image sizes"}  # fmt: skip
-        return [w for k, w in names.items() if getattr(self, k)]
 
 
 Writer = Callable[["Labels", Context], Written]
