@@ -140,7 +140,7 @@ def read_labels(path: str, role: str, read: ReadOptions, gt_ref: str | None = No
         own = ds.categories.ids
         ds = scale_fractions(ds, read.image_size)
         ds = canonical(ds) if role == "gt" else ds
-        notes = [*ds.warnings, *layout_doubts(ds, role)]
+        notes = [*ds.warnings, *layout_doubts(ds, role), *_unit_note(ds)]
         position = {k: i for i, k in enumerate(ds.categories.ids)}
         labels = _labels(role, path, fmt, ds, len(ds.categories), notes, shapes)
         return replace(labels, class_order=tuple(position[k] for k in own))
@@ -152,13 +152,25 @@ def read_labels(path: str, role: str, read: ReadOptions, gt_ref: str | None = No
     shapes = _outlines(pred, path, pred_fmt)
     gt, pred, shifted = prepare_pair(gt, pred, read)
     alignment = align(gt, pred, read.image_size)
-    notes = [*([note] if note else []), *alignment.warnings]
+    notes = [*([note] if note else []), *alignment.warnings, *_unit_note(gt)]
     notes += pair_doubts(alignment, shifted, read)
     kept = _kept_rows(pred, alignment)
     labels = _labels(
         "pred", path, pred_fmt, alignment.pred, alignment.n_categories, notes, shapes, kept
     )
     return replace(labels, joined=True, class_order=alignment.class_order)
+
+
+def _unit_note(ds: Dataset) -> list[str]:
+    """A note when the boxes are fractions of images of unknown size (Open Images without sizes)."""
+    from iou_eval.io.inputs import unsized
+
+    if not unsized(ds):
+        return []
+    return [
+        f"{ds.source}: the image sizes are unknown: boxes are written as fractions of a "
+        "1 x 1 image (pass --images DIR for pixels)"
+    ]
 
 
 def _kept_rows(pred: Dataset, alignment: Any) -> np.ndarray:
