@@ -190,7 +190,7 @@ def test_the_command_offers_every_registered_target():
     from iou_eval.cli.convert import TARGETS
     from iou_eval.io.writers.registry import target_names
 
-    assert TARGETS == target_names()
+    assert target_names() == TARGETS
 
 
 def test_unknown_target_is_a_usage_error(tmp_path):
@@ -250,3 +250,35 @@ def test_the_docs_say_what_every_target_keeps():
     page = (SAMPLE.parent / "docs/convert.md").read_text()
     missing = [t for t in target_names() if f"\n| `{t}` |" not in page]
     assert not missing, f"docs/convert.md has no row for {missing}"
+
+
+def _float_scene(folder: Path) -> tuple[Path, Path]:
+    """20 images, 3 classes, boxes and scores at arbitrary float64 values (seeded)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    images = [{"id": i, "file_name": f"img_{i:02d}.jpg", "width": 640, "height": 480}
+              for i in range(1, 21)]  # fmt: skip
+    anns, preds = [], []
+    for im in images:
+        for _ in range(int(rng.integers(0, 6))):
+            x, y, w, h = rng.uniform(0, 500), rng.uniform(0, 380), rng.uniform(5, 130), rng.uniform(5, 95)  # fmt: skip
+            c = int(rng.integers(1, 4))
+            anns.append({"id": len(anns) + 1, "image_id": im["id"], "category_id": c,
+                         "bbox": [x, y, w, h], "area": w * h, "iscrowd": 0})  # fmt: skip
+            for _ in range(2):
+                j = rng.normal(0, 4, 4)
+                preds.append({"image_id": im["id"], "category_id": c, "score": float(rng.uniform()),
+                              "bbox": [x + j[0], y + j[1], abs(w + j[2]), abs(h + j[3])]})  # fmt: skip
+    cats = [{"id": c, "name": n} for c, n in enumerate(["a", "b", "c"], 1)]
+    gt, pred = folder / "gt.json", folder / "preds.json"
+    gt.write_text(json.dumps({"images": images, "annotations": anns, "categories": cats}))
+    pred.write_text(json.dumps(preds))
+    return gt, pred
+
+
+@pytest.mark.parametrize("to", ["coco", "csv", "voc-xml", "cvat-xml", "labelme", "labelstudio"])
+def test_arbitrary_float_coordinates_and_scores_score_bit_for_bit_the_same(tmp_path, to):
+    src_gt, src_pred = _float_scene(tmp_path)
+    gt, pred = convert_pair(tmp_path, src_gt, src_pred, to)
+    same(numbers(src_gt, src_pred), numbers(gt, pred))
