@@ -227,9 +227,13 @@ class ReadOptions:
         "--class-offset", "Add N to the predictions' class ids (e.g. -1 for ids counted from 1).",
         parse=lambda t: _integer(t, "--class-offset"), metavar="N"))  # fmt: skip
     class_map: Any = option(None, Cli(
-        "--class-map", "Map the predictions' class ids: coco80 (the 80 indices <-> COCO ids) or "
-        "a FILE of 'from to' lines (or a JSON object).",
-        metavar="FILE|coco80"))  # fmt: skip
+        "--class-map", "Map the predictions' class ids: coco80 (the 80 indices <-> COCO ids), "
+        "FROM=TO pairs (car_s=car,3=2), or a FILE of 'from to' lines (or a JSON object).",
+        metavar="FILE|FROM=TO,...|coco80"))  # fmt: skip
+    image_id_offset: int = option(0, Cli(
+        "--image-id-offset", "Add N to the predictions' image ids (e.g. 1 for ids counted one "
+        "lower than the ground truth's).",
+        parse=lambda t: _integer(t, "--image-id-offset"), metavar="N"))  # fmt: skip
     gt_box_format: str | None = option(None, Cli(
         "--gt-box-format", "Layout of the ground truth's box numbers (wins over --box-format).",
         choices=BOX_FORMATS))  # fmt: skip
@@ -278,6 +282,10 @@ class ReadOptions:
     def _check_classes(self) -> None:
         if isinstance(self.class_offset, bool) or not isinstance(self.class_offset, int):
             raise UsageError(f"--class-offset: expected a whole number, got {self.class_offset!r}")
+        if isinstance(self.image_id_offset, bool) or not isinstance(self.image_id_offset, int):
+            raise UsageError(
+                f"--image-id-offset: expected a whole number, got {self.image_id_offset!r}"
+            )
         object.__setattr__(self, "class_map", normalize_class_map(self.class_map))
         if not self.split or not str(self.split).strip():
             raise UsageError("--split: expected a split name such as val")

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ import numpy as np
 from iou_eval.api import evaluate
 from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import CategoryTable, Key
+from iou_eval.data.doubts import STREAM_SOURCE
 from iou_eval.errors import InputError, UsageError
 from iou_eval.escape import excerpt
 from iou_eval.io.inputs import finish_loaded
@@ -51,7 +53,7 @@ from iou_eval.protocols.params import AUTO, LVIS_MAX_DETS, Protocol, build_proto
 from iou_eval.results import EvaluationResult
 
 # How reports name the evaluator's state where they name a file.
-SOURCE = "<Evaluator>"
+SOURCE = STREAM_SOURCE
 DUPLICATES = ("error", "first")
 
 
@@ -374,6 +376,9 @@ class Evaluator:
         gt, pred = state.datasets(cats, SOURCE, masks, unit, "keypoints" in types)
         read = self.options.read
         gt, pred = finish_loaded(gt, "gt", read), finish_loaded(pred, "pred", read)
+        # The boxes were given in the evaluator's layout: the doubts try the others on them.
+        layout = self._reader.box_format
+        gt, pred = replace(gt, box_format=layout), replace(pred, box_format=layout)
         result = evaluate(gt, pred, self.options, **keywords)
         dropped = state.given - len(state.pred)
         if dropped:

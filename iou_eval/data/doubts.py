@@ -19,6 +19,8 @@ from collections.abc import Iterable
 
 NOTE = "note"
 DOUBT = "doubt"
+# The source the streaming Evaluator's datasets carry (its fixes are keywords, not flags).
+STREAM_SOURCE = "<Evaluator>"
 
 
 class Doubt(str):

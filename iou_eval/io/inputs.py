@@ -24,14 +24,22 @@ from typing import Any
 
 from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import Dataset
-from iou_eval.data.doubts import Doubt
+from iou_eval.data.doubts import STREAM_SOURCE, Doubt
 from iou_eval.data.plausibility import (
     LAYOUT_OPEN,
+    OPTION_LAYOUT,
     class_coverage_doubts,
     class_shift_doubt,
     fraction_doubts,
     layout_doubts,
     scale_doubts,
+)
+from iou_eval.data.readings import (
+    Readings,
+    class_name_doubts,
+    image_id_doubts,
+    layout_reading_doubts,
+    offset_image_ids,
 )
 from iou_eval.data.reconcile import Alignment
 from iou_eval.io.loaders import LoadOptions, detect_format
@@ -221,6 +229,8 @@ def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset
     Returns the datasets and whether a class-shift doubt was raised.
     """
     pred = _open_images_scaled(gt, pred)
+    if read.image_id_offset:
+        pred = offset_image_ids(pred, read.image_id_offset)
     rule = read.class_rule()
     if read.class_offset or rule is not None:
         from iou_eval.data.class_shift import remap_categories
@@ -285,9 +295,42 @@ def pair_doubts(
     for role, ds, other in (("gt", alignment.gt, None), ("pred", alignment.pred, alignment.gt)):
         if ds.format in LAYOUT_OPEN and not load_options(read, role, ds.format).normalized:
             out += fraction_doubts(ds, role, fraction_layout(read, role, ds), other)
+    if not out:
+        out += reading_doubts(alignment, shift_found)
     if not shift_found:
         out += class_coverage_doubts(alignment.gt, alignment.pred, alignment.n_categories)
+        out += class_name_doubts(alignment.gt, alignment.pred, alignment.n_categories)
     return out
+
+
+def reading_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]:
+    """The box layouts and image ids tried on the data (:mod:`iou_eval.data.readings`).
+
+    Keypoint results are left alone (their boxes may be the keypoints' extent);
+    after a class shift the overlaps say nothing of the images.
+    """
+    gt, pred = alignment.gt, alignment.pred
+    if gt.keypoints is not None or pred.keypoints is not None:
+        return []
+    r = Readings.of(gt, pred)
+    if r is None:
+        return []
+    out = layout_reading_doubts(r, LAYOUT_OPEN, layout_fix)
+    if not out and not shift_found:
+        out += image_id_doubts(r)
+    return out
+
+
+def layout_fix(ds: Dataset, side: str, layout: BoxFormat) -> str:
+    """How ``side``'s boxes are read in ``layout``: the flag to paste, or what to convert."""
+    what = {"gt": "ground-truth", "pred": "prediction"}.get(side, "ground-truth and prediction")
+    fmt = layout.value
+    if ds.source == STREAM_SOURCE:
+        return f'if the boxes are {fmt}, create the Evaluator with box_format="{fmt}"'
+    if ds.format in OPTION_LAYOUT:
+        flag = {"gt": "--gt-box-format", "pred": "--pred-box-format"}.get(side, "--box-format")
+        return f"if the {what} numbers are {fmt}, pass {flag} {fmt}"
+    return f"COCO's bbox is [x, y, width, height]: if the {what} boxes are {fmt}, convert them"
 
 
 def strict_error(warnings: list[str]) -> Exception | None:

@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import io
 import json
+import os
 import re
 from typing import Any
 
@@ -42,6 +43,32 @@ def parse_class_map(text: str) -> str | tuple[tuple[Any, Any], ...]:
     if text.strip().lower() == "coco80":
         return "coco80"
     return tuple(read_class_map(text).items())
+
+
+def inline_class_map(text: str) -> dict[Key, Key] | None:
+    """``FROM=TO[,FROM=TO...]`` given on the command line, or None when ``text`` is a file's path.
+
+    ``small_vehicle=small-vehicle,3=2``: each prediction class id (or name)
+    to the ground truth's; a path that exists is a file even with ``=`` in it.
+    """
+    if "=" not in text or os.path.exists(text):
+        return None
+    out: dict[Key, Key] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        k, eq, v = part.partition("=")
+        if not eq or not k.strip() or not v.strip() or "=" in v:
+            raise UsageError(
+                f"--class-map: expected FROM=TO pairs separated by commas, got {part!r}"
+            )
+        key = normalize_id(k.strip())
+        if key in out:
+            raise UsageError(f"--class-map: class {key!r} is mapped twice")
+        out[key] = normalize_id(v.strip())
+    if not out:
+        raise UsageError(f"--class-map: expected FROM=TO pairs, got {text!r}")
+    return out
 
 
 def read_class_map(path: str) -> dict[Key, Key]:
@@ -196,7 +223,7 @@ def resolve_read(read: ReadOptions) -> ReadOptions:
     names = read_names(read.names) if isinstance(read.names, str) else read.names
     cmap = read.class_map
     if isinstance(cmap, str) and cmap != "coco80":
-        cmap = tuple(read_class_map(cmap).items())
+        cmap = tuple((inline_class_map(cmap) or read_class_map(cmap)).items())
     if names is read.names and cmap is read.class_map:
         return read
     return dataclasses.replace(read, names=names, class_map=cmap)

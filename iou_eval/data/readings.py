@@ -1,0 +1,558 @@
+"""Doubts that try the other reading on the data itself: no image sizes needed.
+
+Where the two files could be read another way, the readings are compared
+on the data: how well the predictions overlap the ground truth under each
+(:func:`hit_share`: the share of a seeded sample of predictions whose best
+IoU with a ground truth of their class and image reaches 0.5).  Where
+overlaps cannot decide, a reading's own signature does.  Three questions
+are asked so, after the alignment (both datasets in one vocabulary):
+
+- :func:`layout_reading_doubts`: the box layout of either file (``xyxy``,
+  ``xywh``, ``cxcywh``), in any format, with or without image sizes.  Read
+  as ``xywh`` (or ``cxcywh``), ``x1 y1 x2 y2`` numbers always have
+  ``w > x`` and ``h > y``, which real boxes away from the origin rarely
+  have: that signature decides where weak detections overlap better under
+  the wrong reading (larger boxes overlap more);
+- :func:`image_id_doubts`: image ids shifted by an offset or permuted:
+  predictions that overlap another image's ground truth far better than
+  their own;
+- :func:`class_name_doubts`: a prediction-only class whose name differs
+  from a never-predicted ground-truth class only by case, ``_``/``-``/space
+  or a plural.
+
+Every check looks at a sample of at most :data:`SAMPLE` predictions and a
+bounded number of box pairs, so its cost does not grow with the files.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from iou_eval.data.box_format import BoxFormat, to_xyxy
+from iou_eval.data.dataset import Dataset, Key, normalize_id
+from iou_eval.data.doubts import Doubt
+
+# Predictions looked at (a seeded sample of the better-scored ones).
+SAMPLE = 2000
+# Box pairs compared at most per reading.
+MAX_PAIRS = 1 << 19
+# A prediction "hits" when its best IoU with a ground truth reaches this.
+HIT_IOU = 0.5
+# A reading whose share of hits reaches SURE needs no other; another reading
+# is clearly better when it reaches STRONG and twice the share (plus a few hits).
+SURE = 0.5
+STRONG = 0.3
+# The corner signature needs this many boxes, this share of them away from the origin.
+SIGNATURE_MIN = 8
+SIGNATURE_AWAY = 0.2
+# The offsets of image ids tried directly (0- against 1-based numbering, one skipped).
+OFFSETS = (-1, 1, -2, 2)
+
+# How a side's layout is changed, given the side and the layout that reads it better.
+LayoutFix = Callable[[Dataset, str, BoxFormat], str]
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What :func:`hit_share` reads: the ground truth by (image, class), and sampled predictions.
+
+    Attributes:
+        gt_rows: ``[G']`` the ground truth's non-crowd rows, sorted by ``gt_keys``.
+        gt_keys: ``[G']`` ``image_idx * K + category_idx`` of those rows, sorted.
+        k: ``K``, the categories of the shared table.
+        rows: ``[S]`` sampled prediction rows, in random order.
+    """
+
+    gt_rows: np.ndarray
+    gt_keys: np.ndarray
+    k: int
+    rows: np.ndarray
+
+
+def scene(gt: Dataset, pred: Dataset, size: int = SAMPLE, seed: int = 0) -> Scene | None:
+    """The ground truth keyed for look-ups and a seeded sample of at most ``size`` predictions.
+
+    Past ``size`` predictions, the sample is drawn among the better-scored
+    half: a detector's low-scored tail is mostly misses under any reading.
+    None when either side is empty.
+    """
+    if not len(gt) or not len(pred):
+        return None
+    k = max(len(gt.categories), len(pred.categories))
+    real = np.flatnonzero(~gt.is_crowd)
+    keys = gt.image_idx[real].astype(np.int64) * k + gt.category_idx[real]
+    order = np.argsort(keys, kind="stable")
+    rng = np.random.default_rng(seed)
+    if len(pred) <= size:
+        rows = rng.permutation(len(pred))
+    else:
+        score = pred.scores
+        half = np.flatnonzero(score >= np.partition(score, len(score) // 2)[len(score) // 2])
+        rows = rng.choice(half, size=min(size, len(half)), replace=False)
+    return Scene(real[order], keys[order], k, rows.astype(np.int64))
+
+
+def reread(xyxy: np.ndarray, chosen: BoxFormat, other: BoxFormat) -> np.ndarray:
+    """``xyxy[N, 4]`` boxes read in ``chosen`` as they would be read in ``other``."""
+    if other is chosen:
+        return xyxy
+    from iou_eval.data.plausibility import from_xyxy
+
+    return to_xyxy(from_xyxy(xyxy, chosen), other)[0]
+
+
+def pair_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``[P]`` IoU of the boxes ``a[P, 4]`` and ``b[P, 4]`` (xyxy) row by row; 0 for empty boxes."""
+    iw = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
+    ih = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    wa = np.clip(a[:, 2] - a[:, 0], 0, None) * np.clip(a[:, 3] - a[:, 1], 0, None)
+    wb = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+    union = wa + wb - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+
+
+def _spans(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, count)`` of each key's rows among ``sorted_keys`` (count 0 for a key < 0),
+    the counts cut where their total passes :data:`MAX_PAIRS`."""
+    lo = np.searchsorted(sorted_keys, keys, side="left")
+    counts = np.searchsorted(sorted_keys, keys, side="right") - lo
+    counts[keys < 0] = 0
+    over = np.cumsum(counts) > MAX_PAIRS
+    counts[over] = 0
+    return lo, counts
+
+
+def _pairs(lo: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(query[P], position[P], starts[Q])`` of every (query, sorted row) pair the spans hold."""
+    total = int(counts.sum())
+    starts = np.cumsum(counts) - counts
+    query = np.repeat(np.arange(len(counts)), counts)
+    position = np.arange(total) - np.repeat(starts - lo, counts)
+    return query, position, starts
+
+
+def best_iou(sc: Scene, gt_xyxy: np.ndarray, pred_xyxy: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``[S]`` each sampled prediction's best IoU with a ground truth of its key.
+
+    Args:
+        gt_xyxy: ``[G', 4]`` the ground-truth boxes in ``sc.gt_rows`` order.
+        pred_xyxy: ``[S, 4]`` the sampled predictions' boxes.
+        keys: ``[S]`` ``image_idx * K + category_idx`` to look for (-1: none).
+    """
+    lo, counts = _spans(sc.gt_keys, keys)
+    best = np.zeros(len(keys))
+    if not counts.any():
+        return best
+    query, position, starts = _pairs(lo, counts)
+    iou = pair_iou(pred_xyxy[query], gt_xyxy[position])
+    some = counts > 0
+    best[some] = np.maximum.reduceat(iou, starts[some])
+    return best
+
+
+def hit_share(sc: Scene, gt_xyxy: np.ndarray, pred_xyxy: np.ndarray, keys: np.ndarray) -> int:
+    """How many sampled predictions reach IoU :data:`HIT_IOU` with a ground truth of their key."""
+    return int((best_iou(sc, gt_xyxy, pred_xyxy, keys) >= HIT_IOU).sum())
+
+
+def clearly_better(hits: int, base: int, n: int) -> bool:
+    """Whether ``hits`` of ``n`` is clearly better than ``base`` of ``n``."""
+    return n > 0 and hits >= STRONG * n and hits >= 2 * base + 3
+
+
+@dataclass(frozen=True)
+class Readings:
+    """The aligned pair sampled once for every question of this module.
+
+    Attributes:
+        gt, pred: the aligned datasets.
+        sc: the sample (None: a side is empty).
+        gt_xyxy: ``[G', 4]`` the ground truth as read, in ``sc.gt_rows`` order.
+        pred_xyxy: ``[S, 4]`` the sampled predictions as read.
+        keys: ``[S]`` the sampled predictions' (image, class) keys.
+        base: hits as read.
+    """
+
+    gt: Dataset
+    pred: Dataset
+    sc: Scene
+    gt_xyxy: np.ndarray
+    pred_xyxy: np.ndarray
+    keys: np.ndarray
+    base: int
+
+    @property
+    def n(self) -> int:
+        return len(self.sc.rows)
+
+    @staticmethod
+    def of(gt: Dataset, pred: Dataset) -> Readings | None:
+        sc = scene(gt, pred)
+        if sc is None or gt.oriented is not None or pred.oriented is not None:
+            return None
+        gt_xyxy = gt.xyxy[sc.gt_rows]
+        pred_xyxy = pred.xyxy[sc.rows]
+        keys = pred.image_idx[sc.rows].astype(np.int64) * sc.k + pred.category_idx[sc.rows]
+        base = hit_share(sc, gt_xyxy, pred_xyxy, keys)
+        return Readings(gt, pred, sc, gt_xyxy, pred_xyxy, keys, base)
+
+
+# ------------------------------------------------------------------ box layouts
+
+
+def _layouts(ds: Dataset, open_formats: frozenset[str]) -> list[BoxFormat]:
+    """The layouts to try for a side: the one read first, then the others where the format is open."""
+    chosen = ds.box_format
+    if chosen is None or ds.format not in open_formats:
+        return [chosen or BoxFormat.XYXY]
+    return [chosen, *(f for f in BoxFormat if f is not chosen)]
+
+
+def corner_signature(raw: np.ndarray) -> bool:
+    """Whether the numbers ``raw[N, 4]`` read as ``x y w h`` (or ``cx cy w h``) look like corners.
+
+    ``x1 y1 x2 y2`` always have ``x2 > x1`` and ``y2 > y1``: read as a
+    width and height, every box is wider than its offset from the origin
+    and taller than its offset.  Real boxes have that only near the origin
+    or when they are large; the corners of a box away from the origin have
+    it too, with an offset over half the "width" (``x1 > x2 / 2``).  So
+    every box must have it, and a share of them so far out.
+    """
+    if len(raw) < SIGNATURE_MIN:
+        return False
+    x, y, w, h = raw.T
+    if not ((w > x) & (h > y)).all():
+        return False
+    away = (2 * x >= w) & (2 * y >= h)
+    return bool(away.mean() >= SIGNATURE_AWAY)
+
+
+def _signature_sides(r: Readings) -> list[str]:
+    """The sides whose numbers, read as widths and heights, carry the corner signature."""
+    from iou_eval.data.plausibility import from_xyxy
+
+    out = []
+    rng = np.random.default_rng(1)
+    for side, ds in (("gt", r.gt), ("pred", r.pred)):
+        if ds.box_format not in (BoxFormat.XYWH, BoxFormat.CXCYWH):
+            continue
+        rows = np.arange(len(ds)) if len(ds) <= 8 * SAMPLE else rng.choice(len(ds), 8 * SAMPLE)
+        keep = rows[~ds.is_crowd[rows]]
+        if corner_signature(from_xyxy(ds.xyxy[keep], ds.box_format)):
+            out.append(side)
+    return out
+
+
+def _null_keys(r: Readings) -> np.ndarray:
+    """``[S]`` the sampled predictions' keys on another image (each image to one far in the list)."""
+    n_img = len(r.gt.images)
+    image = r.pred.image_idx[r.sc.rows].astype(np.int64)
+    return (image + max(1, n_img // 2)) % n_img * r.sc.k + r.pred.category_idx[r.sc.rows]
+
+
+def _best_layouts(
+    r: Readings, open_formats: frozenset[str]
+) -> tuple[BoxFormat, BoxFormat, int, int, int]:
+    """The layouts of (ground truth, predictions) under which predictions hit their own image most
+    beyond what they hit on another image (larger boxes overlap more, wherever they are).
+
+    Returns the layouts, their hits and that excess, and the excess as read;
+    fewer sides changed win ties.
+    """
+    g0, p0 = r.gt.box_format or BoxFormat.XYXY, r.pred.box_format or BoxFormat.XYXY
+    null = _null_keys(r) if len(r.gt.images) > 1 else None
+
+    def excess(gt_xyxy: np.ndarray, pred_xyxy: np.ndarray, hits: int) -> int:
+        return hits if null is None else hits - hit_share(r.sc, gt_xyxy, pred_xyxy, null)
+
+    base = excess(r.gt_xyxy, r.pred_xyxy, r.base)
+    best = (g0, p0, r.base, base)
+    combos = [(g, p) for g in _layouts(r.gt, open_formats) for p in _layouts(r.pred, open_formats)]
+    combos.sort(key=lambda c: (c[0] is not g0) + (c[1] is not p0))
+    gt_all = {g0: r.gt_xyxy}
+    for g, p in combos[1:]:
+        if g not in gt_all:
+            gt_all[g] = reread(r.gt_xyxy, g0, g)
+        pred_xyxy = reread(r.pred_xyxy, p0, p)
+        hits = hit_share(r.sc, gt_all[g], pred_xyxy, r.keys)
+        if hits - 3 > 2 * max(base, 0) and (more := excess(gt_all[g], pred_xyxy, hits)) > best[3]:
+            best = (g, p, hits, more)
+    return (*best, base)
+
+
+def layout_reading_doubts(r: Readings, open_formats: frozenset[str], fix: LayoutFix) -> list[str]:
+    """A doubt when another box layout of either file reads the data clearly better.
+
+    Overlaps decide first: another reading under which far more predictions
+    hit.  Where they cannot (no reading is clearly better), the corner
+    signature does, unless the reading as made is sure and the other poor.
+
+    Args:
+        r: the sampled pair.
+        open_formats: formats whose layout a file may get wrong.
+        fix: how a side's layout is changed, in words (a flag to paste).
+    """
+    g0, p0 = r.gt.box_format or BoxFormat.XYXY, r.pred.box_format or BoxFormat.XYXY
+    if r.base < SURE * r.n:
+        g, p, hits, more, base = _best_layouts(r, open_formats)
+        if (g, p) != (g0, p0) and clearly_better(more, max(base, 0), r.n):
+            changed = [(s, d, f) for s, d, f, f0 in (("gt", r.gt, g, g0), ("pred", r.pred, p, p0))
+                       if f is not f0]  # fmt: skip
+            read = " and ".join(f"the {_what(s)} boxes as {f.value}" for s, _, f in changed)
+            return [Doubt(
+                f"{r.pred.source}: {hits} of {r.n} sampled predictions overlap a ground truth "
+                f"(IoU >= {HIT_IOU}) reading {read}, {r.base} as read "
+                f"({_as_read(r)}): the box layout is in doubt; " + _fixes(changed, fix)
+            )]  # fmt: skip
+    sides = [
+        s for s in _signature_sides(r) if (r.gt if s == "gt" else r.pred).format in open_formats
+    ]
+    if not sides or _overlaps_refute(r, sides):
+        return []
+    ds = {"gt": r.gt, "pred": r.pred}
+    what = " and ".join(f"{_what(s)} ({ds[s].box_format.value})" for s in sides)  # type: ignore[union-attr]
+    return [Doubt(
+        f"{ds[sides[0]].source}: every {what} box read as width and height is wider than its x "
+        "and taller than its y, as x1 y1 x2 y2 corners always are (real boxes away from the "
+        "origin rarely are): the box layout is in doubt; "
+        + _fixes([(s, ds[s], BoxFormat.XYXY) for s in sides], fix)
+    )]  # fmt: skip
+
+
+def _fixes(changed: list[tuple[str, Dataset, BoxFormat]], fix: LayoutFix) -> str:
+    """The fixes of the sides read in another layout; one (side ``"both"``) when both take the same."""
+    if len(changed) == 2 and changed[0][2] is changed[1][2]:
+        both = fix(changed[1][1], "both", changed[0][2])
+        if both != fix(changed[1][1], "pred", changed[0][2]):
+            return both
+    return "; ".join(dict.fromkeys(fix(d, s, f) for s, d, f in changed))
+
+
+def _overlaps_refute(r: Readings, sides: list[str]) -> bool:
+    """Whether the overlaps are sure of the reading as made and poor under the corners' one."""
+    if r.base < SURE * r.n:
+        return False
+    g0, p0 = r.gt.box_format or BoxFormat.XYXY, r.pred.box_format or BoxFormat.XYXY
+    g = BoxFormat.XYXY if "gt" in sides else g0
+    p = BoxFormat.XYXY if "pred" in sides else p0
+    hits = hit_share(r.sc, reread(r.gt_xyxy, g0, g), reread(r.pred_xyxy, p0, p), r.keys)
+    return 2 * hits < r.base
+
+
+def _what(side: str) -> str:
+    return "ground-truth" if side == "gt" else "prediction"
+
+
+def _as_read(r: Readings) -> str:
+    g, p = r.gt.box_format, r.pred.box_format
+    return f"ground truth {g.value if g else 'xyxy'}, predictions {p.value if p else 'xyxy'}"
+
+
+# ------------------------------------------------------------------ image ids
+
+
+def _numeric_ids(ids: tuple[Key, ...]) -> np.ndarray | None:
+    """``[I]`` the ids as integers, or None when one is not a whole number."""
+    out = np.empty(len(ids), dtype=np.int64)
+    for i, k in enumerate(ids):
+        try:
+            v = normalize_id(k)
+        except ValueError:
+            return None
+        if not isinstance(v, int) or abs(v) >= 1 << 62:
+            return None
+        out[i] = v
+    return out
+
+
+def _offset_keys(r: Readings, ids: np.ndarray, shift: int) -> np.ndarray:
+    """``[S]`` the sampled predictions' keys were their image ids ``shift`` more than the truth."""
+    order = np.argsort(ids, kind="stable")
+    want = ids[r.pred.image_idx[r.sc.rows]] - shift
+    at = np.clip(np.searchsorted(ids[order], want), 0, len(ids) - 1)
+    found = ids[order][at] == want
+    image = np.where(found, order[at], -1)
+    return np.where(found, image * r.sc.k + r.pred.category_idx[r.sc.rows], -1)
+
+
+def _offset_doubt(r: Readings, ids: np.ndarray | None) -> str | None:
+    if ids is None:
+        return None
+    best = max(
+        ((hit_share(r.sc, r.gt_xyxy, r.pred_xyxy, _offset_keys(r, ids, s)), s) for s in OFFSETS),
+        key=lambda t: t[0],
+    )
+    hits, shift = best
+    if not clearly_better(hits, r.base, r.n):
+        return None
+    return _shift_text(r, shift, f"{hits} of {r.n} sampled predictions overlap a ground truth "
+                                 f"(IoU >= {HIT_IOU}) so, {r.base} on their own image")  # fmt: skip
+
+
+def _shift_text(r: Readings, shift: int, evidence: str) -> str:
+    return (
+        f"{r.pred.source}: image ids look shifted by {shift:+d}: predictions on image k overlap "
+        f"the ground truth of image k{-shift:+d} ({evidence}); pass --image-id-offset {-shift} "
+        "to score them so"
+    )
+
+
+def image_id_doubts(r: Readings) -> list[str]:
+    """A doubt when predictions overlap another image's ground truth far better than their own.
+
+    An offset of the ids (:data:`OFFSETS`) is tried directly; then each
+    sampled prediction is compared with every ground truth of its class, and
+    the images whose predictions mostly land on one other image are counted
+    (:func:`_moved_images`).  Nothing is tried when the predictions already
+    hit their own images' ground truth often.
+    """
+    if r.base >= SURE * r.n or r.n < 4:
+        return []
+    ids = _numeric_ids(r.gt.images.ids)
+    text = _offset_doubt(r, ids)
+    if text is not None:
+        return [Doubt(text)]
+    moved = _moved_images(r)
+    if moved is None:
+        return []
+    own, other, votes, n_own, eligible = moved
+    if ids is not None:
+        diffs = ids[other] - ids[own]
+        values, counts = np.unique(diffs, return_counts=True)
+        if counts.max() >= 0.8 * len(diffs):
+            shift = -int(values[np.argmax(counts)])
+            return [Doubt(_shift_text(r, shift, f"on {len(own)} of {eligible} images checked"))]
+    gi = r.gt.images.ids
+    return [Doubt(
+        f"{r.pred.source}: on {len(own)} of {eligible} images checked, the predictions overlap "
+        f"another image's ground truth far better than their own (e.g. the predictions on image "
+        f"{gi[own[0]]!r} overlap the ground truth of image {gi[other[0]]!r}: {votes[0]} at IoU >= "
+        f"{HIT_IOU}, {n_own[0]} on their own): are the predictions' image ids the ground truth's? "
+        "(another numbering, or a join by file name that disagrees with the ids)"
+    )]  # fmt: skip
+
+
+def _moved_images(
+    r: Readings,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """Images whose sampled predictions mostly hit one other image's ground truth.
+
+    Returns ``(image[M], other image[M], hits there[M], hits on its own[M],
+    images with two sampled predictions or more)``, or None when fewer than
+    three images (or fewer than half of those checked) moved.
+    """
+    sc, n_img = r.sc, len(r.gt.images)
+    gt_cat = r.gt.category_idx[sc.gt_rows].astype(np.int64)
+    gt_img = r.gt.image_idx[sc.gt_rows].astype(np.int64)
+    order = np.argsort(gt_cat * n_img + gt_img, kind="stable")
+    cat_sorted = gt_cat[order]
+    pred_cat = r.pred.category_idx[sc.rows].astype(np.int64)
+    lo, counts = _spans(cat_sorted, pred_cat)
+    query, position, _ = _pairs(lo, counts)
+    hit = pair_iou(r.pred_xyxy[query], r.gt_xyxy[order[position]]) >= HIT_IOU
+    pred_img = r.pred.image_idx[sc.rows].astype(np.int64)
+    # Distinct (prediction, ground-truth image) hits, then votes per (image, other image).
+    pairs = np.unique(query[hit] * n_img + gt_img[order[position[hit]]])
+    q, g = pairs // n_img, pairs % n_img
+    votes_key, votes = np.unique(pred_img[q] * n_img + g, return_counts=True)
+    p_img, g_img = votes_key // n_img, votes_key % n_img
+    checked = np.bincount(pred_img[counts > 0], minlength=n_img)
+    own = np.zeros(n_img, dtype=np.int64)
+    own[p_img[p_img == g_img]] = votes[p_img == g_img]
+    # The other image with the most votes, per image (ties: the lowest index).
+    away = p_img != g_img
+    pa, ga, va = p_img[away], g_img[away], votes[away]
+    top = np.lexsort((ga, -va, pa))
+    first = np.ones(len(top), dtype=bool)
+    first[1:] = pa[top][1:] != pa[top][:-1]
+    pa, ga, va = pa[top][first], ga[top][first], va[top][first]
+    n_p = checked[pa]
+    moved = (va >= np.maximum(2, 0.5 * n_p)) & (va >= 2 * own[pa] + 1)
+    eligible = int((checked >= 2).sum())
+    if moved.sum() < max(3, 0.5 * eligible):
+        return None
+    return pa[moved], ga[moved], va[moved], own[pa[moved]], eligible
+
+
+# ------------------------------------------------------------------ class names
+
+
+def name_forms(name: str) -> set[str]:
+    """The spellings a class name is compared by: lower case, ``_``/``-``/spaces as one, singular."""
+    s = re.sub(r"[\s_\-]+", " ", name.strip().lower())
+    forms = {s}
+    if len(s) > 3 and s.endswith("es"):
+        forms.add(s[:-2])
+    if len(s) > 2 and s.endswith("s"):
+        forms.add(s[:-1])
+    return forms
+
+
+def class_name_doubts(gt: Dataset, pred: Dataset, n_categories: int) -> list[str]:
+    """A doubt naming ``--class-map FROM=TO`` for prediction-only classes that nearly match.
+
+    Args:
+        gt, pred: the aligned datasets (one category table: the ground
+            truth's ``n_categories`` first, prediction-only ones after).
+    """
+    cats = pred.categories
+    if len(cats) <= n_categories or not len(pred):
+        return []
+    counts = np.bincount(pred.category_idx, minlength=len(cats))
+    idle = [i for i in range(n_categories) if counts[i] == 0]
+    pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for j in range(n_categories, len(cats)):
+        if not counts[j]:
+            continue
+        forms = name_forms(cats.names[j]) | name_forms(str(cats.ids[j]))
+        near = [i for i in idle if i not in taken and forms & name_forms(cats.names[i])]
+        if len(near) == 1:
+            pairs.append((j, near[0]))
+            taken.add(near[0])
+    if not pairs:
+        return []
+    spelled = ",".join(f"{cats.ids[j]}={cats.ids[i]}" for j, i in pairs)
+    shown = ", ".join(f"{cats.names[j]!r} ({int(counts[j])} predictions) for {cats.names[i]!r}"
+                      for j, i in pairs[:5])  # fmt: skip
+    return [Doubt(
+        f"{pred.source}: {len(pairs)} prediction class(es) the ground truth does not have are "
+        f"spelled like a ground-truth class that has no predictions: {shown}; pass "
+        f"--class-map {shlex.quote(spelled)} to score them as those classes"
+    )]  # fmt: skip
+
+
+def offset_image_ids(ds: Dataset, offset: int) -> Dataset:
+    """``ds`` with ``offset`` added to its image ids (``--image-id-offset N``).
+
+    The ids must be whole numbers (``"00012"`` is 12); the shifted images
+    join the ground truth by id only (a file name would join them unshifted).
+    """
+    from dataclasses import replace
+
+    from iou_eval.errors import UsageError
+
+    ids = _numeric_ids(ds.images.ids)
+    if ids is None:
+        bad = next(k for k in ds.images.ids if not isinstance(_whole(k), int))
+        raise UsageError(f"--image-id-offset: {ds.source}: image id {bad!r} is not a whole number")
+    images = replace(
+        ds.images,
+        ids=tuple(int(v) + offset for v in ids.tolist()),
+        file_names=(None,) * len(ids),
+    )
+    return replace(ds, images=images)
+
+
+def _whole(key: Key) -> Key | None:
+    try:
+        return normalize_id(key)
+    except ValueError:
+        return None
