@@ -28,12 +28,13 @@ __all__ = [
     "EvalOptions",
     "IouEvalError",
     "InputError",
+    "IouEvalDoubt",
     "iou",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
     from iou_eval.api import evaluate, load
-    from iou_eval.errors import InputError, IouEvalError
+    from iou_eval.errors import InputError, IouEvalDoubt, IouEvalError
     from iou_eval.options import EvalOptions
     from iou_eval.protocols.params import Protocol
     from iou_eval.streaming import Evaluator
@@ -50,7 +51,7 @@ def __getattr__(name: str) -> Any:
         from iou_eval.streaming import Evaluator
 
         return Evaluator
-    if name in ("IouEvalError", "InputError"):
+    if name in ("IouEvalError", "InputError", "IouEvalDoubt"):
         from iou_eval import errors
 
         return getattr(errors, name)

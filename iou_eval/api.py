@@ -456,6 +456,7 @@ def evaluate(
     progress: Callable[[int], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
     client: Any = None,
+    warn: bool = True,
     **keywords: object,
 ) -> EvaluationResult:
     """Score predictions against ground truth.
@@ -478,6 +479,8 @@ def evaluate(
             COCO categories and the bootstrap replicates run on its cluster
             (``dask="local:2"`` starts one for this call instead).  The
             numbers do not depend on it.
+        warn: issue each doubt as an :class:`~iou_eval.errors.IouEvalDoubt`
+            warning (the command line says them itself).
 
     Returns:
         :class:`~iou_eval.results.EvaluationResult`; its ``warnings`` hold
@@ -485,14 +488,32 @@ def evaluate(
 
     Raises:
         InputError: with ``strict=True``, when any warning doubts the numbers.
+
+    Warns:
+        IouEvalDoubt: for each doubt about the numbers as the inputs were read.
     """
     opts = resolve(EvalOptions.of(options, **keywords))
     if client is None and opts.runtime.dask is None:
-        return _evaluate(gt, preds, opts, progress, on_stage, None)
-    from iou_eval.engine.cluster import executor_for
+        result = _evaluate(gt, preds, opts, progress, on_stage, None)
+    else:
+        from iou_eval.engine.cluster import executor_for
 
-    with executor_for(opts.runtime.dask, client) as executor:
-        return _evaluate(gt, preds, opts, progress, on_stage, executor)
+        with executor_for(opts.runtime.dask, client) as executor:
+            result = _evaluate(gt, preds, opts, progress, on_stage, executor)
+    if warn:
+        issue_doubts(result.warnings)
+    return result
+
+
+def issue_doubts(warnings: list[str], stacklevel: int = 3) -> None:
+    """Each doubt among ``warnings`` as an :class:`~iou_eval.errors.IouEvalDoubt` warning."""
+    import warnings as python_warnings
+
+    from iou_eval.data.doubts import doubts_of
+    from iou_eval.errors import IouEvalDoubt
+
+    for text in dict.fromkeys(doubts_of(warnings)):
+        python_warnings.warn(text, IouEvalDoubt, stacklevel=stacklevel)
 
 
 def _evaluate(

@@ -78,6 +78,15 @@ class InputError(IouEvalError):
         return text
 
 
+class IouEvalDoubt(UserWarning):
+    """A doubt about the numbers as the files were read, issued by ``evaluate()`` and
+    ``Evaluator.compute()`` (``strict=True`` raises an :class:`InputError` instead).
+
+    The message names the problem and the option that fixes it; the same
+    text is in ``result.warnings`` and the JSON ``doubts``.
+    """
+
+
 class UsageError(IouEvalError):
     """Options that contradict each other or the input (exit code 2)."""
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from iou_eval.api import evaluate
+from iou_eval.api import evaluate, issue_doubts
 from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import CategoryTable, Key
 from iou_eval.data.doubts import STREAM_SOURCE
@@ -368,6 +368,8 @@ class Evaluator:
 
         May be called again; ``update()`` after it adds more.  ``keywords``:
         progress callbacks or a Dask ``client``, as ``evaluate`` takes them.
+        Each doubt is issued as an :class:`~iou_eval.errors.IouEvalDoubt`
+        warning (``warn=False``: not), as ``evaluate`` issues them.
         """
         state = self._state
         types = self._reader.iou_types
@@ -379,7 +381,7 @@ class Evaluator:
         # The boxes were given in the evaluator's layout: the doubts try the others on them.
         layout = self._reader.box_format
         gt, pred = replace(gt, box_format=layout), replace(pred, box_format=layout)
-        result = evaluate(gt, pred, self.options, **keywords)
+        result = evaluate(gt, pred, self.options, **{**keywords, "warn": False})
         dropped = state.given - len(state.pred)
         if dropped:
             counts = result.inputs["predictions"]
@@ -387,6 +389,8 @@ class Evaluator:
             if "selection" not in result.inputs:
                 counts["scored_boxes"] += dropped
             _given_counts(result.warnings, state)
+        if keywords.get("warn", True):
+            issue_doubts(result.warnings)
         return result
 
     def __repr__(self) -> str:

@@ -208,6 +208,6 @@ def score_file(shared: tuple[Dataset, Any], path: str) -> EvaluationResult | Iou
 
     gt, options = shared
     try:
-        return evaluate(gt, path, options)
+        return evaluate(gt, path, options, warn=False)
     except IouEvalError as exc:
         return exc

@@ -102,8 +102,8 @@ def _compare(gt: str, a: str, b: str, **o: Any) -> int:
     gt_ds = load(gt, "gt", masks=options.protocol.masks, keypoints=options.protocol.keypoints)
     show = not o["quiet"] and o["out_format"] not in ("json", "csv")
     with cluster_for(options, show) as client:
-        ra = evaluate(gt_ds, a, options, client=client)
-        rb = evaluate(gt_ds, b, options, client=client)
+        ra = evaluate(gt_ds, a, options, client=client, warn=False)
+        rb = evaluate(gt_ds, b, options, client=client, warn=False)
     warn(list(dict.fromkeys(ra.warnings + rb.warnings)), o["quiet"])
     fmt = OutputFormat(o["out_format"])
     emit(render_compare(compare(ra, rb), fmt, a, b), o["output"], protected, fmt.value)

@@ -78,7 +78,7 @@ def _draw(gt: str, pred: str, **o: Any) -> int:
     options = EvalOptions(
         **{slot: from_cli(SLOTS[slot], o) for slot in ("read", "protocol", "point", "runtime")}
     )
-    result = evaluate(gt, pred, options)
+    result = evaluate(gt, pred, options, warn=False)
     positions = _draw_positions(result, o)
     drawn = draw_run(result, o["images"], o["output"], positions)
     warn(result.warnings, o["quiet"])

@@ -338,7 +338,7 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
     try:
         with cluster_for(options, show) as client:
             result = judge(
-                evaluate(gt, pred, options, on_stage=stages.stage, client=client,
+                evaluate(gt, pred, options, on_stage=stages.stage, client=client, warn=False,
                          progress=bar.update if bar is not None else None)
             )  # fmt: skip
         seconds = time.perf_counter() - start
@@ -393,7 +393,9 @@ def _eval_batch(
     def score(path: str):
         start = time.perf_counter()
         # A batch keeps every file's numbers, not its boxes (nothing is drawn).
-        result = dataclasses.replace(judge(evaluate(gt_ds, path, options)), alignment=None)
+        result = dataclasses.replace(
+            judge(evaluate(gt_ds, path, options, warn=False)), alignment=None
+        )
         seconds[path] = time.perf_counter() - start
         return result
 
