@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iou_eval.data.dataset import Dataset
+from iou_eval.data.doubts import doubts_of
 from iou_eval.errors import InputError, IouEvalError
 from iou_eval.results import EvaluationResult
 
@@ -38,7 +39,8 @@ class BatchResult:
     gt_source: str = ""
 
     def leaderboard(self) -> pd.DataFrame:
-        """One row per file: headline metrics and counts, best first."""
+        """One row per file: headline metrics and counts, best first; a ``doubts`` column
+        (how many doubts each file raised) when any did."""
         import pandas as pd
 
         rows = []
@@ -68,12 +70,16 @@ class BatchResult:
             row["FP"] = int(r.per_class["FP"].sum())
             row["FN"] = int(r.per_class["FN"].sum())
             row["passed"] = None if not r.checks else not r.failed_checks
+            # Doubts about how the file was read: its numbers may be wrong.
+            row["doubts"] = len(set(doubts_of(r.warnings)))
             rows.append(row)
         df = pd.DataFrame(rows)
         if df.empty:
             return pd.DataFrame(columns=["file"])
         if all(v is None for v in df["passed"]):
             df = df.drop(columns="passed")
+        if not df["doubts"].any():
+            df = df.drop(columns="doubts")
         sort_key = next(c for c in df.columns if c not in ("file",))
         return df.sort_values(
             sort_key, ascending=False, kind="stable", na_position="last"

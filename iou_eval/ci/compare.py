@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from iou_eval.analysis.bootstrap import percentile_interval
+from iou_eval.data.doubts import doubts_of
 from iou_eval.results import EvaluationResult
 
 
@@ -26,7 +27,8 @@ class Comparison:
             b, delta, lo, hi, significance`` (``lo``/``hi``: the delta's
             interval, NaN without bootstrap; ``significance``: "significant",
             "zero-width interval: no evidence" or ""); classes sorted by the
-            size of their change.
+            size of their change.  A ``doubt`` column (``"a"``, ``"b"`` or
+            ``"a,b"``) when a run's inputs raised a doubt.
     """
 
     a: EvaluationResult
@@ -77,7 +79,16 @@ def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
     table["significance"] = [
         significance(lo, hi) for lo, hi in zip(table.lo, table.hi, strict=True)
     ]
+    doubted = doubted_inputs(a, b)
+    if doubted:
+        # Every row compares the same two runs: each carries the mark.
+        table["doubt"] = ",".join(doubted)
     return Comparison(a=a, b=b, table=table)
+
+
+def doubted_inputs(a: EvaluationResult, b: EvaluationResult) -> list[str]:
+    """``"a"`` and/or ``"b"``: the runs whose inputs raised a doubt (their numbers may be wrong)."""
+    return [name for name, r in (("a", a), ("b", b)) if doubts_of(r.warnings)]
 
 
 def significant(lo: float, hi: float) -> bool:

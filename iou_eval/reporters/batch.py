@@ -29,6 +29,8 @@ def _rows(df: pd.DataFrame) -> tuple[list[str], list[list[str]], list[bool]]:
         for c, v in zip(cols, rec, strict=True):
             if c == "passed":
                 row.append("" if v is None else ("pass" if v else "FAIL"))
+            elif c == "doubts":
+                row.append(f"{v} DOUBT" if v else "")
             elif c in ("predictions", "TP", "FP", "FN"):
                 row.append(cell(v, "gt"))
             else:
@@ -82,6 +84,7 @@ def render_batch(
         lines += ["", "### AP per class" if md else "AP per class", ""]
         lines += [("" if md else "  ") + ln for ln in table(*_rows(short))]
     lines += _failed_checks(batch, md, table)
+    lines += _doubted(batch, md, esc)
     if batch.errors:
         lines += [
             "",
@@ -90,6 +93,18 @@ def render_batch(
         ]
         lines += [f"- {esc(m)}" if md else f"  {esc(m)}" for _, m in batch.errors]
     return "\n".join(lines) + "\n"
+
+
+def _doubted(batch: BatchResult, md: bool, esc) -> list[str]:
+    """Each file's doubts: its numbers may be wrong as the file was read."""
+    from iou_eval.data.doubts import doubts_of
+
+    lines = [f"- {esc(d)}" if md else f"  {esc(d)}"
+             for r in batch.results.values() for d in dict.fromkeys(doubts_of(r.warnings))]  # fmt: skip
+    if not lines:
+        return []
+    head = "Doubts (the numbers of these files may be wrong as read)"
+    return ["", f"### {head}" if md else head, "", *lines]
 
 
 def _failed_checks(batch: BatchResult, md: bool, table) -> list[str]:

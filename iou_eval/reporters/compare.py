@@ -20,16 +20,22 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -> str:
+    from iou_eval.data.doubts import doubts_of
     from iou_eval.reporters import OutputFormat
 
     t = c.table
+    doubts = {k: list(dict.fromkeys(doubts_of(r.warnings))) for k, r in (("a", c.a), ("b", c.b))}
     if fmt is OutputFormat.JSON:
         return dumps(
-            envelope("compare", protocol=c.a.protocol, a=a_path, b=b_path, rows=frame_records(t))
-        )
+            envelope("compare", protocol=c.a.protocol, a=a_path, b=b_path, rows=frame_records(t),
+                     doubts=doubts)
+        )  # fmt: skip
     if fmt is OutputFormat.CSV:
         return frame_csv(t)
     a_name, b_name = os.path.basename(a_path), os.path.basename(b_path)
+    # A run whose inputs raised a doubt is marked in the headers; the doubts follow the tables.
+    a_name += " (DOUBT)" if doubts["a"] else ""
+    b_name += " (DOUBT)" if doubts["b"] else ""
     with_iv = not t["lo"].isna().all()
     headers = ["", a_name, b_name, "delta"] + (["interval", ""] if with_iv else [])
     numeric = [False, True, True, True] + ([False, False] if with_iv else [])
@@ -59,4 +65,9 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
         "",
     ]
     lines += [pad + ln for ln in table(["class", *headers[1:]], rows("class"), numeric)]
+    marked = [(k, d) for k in ("a", "b") for d in doubts[k]]
+    if marked:
+        head = "Doubts (the numbers of a run may be wrong as its files were read)"
+        lines += ["", f"### {head}" if md else head, ""]
+        lines += [f"{'- ' if md else pad}{k}: {esc(d)}" for k, d in marked]
     return "\n".join(lines) + "\n"

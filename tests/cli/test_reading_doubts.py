@@ -180,3 +180,101 @@ def test_dota_results_file_spelling_a_class_with_underscores(tmp_path):
     run(gt, task1, "--strict", expect=1)
     fixed, _ = report(gt, task1, "--class-map", "large_vehicle=large-vehicle", "--strict")
     assert fixed["summary"] == right["summary"] and fixed["doubts"] == []
+
+
+# ------------------------------------------------------------------ Python
+
+
+def test_evaluate_issues_each_doubt_as_an_iou_eval_doubt_warning(tmp_path):
+    import iou_eval
+    from iou_eval import InputError, IouEvalDoubt, evaluate
+
+    assert issubclass(IouEvalDoubt, UserWarning) and "IouEvalDoubt" in iou_eval.__all__
+    gt, preds = coco_scene(seed=4)
+    g = write(tmp_path, "gt.json", gt)
+    shifted = write(tmp_path, "shifted.json", [{**p, "image_id": p["image_id"] - 1} for p in preds])
+    with pytest.warns(IouEvalDoubt, match="image ids look shifted by -1") as caught:
+        result = evaluate(str(g), str(shifted))
+    doubts = [str(w.message) for w in caught if issubclass(w.category, IouEvalDoubt)]
+    assert doubts == list(dict.fromkeys(result.to_dict()["doubts"]))
+    with pytest.raises(InputError, match="--strict: .*image ids look shifted by -1"):
+        evaluate(str(g), str(shifted), strict=True)
+
+
+def _feed(ev, scene_images, convert=lambda b: b):
+    for im in scene_images:
+        p, t = im["preds"], im["target"]
+        ev.update(
+            [{"boxes": convert(np.array(p["boxes"], float).reshape(-1, 4)),
+              "scores": np.array(p["scores"], float), "labels": np.array(p["labels"]),
+              "image_id": im["image_id"]}],
+            [{"boxes": convert(np.array(t["boxes"], float).reshape(-1, 4)),
+              "labels": np.array(t["labels"]), "image_id": im["image_id"]}],
+        )  # fmt: skip
+    return ev
+
+
+def _stream_scene(seed: int = 5) -> list[dict]:
+    """:func:`coco_scene` as the per-image dicts of a training loop, boxes ``xyxy``."""
+    gt, preds = coco_scene(seed=seed, n_images=30)
+    out = []
+    for im in gt["images"]:
+        i = im["id"]
+        anns = [a for a in gt["annotations"] if a["image_id"] == i]
+        ps = [p for p in preds if p["image_id"] == i]
+        xyxy = lambda b: [b[0], b[1], b[0] + b[2], b[1] + b[3]]  # noqa: E731
+        out.append({"image_id": i,
+                    "preds": {"boxes": [xyxy(p["bbox"]) for p in ps],
+                              "scores": [p["score"] for p in ps],
+                              "labels": [p["category_id"] for p in ps]},
+                    "target": {"boxes": [xyxy(a["bbox"]) for a in anns],
+                               "labels": [a["category_id"] for a in anns]}})  # fmt: skip
+    return out
+
+
+def test_evaluator_told_xywh_but_fed_xyxy_arrays_warns_at_compute():
+    from iou_eval import Evaluator, InputError, IouEvalDoubt
+
+    images = _stream_scene()
+    with pytest.warns(IouEvalDoubt, match='box_format="xyxy"'):
+        wrong = _feed(Evaluator(box_format="xywh"), images).compute()
+    right = _feed(Evaluator(box_format="xyxy"), images)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IouEvalDoubt)
+        good = right.compute()
+    assert wrong.summary["AP"] != good.summary["AP"]  # the wrong reading, said by nothing before
+    with pytest.raises(InputError, match="--strict"):
+        _feed(Evaluator(box_format="xywh", strict=True), images).compute()
+
+
+# ------------------------------------------------------------------ batch and compare
+
+
+def test_batch_leaderboard_and_compare_mark_the_run_whose_inputs_raised_a_doubt(tmp_path):
+    import io
+
+    import pandas as pd
+
+    gt, preds = coco_scene(seed=7)
+    g = write(tmp_path, "gt.json", gt)
+    good = write(tmp_path, "good.json", preds)
+    bad = write(tmp_path, "bad.json", [{**p, "image_id": p["image_id"] - 1} for p in preds])
+    doc = json.loads(run(g, good, bad, "-f", "json").out)
+    marks = {Path(r["file"]).name: r["doubts"] for r in doc["leaderboard"]}
+    assert marks == {"good.json": 0, "bad.json": 2}
+    board = pd.read_csv(io.StringIO(run(g, good, bad, "-f", "csv").out))
+    assert (
+        dict(zip(board["file"].map(lambda f: Path(f).name), board["doubts"], strict=True)) == marks
+    )
+    text = run(g, good, bad).out
+    assert "2 DOUBT" in text and "image ids look shifted by -1" in text
+    assert "2 DOUBT" in run(g, good, bad, "-f", "markdown").out
+    cmp = json.loads(run("compare", g, good, bad, "-f", "json").out)
+    assert cmp["doubts"]["a"] == [] and len(cmp["doubts"]["b"]) == 2
+    assert {r["doubt"] for r in cmp["rows"]} == {"b"}
+    assert "bad.json (DOUBT)" in run("compare", g, good, bad).out
+    assert "bad.json (DOUBT)" in run("compare", g, good, bad, "-f", "markdown").out
+    cmp_csv = pd.read_csv(io.StringIO(run("compare", g, good, bad, "-f", "csv").out))
+    assert set(cmp_csv["doubt"]) == {"b"}
