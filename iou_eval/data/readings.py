@@ -39,8 +39,9 @@ from iou_eval.data.doubts import Doubt
 
 # Predictions looked at (a seeded sample of the better-scored ones).
 SAMPLE = 2000
-# Box pairs compared at most per reading.
+# Box pairs compared at most per reading, and when predictions look for their image.
 MAX_PAIRS = 1 << 19
+VOTE_PAIRS = 1 << 17
 # A prediction "hits" when its best IoU with a ground truth reaches this.
 HIT_IOU = 0.5
 # A reading whose share of hits reaches SURE needs no other; another reading
@@ -77,9 +78,9 @@ class Scene:
 def scene(gt: Dataset, pred: Dataset, size: int = SAMPLE, seed: int = 0) -> Scene | None:
     """The ground truth keyed for look-ups and a seeded sample of at most ``size`` predictions.
 
-    Past ``size`` predictions, the sample is drawn among the better-scored
-    half: a detector's low-scored tail is mostly misses under any reading.
-    None when either side is empty.
+    Past ``size`` predictions, the sample is drawn among the best-scored
+    tenth (``size`` at least): a detector's low-scored tail is mostly misses
+    under any reading.  None when either side is empty.
     """
     if not len(gt) or not len(pred):
         return None
@@ -92,8 +93,9 @@ def scene(gt: Dataset, pred: Dataset, size: int = SAMPLE, seed: int = 0) -> Scen
         rows = rng.permutation(len(pred))
     else:
         score = pred.scores
-        half = np.flatnonzero(score >= np.partition(score, len(score) // 2)[len(score) // 2])
-        rows = rng.choice(half, size=min(size, len(half)), replace=False)
+        top = max(size, len(score) // 10)
+        best = np.argpartition(-score, top - 1)[:top]
+        rows = best[rng.permutation(top)[:size]]
     return Scene(real[order], keys[order], k, rows.astype(np.int64))
 
 
@@ -118,13 +120,15 @@ def pair_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
 
 
-def _spans(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _spans(
+    sorted_keys: np.ndarray, keys: np.ndarray, max_pairs: int = MAX_PAIRS
+) -> tuple[np.ndarray, np.ndarray]:
     """``(first, count)`` of each key's rows among ``sorted_keys`` (count 0 for a key < 0),
-    the counts cut where their total passes :data:`MAX_PAIRS`."""
+    the counts cut where their total passes ``max_pairs``."""
     lo = np.searchsorted(sorted_keys, keys, side="left")
     counts = np.searchsorted(sorted_keys, keys, side="right") - lo
     counts[keys < 0] = 0
-    over = np.cumsum(counts) > MAX_PAIRS
+    over = np.cumsum(counts) > max_pairs
     counts[over] = 0
     return lo, counts
 
@@ -243,7 +247,10 @@ def _signature_sides(r: Readings) -> list[str]:
     for side, ds in (("gt", r.gt), ("pred", r.pred)):
         if ds.box_format not in (BoxFormat.XYWH, BoxFormat.CXCYWH):
             continue
-        rows = np.arange(len(ds)) if len(ds) <= 8 * SAMPLE else rng.choice(len(ds), 8 * SAMPLE)
+        if side == "pred":
+            rows = r.sc.rows
+        else:
+            rows = np.arange(len(ds)) if len(ds) <= 4 * SAMPLE else rng.choice(len(ds), 4 * SAMPLE)
         keep = rows[~ds.is_crowd[rows]]
         if corner_signature(from_xyxy(ds.xyxy[keep], ds.box_format)):
             out.append(side)
@@ -454,7 +461,7 @@ def _moved_images(
     order = np.argsort(gt_cat * n_img + gt_img, kind="stable")
     cat_sorted = gt_cat[order]
     pred_cat = r.pred.category_idx[sc.rows].astype(np.int64)
-    lo, counts = _spans(cat_sorted, pred_cat)
+    lo, counts = _spans(cat_sorted, pred_cat, VOTE_PAIRS)
     query, position, _ = _pairs(lo, counts)
     hit = pair_iou(r.pred_xyxy[query], r.gt_xyxy[order[position]]) >= HIT_IOU
     pred_img = r.pred.image_idx[sc.rows].astype(np.int64)
