@@ -69,9 +69,39 @@ def test_cli_help_lists_the_reading_flags():
     from ..cli.helpers import run
 
     text = run("eval", "--help").out
-    for flag in ("--split", "--class-offset", "--class-map FILE|coco80", "--gt-box-format",
-                 "--pred-normalized", "--images DIR", "--strict"):  # fmt: skip
+    for flag in ("--split", "--class-offset", "--class-map FILE|FROM=TO,...|coco80",
+                 "--image-id-offset N", "--gt-box-format", "--pred-normalized", "--images DIR",
+                 "--strict"):  # fmt: skip
         assert flag in text
+
+
+def test_a_class_map_given_inline_as_from_to_pairs(tmp_path):
+    from iou_eval.errors import UsageError
+    from iou_eval.io.option_files import inline_class_map, resolve_read
+    from iou_eval.options import ReadOptions
+
+    assert inline_class_map("small_vehicle=small-vehicle, 3=2") == {
+        "small_vehicle": "small-vehicle",
+        3: 2,
+    }
+    read = resolve_read(ReadOptions(class_map="small_vehicle=small-vehicle"))
+    assert read.class_rule() == {"small_vehicle": "small-vehicle"}
+    with pytest.raises(UsageError, match="FROM=TO pairs"):
+        inline_class_map("a=b,c")
+    with pytest.raises(UsageError, match="mapped twice"):
+        inline_class_map("a=b,a=c")
+    path = tmp_path / "a=b.txt"  # an existing file is a file, '=' or not
+    path.write_text("1 2\n")
+    assert inline_class_map(str(path)) is None
+    assert resolve_read(ReadOptions(class_map=str(path))).class_rule() == {1: 2}
+
+
+def test_image_id_offset_must_be_a_whole_number():
+    from iou_eval.errors import UsageError
+    from iou_eval.options import ReadOptions
+
+    with pytest.raises(UsageError, match="--image-id-offset"):
+        ReadOptions(image_id_offset=1.5)
 
 
 # --------------------------------------------------------------------------- standard input
