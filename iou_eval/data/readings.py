@@ -42,6 +42,9 @@ SAMPLE = 2000
 # Box pairs compared at most per reading, and when predictions look for their image.
 MAX_PAIRS = 1 << 19
 VOTE_PAIRS = 1 << 17
+# Predictions looking for their image: the best-scored few of each of a sample of images.
+VOTE_IMAGES = 64
+VOTE_PER_IMAGE = 4
 # A prediction "hits" when its best IoU with a ground truth reaches this.
 HIT_IOU = 0.5
 # A reading whose share of hits reaches SURE needs no other; another reading
@@ -367,6 +370,11 @@ def _as_read(r: Readings) -> str:
 
 def _numeric_ids(ids: tuple[Key, ...]) -> np.ndarray | None:
     """``[I]`` the ids as integers, or None when one is not a whole number."""
+    if all(type(k) is int for k in ids):  # COCO's ids: no parsing
+        try:
+            return np.array(ids, dtype=np.int64)
+        except OverflowError:
+            return None
     out = np.empty(len(ids), dtype=np.int64)
     for i, k in enumerate(ids):
         try:
@@ -389,7 +397,7 @@ def _offset_keys(r: Readings, ids: np.ndarray, shift: int) -> np.ndarray:
     return np.where(found, image * r.sc.k + r.pred.category_idx[r.sc.rows], -1)
 
 
-def _offset_doubt(r: Readings, ids: np.ndarray | None) -> str | None:
+def _offset_doubt(r: Readings, ids: np.ndarray | None, unknown: int) -> str | None:
     if ids is None:
         return None
     best = max(
@@ -399,31 +407,41 @@ def _offset_doubt(r: Readings, ids: np.ndarray | None) -> str | None:
     hits, shift = best
     if not clearly_better(hits, r.base, r.n):
         return None
-    return _shift_text(r, shift, f"{hits} of {r.n} sampled predictions overlap a ground truth "
-                                 f"(IoU >= {HIT_IOU}) so, {r.base} on their own image")  # fmt: skip
+    evidence = (
+        f"{hits} of {r.n} sampled predictions overlap a ground truth (IoU >= {HIT_IOU}) so, "
+        f"{r.base} on their own image"
+    )
+    return _shift_text(r, shift, evidence, unknown)
 
 
-def _shift_text(r: Readings, shift: int, evidence: str) -> str:
+def _shift_text(r: Readings, shift: int, evidence: str, unknown: int = 0) -> str:
+    lost = (
+        f"; the {unknown} prediction(s) on images the ground truth does not list are the same "
+        "shift, not images to declare"
+        if unknown
+        else ""
+    )
     return (
         f"{r.pred.source}: image ids look shifted by {shift:+d}: predictions on image k overlap "
         f"the ground truth of image k{-shift:+d} ({evidence}); pass --image-id-offset {-shift} "
-        "to score them so"
+        f"to score them so{lost}"
     )
 
 
-def image_id_doubts(r: Readings) -> list[str]:
+def image_id_doubts(r: Readings, unknown: int = 0) -> list[str]:
     """A doubt when predictions overlap another image's ground truth far better than their own.
 
     An offset of the ids (:data:`OFFSETS`) is tried directly; then each
     sampled prediction is compared with every ground truth of its class, and
     the images whose predictions mostly land on one other image are counted
     (:func:`_moved_images`).  Nothing is tried when the predictions already
-    hit their own images' ground truth often.
+    hit their own images' ground truth often.  ``unknown``: prediction rows
+    on images the ground truth does not list (an offset explains them).
     """
     if r.base >= SURE * r.n or r.n < 4:
         return []
     ids = _numeric_ids(r.gt.images.ids)
-    text = _offset_doubt(r, ids)
+    text = _offset_doubt(r, ids, unknown)
     if text is not None:
         return [Doubt(text)]
     moved = _moved_images(r)
@@ -435,7 +453,8 @@ def image_id_doubts(r: Readings) -> list[str]:
         values, counts = np.unique(diffs, return_counts=True)
         if counts.max() >= 0.8 * len(diffs):
             shift = -int(values[np.argmax(counts)])
-            return [Doubt(_shift_text(r, shift, f"on {len(own)} of {eligible} images checked"))]
+            evidence = f"on {len(own)} of {eligible} images checked"
+            return [Doubt(_shift_text(r, shift, evidence, unknown))]
     gi = r.gt.images.ids
     return [Doubt(
         f"{r.pred.source}: on {len(own)} of {eligible} images checked, the predictions overlap "
@@ -446,31 +465,75 @@ def image_id_doubts(r: Readings) -> list[str]:
     )]  # fmt: skip
 
 
+def _vote_rows(r: Readings) -> np.ndarray:
+    """The best-scored :data:`VOTE_PER_IMAGE` predictions of up to :data:`VOTE_IMAGES` images
+    (seeded, among the images of the sample), grouped by image."""
+    pred = r.pred
+    images = np.unique(pred.image_idx[r.sc.rows])
+    rng = np.random.default_rng(2)
+    chosen = rng.permutation(images)[:VOTE_IMAGES]
+    mark = np.zeros(len(r.gt.images), dtype=bool)
+    mark[chosen] = True
+    rows = np.flatnonzero(mark[pred.image_idx])
+    image = pred.image_idx[rows]
+    rows = rows[np.lexsort((-pred.scores[rows], image))]
+    image = pred.image_idx[rows]
+    start = np.flatnonzero(np.r_[True, image[1:] != image[:-1]])
+    rank = np.arange(len(rows)) - np.repeat(start, np.diff(np.r_[start, len(rows)]))
+    return rows[rank < VOTE_PER_IMAGE]
+
+
+def _window_hits(r: Readings, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(prediction[H], ground-truth image[H], compared[len(rows)])``: the distinct pairs of a
+    prediction of ``rows`` and an image where a ground truth of its class overlaps it at
+    :data:`HIT_IOU`, and which predictions were compared (the pairs are bounded).
+
+    IoU 0.5 needs the overlap to span half of either box's width, so a
+    ground truth can only start between ``x1 - w`` and ``x1 + w / 2`` of the
+    prediction: only those, found by a sorted ``(class, x1)`` key, are compared.
+    """
+    gt_rows = r.sc.gt_rows
+    gx = r.gt.xyxy[gt_rows]
+    px = r.pred.xyxy[rows]
+    span = 4.0 * float(max(np.abs(gx).max(initial=0.0), np.abs(px).max(initial=0.0))) + 1.0
+    gkey = r.gt.category_idx[gt_rows] * span + gx[:, 0]
+    order = np.argsort(gkey, kind="stable")
+    gkey = gkey[order]
+    w = np.clip(px[:, 2] - px[:, 0], 0.0, None)
+    base = r.pred.category_idx[rows] * span + px[:, 0]
+    lo = np.searchsorted(gkey, base - w, side="left")
+    counts = np.searchsorted(gkey, base + 0.5 * w, side="right") - lo
+    compared = np.cumsum(counts) <= VOTE_PAIRS
+    counts[~compared] = 0
+    query, position, _ = _pairs(lo, counts)
+    gt_at = order[position]
+    hit = pair_iou(px[query], gx[gt_at]) >= HIT_IOU
+    n_img = len(r.gt.images)
+    img = r.gt.image_idx[gt_rows[gt_at[hit]]].astype(np.int64)
+    pairs = np.unique(query[hit].astype(np.int64) * n_img + img)
+    return pairs // n_img, pairs % n_img, compared
+
+
 def _moved_images(
     r: Readings,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int] | None:
-    """Images whose sampled predictions mostly hit one other image's ground truth.
+    """Images whose predictions mostly hit one other image's ground truth.
+
+    The best-scored predictions of a sample of images (:func:`_vote_rows`)
+    are compared with every ground truth of their class that may overlap
+    them (:func:`_window_hits`); each hit is a vote for an image.
 
     Returns ``(image[M], other image[M], hits there[M], hits on its own[M],
-    images with two sampled predictions or more)``, or None when fewer than
+    images with two predictions or more checked)``, or None when fewer than
     three images (or fewer than half of those checked) moved.
     """
-    sc, n_img = r.sc, len(r.gt.images)
-    gt_cat = r.gt.category_idx[sc.gt_rows].astype(np.int64)
-    gt_img = r.gt.image_idx[sc.gt_rows].astype(np.int64)
-    order = np.argsort(gt_cat * n_img + gt_img, kind="stable")
-    cat_sorted = gt_cat[order]
-    pred_cat = r.pred.category_idx[sc.rows].astype(np.int64)
-    lo, counts = _spans(cat_sorted, pred_cat, VOTE_PAIRS)
-    query, position, _ = _pairs(lo, counts)
-    hit = pair_iou(r.pred_xyxy[query], r.gt_xyxy[order[position]]) >= HIT_IOU
-    pred_img = r.pred.image_idx[sc.rows].astype(np.int64)
-    # Distinct (prediction, ground-truth image) hits, then votes per (image, other image).
-    pairs = np.unique(query[hit] * n_img + gt_img[order[position[hit]]])
-    q, g = pairs // n_img, pairs % n_img
+    n_img = len(r.gt.images)
+    rows = _vote_rows(r)
+    q, g, compared = _window_hits(r, rows)
+    pred_img = r.pred.image_idx[rows].astype(np.int64)
     votes_key, votes = np.unique(pred_img[q] * n_img + g, return_counts=True)
     p_img, g_img = votes_key // n_img, votes_key % n_img
-    checked = np.bincount(pred_img[counts > 0], minlength=n_img)
+    checked = np.bincount(pred_img[compared], minlength=n_img)
     own = np.zeros(n_img, dtype=np.int64)
     own[p_img[p_img == g_img]] = votes[p_img == g_img]
     # The other image with the most votes, per image (ties: the lowest index).
@@ -480,8 +543,7 @@ def _moved_images(
     first = np.ones(len(top), dtype=bool)
     first[1:] = pa[top][1:] != pa[top][:-1]
     pa, ga, va = pa[top][first], ga[top][first], va[top][first]
-    n_p = checked[pa]
-    moved = (va >= np.maximum(2, 0.5 * n_p)) & (va >= 2 * own[pa] + 1)
+    moved = (va >= np.maximum(2, 0.5 * checked[pa])) & (va >= 2 * own[pa] + 1)
     eligible = int((checked >= 2).sum())
     if moved.sum() < max(3, 0.5 * eligible):
         return None

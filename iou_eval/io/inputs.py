@@ -317,7 +317,7 @@ def reading_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]
         return []
     out = layout_reading_doubts(r, LAYOUT_OPEN, layout_fix)
     if not out and not shift_found:
-        out += image_id_doubts(r)
+        out += image_id_doubts(r, alignment.unknown_image_rows)
     return out
 
 

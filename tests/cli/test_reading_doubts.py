@@ -142,7 +142,7 @@ def test_prediction_image_ids_shifted_by_minus_one_name_the_offset(tmp_path):
     doc, err = report(g, shifted)
     assert doc["summary"]["AP"] < 0.05
     doubts_in(doc, err, "image ids look shifted by -1", "image k overlap the ground truth of "
-              "image k+1", "--image-id-offset 1")  # fmt: skip
+              "image k+1", "--image-id-offset 1", "are the same shift, not images to declare")  # fmt: skip
     run(g, shifted, "--strict", expect=1)
     fixed, _ = report(g, shifted, "--image-id-offset", "1", "--strict")
     assert fixed["summary"] == right["summary"] and fixed["doubts"] == []
