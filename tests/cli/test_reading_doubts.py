@@ -109,11 +109,11 @@ def test_coco_results_written_as_xyxy_against_a_ground_truth_without_sizes(tmp_p
     gt, preds = coco_scene(sizes=False)
     g = write(tmp_path, "gt.json", gt)
     doc, err = report(g, write(tmp_path, "xyxy.json", as_xyxy(preds)))
-    assert doc["summary"]["AP"] < 0.05  # the wrong reading, said by nothing before
+    assert doc["summary"]["AP"] == pytest.approx(0.0002, abs=1e-4)  # the wrong reading
     doubts_in(doc, err, "reading the prediction boxes as xyxy", "[x, y, width, height]")
     run(g, tmp_path / "xyxy.json", "--strict", expect=1)
     right, _ = report(g, write(tmp_path, "xywh.json", preds), "--strict")
-    assert right["summary"]["AP"] > 0.6 and right["doubts"] == []
+    assert right["summary"]["AP"] == pytest.approx(0.7341, abs=1e-4) and right["doubts"] == []
 
 
 def test_csv_predictions_in_xyxy_read_as_xywh_without_image_sizes(tmp_path):
@@ -128,7 +128,7 @@ def test_csv_predictions_in_xyxy_read_as_xywh_without_image_sizes(tmp_path):
     doubts_in(doc, err, "--pred-box-format xyxy")
     run(g, tmp_path / "preds.csv", "--strict", expect=1)
     right, _ = report(g, tmp_path / "preds.csv", "--pred-box-format", "xyxy", "--strict")
-    assert right["summary"]["AP"] > 0.6 > doc["summary"]["AP"]
+    assert (doc["summary"]["AP"], right["summary"]["AP"]) == pytest.approx((0.0, 0.7196), abs=1e-4)
 
 
 # ------------------------------------------------------------------ image ids
@@ -140,7 +140,8 @@ def test_prediction_image_ids_shifted_by_minus_one_name_the_offset(tmp_path):
     right, _ = report(g, write(tmp_path, "right.json", preds))
     shifted = write(tmp_path, "shifted.json", [{**p, "image_id": p["image_id"] - 1} for p in preds])
     doc, err = report(g, shifted)
-    assert doc["summary"]["AP"] < 0.05
+    assert doc["summary"]["AP"] == 0.0
+    assert right["summary"]["AP"] == pytest.approx(0.7272, abs=1e-4)
     doubts_in(doc, err, "image ids look shifted by -1", "image k overlap the ground truth of "
               "image k+1", "--image-id-offset 1", "are the same shift, not images to declare")  # fmt: skip
     run(g, shifted, "--strict", expect=1)
@@ -155,7 +156,7 @@ def test_prediction_image_ids_permuted_within_the_ground_truths_ids(tmp_path):
     moved = write(tmp_path, "moved.json", [{**p, "image_id": int(perm[p["image_id"] - 1])}
                                            for p in preds])  # fmt: skip
     doc, err = report(g, moved)
-    assert doc["summary"]["AP"] < 0.05
+    assert doc["summary"]["AP"] == pytest.approx(0.0035, abs=1e-4)  # 0.7528 with the ids right
     doubts_in(doc, err, "another image's ground truth far better than their own")
     run(g, moved, "--strict", expect=1)
 
@@ -173,12 +174,14 @@ def test_dota_results_file_spelling_a_class_with_underscores(tmp_path):
     task1 = tmp_path / "dota" / "task1"
     (task1 / "Task1_large-vehicle.txt").rename(task1 / "Task1_large_vehicle.txt")
     gt = tmp_path / "dota" / "labelTxt"
-    right, _ = report(gt, SAMPLE / "dota" / "task1")
-    doc, err = report(gt, task1)
-    assert doc["summary"]["AP"] < right["summary"]["AP"]
+    dota = ("--protocol", "dota")
+    right, _ = report(gt, SAMPLE / "dota" / "task1", *dota)
+    assert right["summary"]["mAP"] == pytest.approx(0.7311, abs=1e-4)
+    doc, err = report(gt, task1, *dota)
+    assert doc["summary"]["mAP"] == pytest.approx(0.6402, abs=1e-4)  # large-vehicle AP 0
     doubts_in(doc, err, "'large_vehicle'", "--class-map large_vehicle=large-vehicle")
-    run(gt, task1, "--strict", expect=1)
-    fixed, _ = report(gt, task1, "--class-map", "large_vehicle=large-vehicle", "--strict")
+    run(gt, task1, *dota, "--strict", expect=1)
+    fixed, _ = report(gt, task1, *dota, "--class-map", "large_vehicle=large-vehicle", "--strict")
     assert fixed["summary"] == right["summary"] and fixed["doubts"] == []
 
 
@@ -244,7 +247,8 @@ def test_evaluator_told_xywh_but_fed_xyxy_arrays_warns_at_compute():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IouEvalDoubt)
         good = right.compute()
-    assert wrong.summary["AP"] != good.summary["AP"]  # the wrong reading, said by nothing before
+    # The wrong reading scores higher (larger boxes overlap more), said by nothing before.
+    assert (wrong.summary["AP"], good.summary["AP"]) == pytest.approx((0.9407, 0.7613), abs=1e-4)
     with pytest.raises(InputError, match="--strict"):
         _feed(Evaluator(box_format="xywh", strict=True), images).compute()
 
