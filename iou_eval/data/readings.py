@@ -450,7 +450,7 @@ def image_id_doubts(r: Readings, unknown: int = 0) -> list[str]:
     own, other, votes, n_own, eligible = moved
     if ids is not None:
         diffs = ids[other] - ids[own]
-        values, counts = np.unique(diffs, return_counts=True)
+        values, counts = _counted(diffs)
         if counts.max() >= 0.8 * len(diffs):
             shift = -int(values[np.argmax(counts)])
             evidence = f"on {len(own)} of {eligible} images checked"
@@ -465,11 +465,19 @@ def image_id_doubts(r: Readings, unknown: int = 0) -> list[str]:
     )]  # fmt: skip
 
 
+def _counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct values[U], how many times each[U])``, sorted; ``np.unique`` would import
+    ``numpy.ma`` (start-up time)."""
+    v = np.sort(values)
+    start = np.flatnonzero(np.r_[True, v[1:] != v[:-1]]) if len(v) else np.zeros(0, np.int64)
+    return v[start], np.diff(np.r_[start, len(v)])
+
+
 def _vote_rows(r: Readings) -> np.ndarray:
     """The best-scored :data:`VOTE_PER_IMAGE` predictions of up to :data:`VOTE_IMAGES` images
     (seeded, among the images of the sample), grouped by image."""
     pred = r.pred
-    images = np.unique(pred.image_idx[r.sc.rows])
+    images = _counted(pred.image_idx[r.sc.rows])[0]
     rng = np.random.default_rng(2)
     chosen = rng.permutation(images)[:VOTE_IMAGES]
     mark = np.zeros(len(r.gt.images), dtype=bool)
@@ -510,7 +518,7 @@ def _window_hits(r: Readings, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     hit = pair_iou(px[query], gx[gt_at]) >= HIT_IOU
     n_img = len(r.gt.images)
     img = r.gt.image_idx[gt_rows[gt_at[hit]]].astype(np.int64)
-    pairs = np.unique(query[hit].astype(np.int64) * n_img + img)
+    pairs = _counted(query[hit].astype(np.int64) * n_img + img)[0]
     return pairs // n_img, pairs % n_img, compared
 
 
@@ -531,7 +539,7 @@ def _moved_images(
     rows = _vote_rows(r)
     q, g, compared = _window_hits(r, rows)
     pred_img = r.pred.image_idx[rows].astype(np.int64)
-    votes_key, votes = np.unique(pred_img[q] * n_img + g, return_counts=True)
+    votes_key, votes = _counted(pred_img[q] * n_img + g)
     p_img, g_img = votes_key // n_img, votes_key % n_img
     checked = np.bincount(pred_img[compared], minlength=n_img)
     own = np.zeros(n_img, dtype=np.int64)
