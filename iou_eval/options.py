@@ -223,8 +223,9 @@ class ReadOptions:
     split: str = option("val", Cli(
         "--split", "Split of a YOLO data.yaml to score (train, val, test...).", metavar="NAME",
         cli_default="val"))  # fmt: skip
-    class_offset: int = option(0, Cli(
-        "--class-offset", "Add N to the predictions' class ids (e.g. -1 for ids counted from 1).",
+    class_offset: int | None = option(None, Cli(
+        "--class-offset", "Add N to the predictions' class ids (e.g. -1 for ids counted from 1; "
+        "0 reads them as given where a numbering would be assumed).",
         parse=lambda t: _integer(t, "--class-offset"), metavar="N"))  # fmt: skip
     class_map: Any = option(None, Cli(
         "--class-map", "Map the predictions' class ids: coco80 (the 80 indices <-> COCO ids) or "
@@ -276,7 +277,8 @@ class ReadOptions:
             object.__setattr__(self, "image_size", (w, h))
 
     def _check_classes(self) -> None:
-        if isinstance(self.class_offset, bool) or not isinstance(self.class_offset, int):
+        offset = self.class_offset
+        if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int)):
             raise UsageError(f"--class-offset: expected a whole number, got {self.class_offset!r}")
         object.__setattr__(self, "class_map", normalize_class_map(self.class_map))
         if not self.split or not str(self.split).strip():

@@ -222,17 +222,48 @@ def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset
     """
     pred = _open_images_scaled(gt, pred)
     rule = read.class_rule()
-    if read.class_offset or rule is not None:
+    if read.class_offset is not None or rule is not None:
         from iou_eval.data.class_shift import remap_categories
 
+        if not read.class_offset and rule is None:
+            return gt, pred, False  # --class-offset 0: the ids as given
         mapped = remap_categories(
-            pred, offset=read.class_offset, class_map=rule, gt_category_ids=gt.categories.ids
+            pred, offset=read.class_offset or 0, class_map=rule, gt_category_ids=gt.categories.ids
         )
         return gt, mapped, False
+    pred = _ultralytics_numbered(gt, pred)
     shift = class_shift_doubt(gt, pred)
     if shift is None:
         return gt, pred, False
     return gt, _with_warnings(pred, [shift]), True
+
+
+# Ultralytics' val(save_json=True) files: a COCO results list, its oriented form.
+_ULTRALYTICS_JSON = ("coco", "obb-json")
+
+
+def _ultralytics_numbered(gt: Dataset, pred: Dataset) -> Dataset:
+    """A ``predictions.json`` beside a YOLO dataset, its class ids read as Ultralytics writes them.
+
+    Only a results list (categories numbered, not named) is read so; the
+    numbering is said in a note, or a doubt when the ids fit either of
+    Ultralytics' numberings (:func:`~iou_eval.data.class_shift.ultralytics_numbering`).
+    """
+    if gt.format != "yolo" or pred.format not in _ULTRALYTICS_JSON or not len(pred):
+        return pred
+    from iou_eval.data.class_shift import class_counts, remap_categories, ultralytics_numbering
+
+    ids, counts = class_counts(pred)
+    names = pred.categories.names
+    if any(name != str(k) for k, name in zip(ids, names, strict=True)):
+        return pred  # the file names its classes: they join by name
+    used = [k for k, c in zip(ids, counts.tolist(), strict=True) if c]
+    read = ultralytics_numbering(pred.source, gt.categories.ids, used)
+    if read is None:
+        return pred
+    if read.offset:
+        pred = remap_categories(pred, offset=read.offset)
+    return _with_warnings(pred, [Doubt(read.message) if read.both_fit else read.message])
 
 
 def _open_images_scaled(gt: Dataset, pred: Dataset) -> Dataset:
