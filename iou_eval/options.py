@@ -231,6 +231,9 @@ class ReadOptions:
         "--class-map", "Map the predictions' class ids: coco80 (the 80 indices <-> COCO ids) or "
         "a FILE of 'from to' lines (or a JSON object).",
         metavar="FILE|coco80"))  # fmt: skip
+    score_column: str | None = option(None, Cli(
+        "--score-column", "The predictions' score under another name: a CSV column or a JSON "
+        "key (default: score, or confidence, conf, prob...).", metavar="NAME"))  # fmt: skip
     gt_box_format: str | None = option(None, Cli(
         "--gt-box-format", "Layout of the ground truth's box numbers (wins over --box-format).",
         choices=BOX_FORMATS))  # fmt: skip
@@ -281,6 +284,8 @@ class ReadOptions:
         if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int)):
             raise UsageError(f"--class-offset: expected a whole number, got {self.class_offset!r}")
         object.__setattr__(self, "class_map", normalize_class_map(self.class_map))
+        if self.score_column is not None and not str(self.score_column).strip():
+            raise UsageError("--score-column: expected a column or key name such as confidence")
         if not self.split or not str(self.split).strip():
             raise UsageError("--split: expected a split name such as val")
 

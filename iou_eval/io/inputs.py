@@ -74,6 +74,7 @@ def load_options(
         executor=executor,
         angle_unit=read.angle_unit,
         keypoints=keypoints,
+        score_column=read.score_column,
     )
 
 

@@ -34,6 +34,8 @@ class LoadOptions:
             cluster) whose workers may decode a large file's chunks.
         angle_unit: ``rad`` or ``deg``, the unit of an angle column (oriented
             boxes given as ``cx, cy, w, h, angle``).
+        score_column: the predictions' score under another name (a CSV column,
+            a JSON key); None: ``score`` and its usual names.
     """
 
     box_format: BoxFormat | None = None
@@ -45,6 +47,7 @@ class LoadOptions:
     executor: Any = None
     angle_unit: str = "rad"
     keypoints: bool = False
+    score_column: str | None = None
 
 
 _FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,
