@@ -30,6 +30,7 @@ from iou_eval.errors import IouEvalError, UsageError
 from iou_eval.io.inputs import (
     detect_pred_format,
     is_path,
+    keypoint_notes,
     load_input,
     pair_doubts,
     prepare_pair,
@@ -515,6 +516,8 @@ def _evaluate(
     oriented = gt_ds.oriented is not None or pred_ds.oriented is not None
     protocols = build_protocols(opts.protocol, federated, oriented)
     protocol_notes = lvis_notes(gt_ds, opts, protocols, federated)
+    if not opts.protocol.iou_type:
+        protocol_notes += keypoint_notes(gt, preds, gt_ds, pred_ds)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
     if unsized(gt_ds):
         # No pixel sizes: the area ranges would compare fractions with pixel bounds.

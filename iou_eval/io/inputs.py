@@ -36,6 +36,7 @@ from iou_eval.data.plausibility import (
 from iou_eval.data.reconcile import Alignment
 from iou_eval.io.loaders import LoadOptions, detect_format
 from iou_eval.io.loaders import load as load_path
+from iou_eval.io.loaders.common import KEYPOINT_HINT
 from iou_eval.io.loaders.registry import get as get_format
 from iou_eval.options import ReadOptions
 
@@ -320,6 +321,49 @@ def pair_doubts(
     if not shift_found:
         out += class_coverage_doubts(alignment.gt, alignment.pred, alignment.n_categories)
     return out
+
+
+def keypoint_notes(gt_source: Any, pred_source: Any, gt: Dataset, pred: Dataset) -> list[str]:
+    """A note when both files carry keypoints and their boxes are scored (no ``--iou-type``).
+
+    The ground truth: a COCO file whose annotations have ``num_keypoints``,
+    or a pose data.yaml (``kpt_shape``); the predictions: a COCO results
+    file with ``keypoints`` in its first megabyte.  Call it only when no
+    iou type was asked for.
+    """
+    if not (is_path(gt_source) and is_path(pred_source)) or pred.format != "coco":
+        return []
+    gt_path, pred_path = os.fspath(gt_source), os.fspath(pred_source)
+    if gt.format == "coco":
+        posed = _file_holds(gt_path, b'"num_keypoints"')
+    elif gt.format == "yolo":
+        from iou_eval.io.loaders.yolo_pose import kpt_shape
+
+        posed = kpt_shape(gt_path, load_options(ReadOptions(), "gt", "yolo")) is not None
+    else:
+        posed = False
+    if not posed or not _file_holds(pred_path, b'"keypoints"', limit=1 << 20):
+        return []
+    return [
+        f"{pred.source}: the ground truth and the predictions carry keypoints; their boxes were "
+        f"scored (iou type bbox, the default): {KEYPOINT_HINT}"
+    ]
+
+
+def _file_holds(path: str, needle: bytes, limit: int | None = None) -> bool:
+    """Whether the file's bytes (its first ``limit`` of them) hold ``needle``; False if unreadable."""
+    import mmap
+
+    if path == "-" or not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            if limit is not None:
+                return needle in fh.read(limit)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as whole:
+                return whole.find(needle) >= 0
+    except (OSError, ValueError):  # an empty file cannot be mapped
+        return False
 
 
 def strict_error(warnings: list[str]) -> Exception | None:

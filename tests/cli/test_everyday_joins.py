@@ -139,3 +139,30 @@ def test_score_column_names_the_json_key_and_the_csv_column(tmp_path, reader):
     assert "cannot find the score column 'nope' (--score-column)" in r.err
     api = iou_eval.evaluate(str(SAMPLE / "coco/gt.json"), str(p), score_column="prob")
     assert api.summary["AP"] == reference["summary"]["AP"]
+
+
+# --------------------------------------------------------------------------- keypoints scored as boxes
+
+
+def test_coco_keypoint_files_scored_as_boxes_say_iou_type_keypoints_is_there():
+    gt, preds = SAMPLE / "keypoints/gt.json", SAMPLE / "keypoints/preds.json"
+    hint = "carry keypoints; their boxes were scored (iou type bbox, the default): score them with --iou-type keypoints"
+    doc, err = report(gt, preds, "--strict")
+    assert (
+        hint in err and doc["doubts"] == [] and doc["summary"]["AP"] == pytest.approx(0.8329047190)
+    )
+    _, err = report(gt, preds, "--iou-type", "bbox")  # asked for: nothing to say
+    assert hint not in err
+    _, err = report(gt, preds, "--iou-type", "keypoints")
+    assert hint not in err
+    _, err = report(SAMPLE / "coco/gt.json", SAMPLE / "coco/preds.json")  # boxes only
+    assert "keypoints" not in err
+
+
+def test_pose_data_yaml_with_keypoint_predictions_json_says_iou_type_keypoints(tmp_path):
+    records = json.loads((SAMPLE / "keypoints/preds.json").read_text())
+    stems = sorted(p.stem for p in (SAMPLE / "yolo-pose/labels").rglob("*.txt"))
+    p = write(tmp_path / "predictions.json",
+              json.dumps([{**r, "image_id": stems[0], "category_id": 1} for r in records[:2]]))  # fmt: skip
+    _, err = report(SAMPLE / "yolo-pose/data.yaml", p)
+    assert "score them with --iou-type keypoints" in err

@@ -50,6 +50,9 @@ class LoadOptions:
     score_column: str | None = None
 
 
+# How a hint or a note points at keypoints left unscored.
+KEYPOINT_HINT = "score them with --iou-type keypoints"
+
 _FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,
                "1": True, "true": True, "yes": True}  # fmt: skip
 
