@@ -135,6 +135,7 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
     names = alignment.gt.categories.names
     predicted = np.bincount(alignment.pred.category_idx, minlength=len(names)) > 0
     annotated = np.bincount(alignment.gt.category_idx, minlength=len(names)) > 0
+    unpredicted, with_objects = alignment.unpredicted_images()
     return {
         "ground_truth": {
             "path": gt.source,
@@ -153,6 +154,8 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
             "scored_boxes": len(alignment.pred),
             "unknown_image_boxes": alignment.unknown_image_rows,
             "prediction_only_categories": len(alignment.pred_only_categories),
+            "images_without_predictions": unpredicted,
+            "images_with_objects": with_objects,
         },
         "image_match": alignment.image_match,
         "category_match": alignment.category_match,

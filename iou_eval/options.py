@@ -220,9 +220,10 @@ class ReadOptions:
     image_size: tuple[float, float] | None = option(None, Cli(
         "--image-size", "Image size for normalized boxes when no file gives it, e.g. 640x480.",
         parse=parse_image_size, metavar="WxH"))  # fmt: skip
-    split: str = option("val", Cli(
-        "--split", "Split of a YOLO data.yaml to score (train, val, test...).", metavar="NAME",
-        cli_default="val"))  # fmt: skip
+    split: str | None = option(None, Cli(
+        "--split", "Split to score: of a YOLO data.yaml (train, val, test...; default val), or "
+        "a VOCdevkit image set (ImageSets/Main/NAME.txt; default test, when there is one).",
+        metavar="NAME"))  # fmt: skip
     class_offset: int | None = option(None, Cli(
         "--class-offset", "Add N to the predictions' class ids (e.g. -1 for ids counted from 1; "
         "0 reads them as given where a numbering would be assumed).",
@@ -286,7 +287,7 @@ class ReadOptions:
         object.__setattr__(self, "class_map", normalize_class_map(self.class_map))
         if self.score_column is not None and not str(self.score_column).strip():
             raise UsageError("--score-column: expected a column or key name such as confidence")
-        if not self.split or not str(self.split).strip():
+        if self.split is not None and not str(self.split).strip():
             raise UsageError("--split: expected a split name such as val")
 
     def layout(self, role: str) -> str | None:

@@ -181,6 +181,24 @@ class Alignment:
     def pred_only_categories(self) -> list[int]:
         return list(range(self.n_categories, len(self.gt.categories)))
 
+    def unpredicted_images(self) -> tuple[int, int]:
+        """``(N, M)``: of the ``M`` images that hold ground-truth objects (crowd regions
+        aside), the ``N`` on which no prediction lies.
+
+        Images without objects are left out: a detector rightly predicts
+        nothing there.
+        """
+        n_img = len(self.gt.images)
+        real = ~np.asarray(self.gt.is_crowd, dtype=bool)
+        holds = np.bincount(self.gt.image_idx[real], minlength=n_img) > 0
+        predicted = np.bincount(self.pred.image_idx, minlength=n_img) > 0
+        return int((holds & ~predicted).sum()), int(holds.sum())
+
+
+def unpredicted_text(n: int, m: int) -> str:
+    """How reports say :meth:`Alignment.unpredicted_images`."""
+    return f"{n} of {m} ground-truth images with objects have no predictions"
+
 
 def value_order(ids: Sequence[Key]) -> list[int]:
     """Positions of ``ids`` ordered by value: numbers (numeric strings too), then text."""

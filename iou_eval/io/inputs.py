@@ -33,7 +33,7 @@ from iou_eval.data.plausibility import (
     layout_doubts,
     scale_doubts,
 )
-from iou_eval.data.reconcile import Alignment
+from iou_eval.data.reconcile import Alignment, unpredicted_text
 from iou_eval.io.loaders import LoadOptions, detect_format
 from iou_eval.io.loaders import load as load_path
 from iou_eval.io.loaders.common import KEYPOINT_HINT
@@ -320,7 +320,29 @@ def pair_doubts(
             out += fraction_doubts(ds, role, fraction_layout(read, role, ds), other)
     if not shift_found:
         out += class_coverage_doubts(alignment.gt, alignment.pred, alignment.n_categories)
-    return out
+    return out + unpredicted_images_warnings(alignment)
+
+
+def unpredicted_images_warnings(alignment: Alignment) -> list[str]:
+    """A note when some ground-truth images with objects have no predictions; a doubt when
+    most do (more than half) while there are predictions at all: they were made for
+    part of the ground truth (a split), or joined few of its images.
+
+    No predictions at all is no doubt of that kind: the report says so plainly.
+    """
+    n, m = alignment.unpredicted_images()
+    if not n:
+        return []
+    text = f"{alignment.pred.source}: {unpredicted_text(n, m)}"
+    if n * 2 <= m or not len(alignment.pred):
+        return [text]
+    return [
+        Doubt(
+            f"{text}; were they made for part of the ground truth? score that part alone "
+            "(--split for a VOCdevkit folder or a data.yaml, --img-ids), or declare "
+            "the rest as images without objects"
+        )
+    ]
 
 
 def keypoint_notes(gt_source: Any, pred_source: Any, gt: Dataset, pred: Dataset) -> list[str]:

@@ -166,3 +166,107 @@ def test_pose_data_yaml_with_keypoint_predictions_json_says_iou_type_keypoints(t
               json.dumps([{**r, "image_id": stems[0], "category_id": 1} for r in records[:2]]))  # fmt: skip
     _, err = report(SAMPLE / "yolo-pose/data.yaml", p)
     assert "score them with --iou-type keypoints" in err
+
+
+# --------------------------------------------------------------------------- part of the ground truth predicted
+
+CASE_03 = ACCEPTANCE / "03_rdm_voc_database_100"
+needs_case_03 = pytest.mark.skipif(not CASE_03.exists(), reason="acceptance case 03 not present")
+
+
+def devkit_scene(tmp_path: Path, predicted: int = 50) -> tuple[Path, Path, list[str]]:
+    """Case 03's 100 VOC XMLs as ``VOCdevkit/VOC2007`` (every second image in ``test``, the
+    others in ``trainval``) and its detections for the first ``predicted`` test images."""
+    import shutil
+
+    year = tmp_path / "VOCdevkit" / "VOC2007"
+    (year / "Annotations").mkdir(parents=True)
+    stems = sorted(f.stem for f in (CASE_03 / "gts/pascalvoc_format").glob("*.xml"))
+    for s in stems:
+        shutil.copy(CASE_03 / "gts/pascalvoc_format" / f"{s}.xml", year / "Annotations")
+    test, trainval = stems[1::2], stems[0::2]
+    write(year / "ImageSets/Main/test.txt", "\n".join(test) + "\n")
+    write(year / "ImageSets/Main/trainval.txt", "\n".join(trainval) + "\n")
+    write(year / "ImageSets/Main/dog_test.txt", "".join(f"{s}  1\n" for s in test))  # per class
+    dets = tmp_path / "dets"
+    dets.mkdir()
+    for s in test[:predicted]:
+        if (CASE_03 / "dets/abs_xyx2y2" / f"{s}.txt").exists():
+            shutil.copy(CASE_03 / "dets/abs_xyx2y2" / f"{s}.txt", dets)
+    return year, dets, test
+
+
+def voc_args() -> tuple:
+    return ("--names", CASE_03 / "dets/voc.names", "--pred-box-format", "xyxy", "-p", "voc07")
+
+
+@needs_case_03
+def test_ground_truth_half_predicted_says_how_many_images_have_no_predictions(tmp_path):
+    year, dets, _ = devkit_scene(tmp_path)
+    said = "50 of 100 ground-truth images with objects have no predictions"
+    doc, err = report(year / "Annotations", dets, *voc_args(), "--strict")  # a note, not a doubt
+    assert doc["summary"]["mAP"] == pytest.approx(0.3390623, abs=1e-6)
+    assert said in err and doc["doubts"] == []
+    p = doc["inputs"]["predictions"]
+    assert (p["images_without_predictions"], p["images_with_objects"]) == (50, 100)
+    assert said in run(year / "Annotations", dets, *voc_args()).out  # the text header
+    assert said in run(year / "Annotations", dets, *voc_args(), "-f", "markdown").out
+    html = tmp_path / "r.html"
+    run(year / "Annotations", dets, *voc_args(), "-f", "html", "-o", html)
+    assert said in html.read_text()
+
+
+@needs_case_03
+def test_most_of_the_ground_truth_without_predictions_is_a_doubt(tmp_path):
+    year, dets, _ = devkit_scene(tmp_path, predicted=30)
+    doc, _ = report(year / "Annotations", dets, *voc_args())
+    (d,) = [d for d in doc["doubts"] if "have no predictions" in d]
+    assert "ground-truth images with objects have no predictions" in d and "--split" in d
+    run(year / "Annotations", dets, *voc_args(), "--strict", expect=1)
+
+
+def test_no_predictions_at_all_is_no_doubt_about_a_part(tmp_path):
+    gt = json.loads((SAMPLE / "coco/gt.json").read_text())
+    p = write(tmp_path / "p.json", "[]")
+    doc, err = report(write(tmp_path / "gt.json", json.dumps(gt)), p)
+    assert "11 of 11 ground-truth images with objects have no predictions" in err
+    assert doc["doubts"] == []
+
+
+@needs_case_03
+@pytest.mark.parametrize("root", ["year", "devkit"])
+def test_vocdevkit_folder_read_as_the_devkit_reads_it(tmp_path, root):
+    """The test image set (said in a note), in place of a refusal; mAP as for those 50 files alone."""
+    import shutil
+
+    year, dets, test = devkit_scene(tmp_path)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for s in test:
+        shutil.copy(year / "Annotations" / f"{s}.xml", alone)
+    reference, _ = report(alone, dets, *voc_args())
+    path = year if root == "year" else year.parent
+    doc, err = report(path, dets, *voc_args(), "--strict")
+    assert doc["summary"] == reference["summary"] and doc["summary"]["mAP"] == pytest.approx(
+        0.5763436, abs=1e-6
+    )
+    assert (
+        doc["inputs"]["ground_truth"]["images"] == 50
+        and doc["inputs"]["ground_truth"]["format"] == "voc-xml"
+    )
+    assert "read as a VOCdevkit year folder: the image set test (ImageSets/Main/test.txt)" in err
+    other, err = report(path, dets, *voc_args(), "--split", "trainval")
+    assert other["inputs"]["ground_truth"]["images"] == 50 and "not in the ground truth" in err
+    r = run(path, dets, *voc_args(), "--split", "nope", expect=1)
+    assert "no image set 'nope' (ImageSets/Main/nope.txt)" in r.err
+    assert "--split takes one of: test, trainval" in r.err
+
+
+@needs_case_03
+def test_vocdevkit_root_with_two_years_asks_for_one(tmp_path):
+    import shutil
+
+    year, dets, _ = devkit_scene(tmp_path)
+    shutil.copytree(year, year.parent / "VOC2012")
+    r = run(year.parent, dets, *voc_args(), expect=1)
+    assert "a VOCdevkit folder with 2 year folders (VOC2007, VOC2012); pass one of them" in r.err

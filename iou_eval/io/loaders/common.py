@@ -27,7 +27,8 @@ class LoadOptions:
         normalized: box numbers are fractions of the image size.
         names: class names by index, for files that give class indices.
         workers: processes a large file's decoding may be shared among.
-        split: the data.yaml split a YOLO dataset is read from.
+        split: the data.yaml split a YOLO dataset is read from (None: ``val``), or
+            the image set of a VOCdevkit folder (None: ``test`` when there is one).
         masks: read instance masks too (``segmentation``, polygons) for ``segm``.
         keypoints: read keypoints too (``keypoints``, pose label lines) for ``keypoints``.
         executor: a :class:`~iou_eval.protocols.partition.PartExecutor` (a Dask
@@ -42,7 +43,7 @@ class LoadOptions:
     normalized: bool = False
     names: tuple[str, ...] | None = None
     workers: int = 1
-    split: str = "val"
+    split: str | None = None
     masks: bool = False
     executor: Any = None
     angle_unit: str = "rad"
