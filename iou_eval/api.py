@@ -518,9 +518,7 @@ def _evaluate(
     federated = federated_ground_truth(gt_ds)
     oriented = gt_ds.oriented is not None or pred_ds.oriented is not None
     protocols = build_protocols(opts.protocol, federated, oriented)
-    protocol_notes = lvis_notes(gt_ds, opts, protocols, federated)
-    if not opts.protocol.iou_type:
-        protocol_notes += keypoint_notes(gt, preds, gt_ds, pred_ds)
+    protocol_notes = run_notes(gt, preds, gt_ds, pred_ds, opts, protocols, federated)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
     if unsized(gt_ds):
         # No pixel sizes: the area ranges would compare fractions with pixel bounds.
@@ -580,6 +578,23 @@ def _evaluate(
         analysis=analysis,
         alignment=alignment,
     )
+
+
+def run_notes(
+    gt: Any,
+    preds: Any,
+    gt_ds: Dataset,
+    pred_ds: Dataset,
+    opts: EvalOptions,
+    protocols: list[Protocol],
+    federated: bool,
+) -> list[str]:
+    """What the run says about what it scores: :func:`lvis_notes`, and keypoints left
+    unscored when no iou type was asked for."""
+    out = lvis_notes(gt_ds, opts, protocols, federated)
+    if not opts.protocol.iou_type:
+        out += keypoint_notes(gt, preds, gt_ds, pred_ds)
+    return out
 
 
 def lvis_notes(

@@ -450,14 +450,7 @@ class _Columns:
                 f"read as {box_format.value} as asked, although their names say {named_fmt.value}"
             )
 
-        self.score = self._one(SCORE, "score") if score_column is None else None
-        if role == "pred" and score_column is not None:
-            self.score = self.position.get(_key(score_column))
-            if self.score is None:
-                raise self._missing(
-                    f"the score column {excerpt(score_column)} (--score-column)",
-                    f"a column named {excerpt(score_column)}",
-                )
+        self.score = self._score(role, score_column)
         if role == "pred" and self.score is None:
             raise self._missing(
                 "a score column for predictions",
@@ -513,6 +506,18 @@ class _Columns:
             ids.sort(key=lambda a: not a.endswith("_id"))
             return self.position[ids[0]], self.position[ids[1]]
         return self._one(id_aliases, f"{what} id"), self._one(name_aliases, f"{what} name")
+
+    def _score(self, role: str, score_column: str | None) -> int | None:
+        """The score column: ``score_column`` (``--score-column``) for predictions, else an alias."""
+        if score_column is None or role != "pred":
+            return self._one(SCORE, "score")
+        j = self.position.get(_key(score_column))
+        if j is None:
+            raise self._missing(
+                f"the score column {excerpt(score_column)} (--score-column)",
+                f"a column named {excerpt(score_column)}",
+            )
+        return j
 
     def _one(self, aliases: Sequence[str], what: str) -> int | None:
         hits = [a for a in aliases if a in self.position]
