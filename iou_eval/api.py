@@ -30,6 +30,7 @@ from iou_eval.errors import IouEvalError, UsageError
 from iou_eval.io.inputs import (
     detect_pred_format,
     is_path,
+    keypoint_notes,
     load_input,
     pair_doubts,
     prepare_pair,
@@ -134,6 +135,7 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
     names = alignment.gt.categories.names
     predicted = np.bincount(alignment.pred.category_idx, minlength=len(names)) > 0
     annotated = np.bincount(alignment.gt.category_idx, minlength=len(names)) > 0
+    unpredicted, with_objects = alignment.unpredicted_images()
     return {
         "ground_truth": {
             "path": gt.source,
@@ -152,6 +154,8 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
             "scored_boxes": len(alignment.pred),
             "unknown_image_boxes": alignment.unknown_image_rows,
             "prediction_only_categories": len(alignment.pred_only_categories),
+            "images_without_predictions": unpredicted,
+            "images_with_objects": with_objects,
         },
         "image_match": alignment.image_match,
         "category_match": alignment.category_match,
@@ -535,7 +539,7 @@ def _evaluate(
     federated = federated_ground_truth(gt_ds)
     oriented = gt_ds.oriented is not None or pred_ds.oriented is not None
     protocols = build_protocols(opts.protocol, federated, oriented)
-    protocol_notes = lvis_notes(gt_ds, opts, protocols, federated)
+    protocol_notes = run_notes(gt, preds, gt_ds, pred_ds, opts, protocols, federated)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
     if unsized(gt_ds):
         # No pixel sizes: the area ranges would compare fractions with pixel bounds.
@@ -595,6 +599,23 @@ def _evaluate(
         analysis=analysis,
         alignment=alignment,
     )
+
+
+def run_notes(
+    gt: Any,
+    preds: Any,
+    gt_ds: Dataset,
+    pred_ds: Dataset,
+    opts: EvalOptions,
+    protocols: list[Protocol],
+    federated: bool,
+) -> list[str]:
+    """What the run says about what it scores: :func:`lvis_notes`, and keypoints left
+    unscored when no iou type was asked for."""
+    out = lvis_notes(gt_ds, opts, protocols, federated)
+    if not opts.protocol.iou_type:
+        out += keypoint_notes(gt, preds, gt_ds, pred_ds)
+    return out
 
 
 def lvis_notes(

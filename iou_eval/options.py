@@ -220,11 +220,13 @@ class ReadOptions:
     image_size: tuple[float, float] | None = option(None, Cli(
         "--image-size", "Image size for normalized boxes when no file gives it, e.g. 640x480.",
         parse=parse_image_size, metavar="WxH"))  # fmt: skip
-    split: str = option("val", Cli(
-        "--split", "Split of a YOLO data.yaml to score (train, val, test...).", metavar="NAME",
-        cli_default="val"))  # fmt: skip
-    class_offset: int = option(0, Cli(
-        "--class-offset", "Add N to the predictions' class ids (e.g. -1 for ids counted from 1).",
+    split: str | None = option(None, Cli(
+        "--split", "Split to score: of a YOLO data.yaml (train, val, test...; default val), or "
+        "a VOCdevkit image set (ImageSets/Main/NAME.txt; default test, when there is one).",
+        metavar="NAME"))  # fmt: skip
+    class_offset: int | None = option(None, Cli(
+        "--class-offset", "Add N to the predictions' class ids (e.g. -1 for ids counted from 1; "
+        "0 reads them as given where a numbering would be assumed).",
         parse=lambda t: _integer(t, "--class-offset"), metavar="N"))  # fmt: skip
     class_map: Any = option(None, Cli(
         "--class-map", "Map the predictions' class ids: coco80 (the 80 indices <-> COCO ids), "
@@ -234,6 +236,9 @@ class ReadOptions:
         "--image-id-offset", "Add N to the predictions' image ids (e.g. 1 for ids counted one "
         "lower than the ground truth's).",
         parse=lambda t: _integer(t, "--image-id-offset"), metavar="N"))  # fmt: skip
+    score_column: str | None = option(None, Cli(
+        "--score-column", "The predictions' score under another name: a CSV column or a JSON "
+        "key (default: score, or confidence, conf, prob...).", metavar="NAME"))  # fmt: skip
     gt_box_format: str | None = option(None, Cli(
         "--gt-box-format", "Layout of the ground truth's box numbers (wins over --box-format).",
         choices=BOX_FORMATS))  # fmt: skip
@@ -280,14 +285,17 @@ class ReadOptions:
             object.__setattr__(self, "image_size", (w, h))
 
     def _check_classes(self) -> None:
-        if isinstance(self.class_offset, bool) or not isinstance(self.class_offset, int):
+        offset = self.class_offset
+        if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int)):
             raise UsageError(f"--class-offset: expected a whole number, got {self.class_offset!r}")
         if isinstance(self.image_id_offset, bool) or not isinstance(self.image_id_offset, int):
             raise UsageError(
                 f"--image-id-offset: expected a whole number, got {self.image_id_offset!r}"
             )
         object.__setattr__(self, "class_map", normalize_class_map(self.class_map))
-        if not self.split or not str(self.split).strip():
+        if self.score_column is not None and not str(self.score_column).strip():
+            raise UsageError("--score-column: expected a column or key name such as confidence")
+        if self.split is not None and not str(self.split).strip():
             raise UsageError("--split: expected a split name such as val")
 
     def layout(self, role: str) -> str | None:

@@ -14,7 +14,7 @@ evaluation of each pair must give the same numbers
   EXIF orientation 6, ``labels/val``), its predictions as ``predict``
   writes them (``predictions/labels``: ``class cx cy w h conf``) and as
   ``val(save_json=True)`` writes them (``predictions.json``: classes
-  numbered ``index + 1``, so they need ``--class-offset -1``);
+  numbered ``index + 1``, read so beside ``data.yaml`` with a note);
 - ``labelme/gt`` and ``labelme/preds`` (one JSON per image, the score of a
   prediction in the shape's ``score``);
 - ``cvat/gt.xml`` and ``cvat/preds.xml`` (CVAT for images 1.1, the score as

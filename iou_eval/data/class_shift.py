@@ -243,3 +243,59 @@ def class_counts(dataset: Dataset) -> tuple[tuple[Key, ...], np.ndarray]:
     """The category ids ``[K]`` of a dataset and its rows per category ``[K]``."""
     counts = np.bincount(dataset.category_idx, minlength=len(dataset.categories))
     return dataset.categories.ids, counts
+
+
+@dataclass(frozen=True)
+class UltralyticsNumbering:
+    """How Ultralytics numbered the classes of a ``predictions.json`` beside a YOLO dataset.
+
+    Attributes:
+        offset: what to add to the file's ids: -1 for ``index + 1`` (since
+            December 2024), 0 for the 0-based index (before).
+        both_fit: every id fits either numbering (no id 0, none above the
+            data.yaml's classes): the reading is the newer one, in doubt.
+        message: what was read, for the user.
+    """
+
+    offset: int
+    both_fit: bool
+    message: str
+
+
+def ultralytics_numbering(
+    source: str, gt_category_ids: Sequence[Key], pred_category_ids: Sequence[Key]
+) -> UltralyticsNumbering | None:
+    """Read the class ids ``[P]`` of Ultralytics' ``val(save_json=True)`` against ``data.yaml``.
+
+    For a dataset other than COCO, Ultralytics writes ``category_id`` as the
+    class index + 1 since December 2024, the 0-based index before.  The
+    newer numbering is read unless an id fits only the older one (an id 0);
+    None when the ids fit neither (or are not whole numbers).
+    """
+    gt, pred = _ints(gt_category_ids), _ints(pred_category_ids)
+    if not gt or not pred:
+        return None
+    known = set(gt)
+    newer = all(p - 1 in known for p in pred)
+    older = all(p in known for p in pred)
+    span = f"ids {_span(pred)}, data.yaml classes {_span(gt)}"
+    if newer:
+        text = (
+            f"{source}: category_id read as Ultralytics' val(save_json=True) numbers the classes "
+            f"of a dataset other than COCO since December 2024, the class index + 1 ({span})"
+        )
+        if older:
+            text += (
+                "; the ids also fit the 0-based index it wrote before: pass --class-offset 0 "
+                "if an older Ultralytics wrote the file"
+            )
+        else:
+            text += "; --class-offset 0 reads them as given"
+        return UltralyticsNumbering(-1, older, text)
+    if older:
+        text = (
+            f"{source}: category_id read as the 0-based class index, as Ultralytics' "
+            f"val(save_json=True) wrote it before December 2024 ({span})"
+        )
+        return UltralyticsNumbering(0, False, text)
+    return None

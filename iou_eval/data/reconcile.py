@@ -41,18 +41,24 @@ class ImageMatcher:
     def __init__(self, images: ImageTable) -> None:
         self.images = images
         self.by_id = {_norm(k): i for i, k in enumerate(images.ids)}
+        # Keys that named a stem two images share: key -> those two images.
+        self.ambiguous: dict[Key, tuple[int, int]] = {}
 
     @cached_property
-    def _names(self) -> tuple[dict[str, int], dict[str, int]]:
+    def _names(self) -> tuple[dict[str, int], dict[str, int], dict[str, tuple[int, int]]]:
         # Built on first need: predictions that name images by id never need them.
         by_name: dict[str, int] = {}
         stems: dict[str, int] = {}
+        clashes: dict[str, tuple[int, int]] = {}
         for i, name in enumerate(self.images.file_names):
             for nm in filter(None, (name, str(self.images.ids[i]))):
                 by_name.setdefault(os.path.basename(nm), i)
                 s = _stem(nm)
-                stems[s] = i if stems.get(s, i) == i else -1  # -1: ambiguous
-        return by_name, {s: i for s, i in stems.items() if i >= 0}
+                first = stems.setdefault(s, i)
+                if first != i:
+                    clashes.setdefault(s, (first, i))
+        unique = {s: i for s, i in stems.items() if s not in clashes}
+        return by_name, unique, clashes
 
     @property
     def by_name(self) -> dict[str, int]:
@@ -71,7 +77,9 @@ class ImageMatcher:
         over its id: a COCO predictions dict numbers its own images, and a
         per-image text file "00001.txt" means the picture "00001.jpg", not
         whatever image has id 1.  ``key_is_name=False``: the key is an id
-        only (a COCO ``image_id``), never compared with file names.
+        (a COCO ``image_id``), compared with file names only when it is text
+        that no image has as id (Ultralytics writes the file stem there).
+        A stem two images share joins neither (:attr:`ambiguous` keeps it).
         """
         if file_name:
             j = self.by_name.get(os.path.basename(file_name))
@@ -82,16 +90,22 @@ class ImageMatcher:
         j = self.by_id.get(_norm(key))
         if j is not None:
             return j, "id"
-        if not key_is_name:
+        if not key_is_name and not isinstance(_norm(key), str):
             return -1, ""
-        for name in filter(None, (file_name, str(key))):
+        names = [n for n in (file_name, str(key)) if n] if key_is_name else [str(key)]
+        for name in names:
             j = self.by_name.get(os.path.basename(name))
             if j is not None:
                 return j, "file name"
-        for name in filter(None, (file_name, str(key))):
+        for name in names:
             j = self.by_stem.get(_stem(name))
             if j is not None:
                 return j, "file stem"
+        for name in names:
+            pair = self._names[2].get(_stem(name))
+            if pair is not None:
+                self.ambiguous[key] = pair
+                break
         return -1, ""
 
 
@@ -167,6 +181,24 @@ class Alignment:
     def pred_only_categories(self) -> list[int]:
         return list(range(self.n_categories, len(self.gt.categories)))
 
+    def unpredicted_images(self) -> tuple[int, int]:
+        """``(N, M)``: of the ``M`` images that hold ground-truth objects (crowd regions
+        aside), the ``N`` on which no prediction lies.
+
+        Images without objects are left out: a detector rightly predicts
+        nothing there.
+        """
+        n_img = len(self.gt.images)
+        real = ~np.asarray(self.gt.is_crowd, dtype=bool)
+        holds = np.bincount(self.gt.image_idx[real], minlength=n_img) > 0
+        predicted = np.bincount(self.pred.image_idx, minlength=n_img) > 0
+        return int((holds & ~predicted).sum()), int(holds.sum())
+
+
+def unpredicted_text(n: int, m: int) -> str:
+    """How reports say :meth:`Alignment.unpredicted_images`."""
+    return f"{n} of {m} ground-truth images with objects have no predictions"
+
 
 def value_order(ids: Sequence[Key]) -> list[int]:
     """Positions of ``ids`` ordered by value: numbers (numeric strings too), then text."""
@@ -234,13 +266,18 @@ def _respelled_warning(
 
 
 def image_map(
-    gt: ImageTable, pred: ImageTable, key_is_name: bool = True
+    gt: ImageTable,
+    pred: ImageTable,
+    key_is_name: bool = True,
+    ambiguous: dict[Key, tuple[int, int]] | None = None,
 ) -> tuple[np.ndarray, dict[str, int]]:
     """``[I_pred]`` position of each prediction image among ``gt`` (-1: none), and how many
     were joined each way (id, file name, file stem).
 
-    ``key_is_name``: a prediction image's id may also be its file name (not so
-    for a COCO ``image_id``, a number the file gives its image).
+    ``key_is_name``: a prediction image's id may also be its file name (a
+    COCO ``image_id`` only when it is text no image has as id).
+    ``ambiguous``: filled with the prediction images whose name is a stem
+    two ground-truth images share (key -> those two images).
     """
     matcher = ImageMatcher(gt)
     img_map = np.empty(len(pred), dtype=np.int64)
@@ -249,7 +286,39 @@ def image_map(
         img_map[j], how = matcher.find(key, pred.file_names[j], key_is_name)
         if how:
             img_how[how] += 1
+    if ambiguous is not None:
+        ambiguous.update(matcher.ambiguous)
     return img_map, img_how
+
+
+def _image_label(images: ImageTable, i: int) -> str:
+    return images.file_names[i] or str(images.ids[i])
+
+
+def image_join_warnings(
+    source: str,
+    gt_images: ImageTable,
+    is_coco: bool,
+    img_how: dict[str, int],
+    ambiguous: dict[Key, tuple[int, int]],
+) -> list[str]:
+    """A note when a COCO ``image_id`` joined by file name, a doubt per shared stem."""
+    out: list[str] = []
+    by_name = img_how["file name"] + img_how["file stem"]
+    if is_coco and by_name:
+        out.append(
+            f"{source}: {by_name} image_id(s) that no ground-truth image has as id joined to "
+            "the image of that file name or stem (Ultralytics' val(save_json=True) writes the "
+            "file stem as image_id)"
+        )
+    for key, (a, b) in list(ambiguous.items())[:5]:
+        out.append(Doubt(
+            f"{source}: image {quoted(key)} could be either of two ground-truth images with "
+            f"that file stem ({quoted(_image_label(gt_images, a))}, "
+            f"{quoted(_image_label(gt_images, b))}); its predictions are not scored; "
+            "name the image by its id or its whole file name"
+        ))  # fmt: skip
+    return out
 
 
 def _size_error(ds: Dataset, image: int, why: str) -> InputError:
@@ -364,7 +433,10 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
     )
     position = {k: i for i, k in enumerate(gt.categories.ids)}
     warnings: list[str] = list(gt.warnings) + list(pred.warnings)
-    img_map, img_how = image_map(gt.images, pred.images, key_is_name=pred.format != "coco")
+    ambiguous: dict[Key, tuple[int, int]] = {}
+    is_coco = pred.format == "coco"
+    img_map, img_how = image_map(gt.images, pred.images, not is_coco, ambiguous)
+    warnings += image_join_warnings(pred.source, gt.images, is_coco, img_how, ambiguous)
     pred = scale_fractions(pred, image_size, gt.images, img_map)
 
     cat_map, cat_how, extra_ids, extra_names, respelled = _category_map(gt.categories, pred)

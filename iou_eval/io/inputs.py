@@ -41,9 +41,10 @@ from iou_eval.data.readings import (
     layout_reading_doubts,
     offset_image_ids,
 )
-from iou_eval.data.reconcile import Alignment
+from iou_eval.data.reconcile import Alignment, unpredicted_text
 from iou_eval.io.loaders import LoadOptions, detect_format
 from iou_eval.io.loaders import load as load_path
+from iou_eval.io.loaders.common import KEYPOINT_HINT
 from iou_eval.io.loaders.registry import get as get_format
 from iou_eval.options import ReadOptions
 
@@ -82,6 +83,7 @@ def load_options(
         executor=executor,
         angle_unit=read.angle_unit,
         keypoints=keypoints,
+        score_column=read.score_column,
     )
 
 
@@ -232,17 +234,48 @@ def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset
     if read.image_id_offset:
         pred = offset_image_ids(pred, read.image_id_offset)
     rule = read.class_rule()
-    if read.class_offset or rule is not None:
+    if read.class_offset is not None or rule is not None:
         from iou_eval.data.class_shift import remap_categories
 
+        if not read.class_offset and rule is None:
+            return gt, pred, False  # --class-offset 0: the ids as given
         mapped = remap_categories(
-            pred, offset=read.class_offset, class_map=rule, gt_category_ids=gt.categories.ids
+            pred, offset=read.class_offset or 0, class_map=rule, gt_category_ids=gt.categories.ids
         )
         return gt, mapped, False
+    pred = _ultralytics_numbered(gt, pred)
     shift = class_shift_doubt(gt, pred)
     if shift is None:
         return gt, pred, False
     return gt, _with_warnings(pred, [shift]), True
+
+
+# Ultralytics' val(save_json=True) files: a COCO results list, its oriented form.
+_ULTRALYTICS_JSON = ("coco", "obb-json")
+
+
+def _ultralytics_numbered(gt: Dataset, pred: Dataset) -> Dataset:
+    """A ``predictions.json`` beside a YOLO dataset, its class ids read as Ultralytics writes them.
+
+    Only a results list (categories numbered, not named) is read so; the
+    numbering is said in a note, or a doubt when the ids fit either of
+    Ultralytics' numberings (:func:`~iou_eval.data.class_shift.ultralytics_numbering`).
+    """
+    if gt.format != "yolo" or pred.format not in _ULTRALYTICS_JSON or not len(pred):
+        return pred
+    from iou_eval.data.class_shift import class_counts, remap_categories, ultralytics_numbering
+
+    ids, counts = class_counts(pred)
+    names = pred.categories.names
+    if any(name != str(k) for k, name in zip(ids, names, strict=True)):
+        return pred  # the file names its classes: they join by name
+    used = [k for k, c in zip(ids, counts.tolist(), strict=True) if c]
+    read = ultralytics_numbering(pred.source, gt.categories.ids, used)
+    if read is None:
+        return pred
+    if read.offset:
+        pred = remap_categories(pred, offset=read.offset)
+    return _with_warnings(pred, [Doubt(read.message) if read.both_fit else read.message])
 
 
 def _open_images_scaled(gt: Dataset, pred: Dataset) -> Dataset:
@@ -300,7 +333,72 @@ def pair_doubts(
     if not shift_found:
         out += class_coverage_doubts(alignment.gt, alignment.pred, alignment.n_categories)
         out += class_name_doubts(alignment.gt, alignment.pred, alignment.n_categories)
-    return out
+    return out + unpredicted_images_warnings(alignment)
+
+
+def unpredicted_images_warnings(alignment: Alignment) -> list[str]:
+    """A note when some ground-truth images with objects have no predictions; a doubt when
+    most do (more than half) while there are predictions at all: they were made for
+    part of the ground truth (a split), or joined few of its images.
+
+    No predictions at all is no doubt of that kind: the report says so plainly.
+    """
+    n, m = alignment.unpredicted_images()
+    if not n:
+        return []
+    text = f"{alignment.pred.source}: {unpredicted_text(n, m)}"
+    if n * 2 <= m or not len(alignment.pred):
+        return [text]
+    return [
+        Doubt(
+            f"{text}; were they made for part of the ground truth? score that part alone "
+            "(--split for a VOCdevkit folder or a data.yaml, --img-ids), or declare "
+            "the rest as images without objects"
+        )
+    ]
+
+
+def keypoint_notes(gt_source: Any, pred_source: Any, gt: Dataset, pred: Dataset) -> list[str]:
+    """A note when both files carry keypoints and their boxes are scored (no ``--iou-type``).
+
+    The ground truth: a COCO file whose annotations have ``num_keypoints``,
+    or a pose data.yaml (``kpt_shape``); the predictions: a COCO results
+    file with ``keypoints`` in its first megabyte.  Call it only when no
+    iou type was asked for.
+    """
+    if not (is_path(gt_source) and is_path(pred_source)) or pred.format != "coco":
+        return []
+    gt_path, pred_path = os.fspath(gt_source), os.fspath(pred_source)
+    if gt.format == "coco":
+        posed = _file_holds(gt_path, b'"num_keypoints"')
+    elif gt.format == "yolo":
+        from iou_eval.io.loaders.yolo_pose import kpt_shape
+
+        posed = kpt_shape(gt_path, load_options(ReadOptions(), "gt", "yolo")) is not None
+    else:
+        posed = False
+    if not posed or not _file_holds(pred_path, b'"keypoints"', limit=1 << 20):
+        return []
+    return [
+        f"{pred.source}: the ground truth and the predictions carry keypoints; their boxes were "
+        f"scored (iou type bbox, the default): {KEYPOINT_HINT}"
+    ]
+
+
+def _file_holds(path: str, needle: bytes, limit: int | None = None) -> bool:
+    """Whether the file's bytes (its first ``limit`` of them) hold ``needle``; False if unreadable."""
+    import mmap
+
+    if path == "-" or not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            if limit is not None:
+                return needle in fh.read(limit)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as whole:
+                return whole.find(needle) >= 0
+    except (OSError, ValueError):  # an empty file cannot be mapped
+        return False
 
 
 def reading_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]:

@@ -20,6 +20,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from iou_eval.data.reconcile import unpredicted_text
 from iou_eval.errors import UsageError
 from iou_eval.reporters.draw import worst_images
 from iou_eval.reporters.files import write_whole
@@ -285,7 +286,10 @@ def facts(doc: Mapping[str, Any]) -> str:
         ("predictions", f"<code>{esc(p.get('path'))}</code> [{esc(p.get('format'))}]: "
          f"{esc(p.get('boxes'))} boxes" + (f"; {esc(p['shapes'])}" if p.get("shapes") else "")
          + (f", {esc(p['unknown_image_boxes'])} on unknown images (not scored)"
-            if p.get("unknown_image_boxes") else "")),
+            if p.get("unknown_image_boxes") else "")
+         + ("; " + esc(unpredicted_text(p["images_without_predictions"],
+                                        p.get("images_with_objects", 0)))
+            if p.get("images_without_predictions") else "")),
         ("matched", f"images by {esc(inputs.get('image_match'))}, categories by "
          f"{esc(inputs.get('category_match'))}"),
         ("protocol", esc(_protocol_text(str(doc.get("protocol", "")), params))),

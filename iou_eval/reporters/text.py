@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from iou_eval.data.columns import Columns
+from iou_eval.data.reconcile import unpredicted_text
 from iou_eval.escape import for_terminal, markdown_cell
 from iou_eval.reporters.analysis import analysis_sections, slice_sections
 from iou_eval.reporters.cells import TEXT_COLUMNS, cell, grid, md_table
@@ -97,6 +98,8 @@ def _header(result: EvaluationResult) -> list[str]:
         pred += f"; {p['shapes']}"
     if p["unknown_image_boxes"]:
         pred += f" ({p['unknown_image_boxes']} on unknown images, not scored)"
+    if p.get("images_without_predictions"):
+        pred += "; " + unpredicted_text(p["images_without_predictions"], p["images_with_objects"])
     lines.append(pred)
     lines.append(
         f"matched       images by {result.inputs['image_match']}, categories by "

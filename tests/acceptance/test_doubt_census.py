@@ -84,7 +84,7 @@ SAMPLE_SCENES = [
     ("voc", "voc/annotations", "voc/predictions", {}, 0),
     ("labelme", "labelme/gt", "labelme/preds", {}, 0),
     ("yolo", "yolo/data.yaml", "yolo/predictions", {}, 0),
-    ("yolo json", "yolo/data.yaml", "yolo/predictions.json", {}, 1),  # class ids from 1
+    ("yolo json", "yolo/data.yaml", "yolo/predictions.json", {}, 0),  # read in Ultralytics numbering
     ("lvis", "lvis/gt.json", "lvis/preds.json", {}, 0),
     ("keypoints", "keypoints/gt.json", "keypoints/preds.json", {"iou_type": "keypoints"}, 0),
     ("openimages", "openimages/gt.csv", "openimages/preds.csv", {}, 1),  # an image not listed

@@ -112,7 +112,7 @@ def test_ground_truth_without_images(write_json):
 def test_wrong_type_of_image_id(write_json):
     bad = [{**PRED[0], "image_id": [1]}]
     fail(write_json("gt.json", GT), write_json("p.json", bad),
-         needles=["p.json:[0].image_id", "expected `int | str`, got `array`"])  # fmt: skip
+         needles=["p.json:[0].image_id", "expected `int | float | str`, got `array`"])  # fmt: skip
 
 
 def test_duplicate_image_ids(write_json):

@@ -145,8 +145,17 @@ def test_junit_gate_below_its_floor_but_not_significantly_passes_and_says_why():
     assert "not significantly" in case.system_out and "interval: [" in case.system_out
 
 
-def test_junit_doubt_is_a_passing_case_with_its_text_and_a_failure_under_strict():
-    args = (YOLO / "data.yaml", YOLO / "predictions.json", "-f", "junit")
+def doubtful_predictions(folder: Path) -> Path:
+    """The sample's predictions.json cut to class ids 2..4: they fit either of Ultralytics'
+    numberings (index + 1, or the index), a doubt naming ``--class-offset 0``."""
+    records = json.loads((YOLO / "predictions.json").read_text())
+    path = folder / "predictions.json"
+    path.write_text(json.dumps([r for r in records if 2 <= r["category_id"] <= 4]))
+    return path
+
+
+def test_junit_doubt_is_a_passing_case_with_its_text_and_a_failure_under_strict(tmp_path):
+    args = (YOLO / "data.yaml", doubtful_predictions(tmp_path), "-f", "junit")
     doubt = json.loads(run(*args[:2], "-f", "json").out)["doubts"][0]
     lenient = cases(junit(run(*args).out))["input doubts"]
     assert lenient.is_passed and f"doubt: {doubt}" in lenient.system_out
@@ -241,13 +250,13 @@ def test_junit_escapes_hostile_class_names_and_stays_inert(tmp_path):
     assert not any(line.lstrip().startswith(":") for line in r.out.splitlines())
 
 
-def test_doubts_become_github_warnings_and_errors_under_strict():
-    args = (YOLO / "data.yaml", YOLO / "predictions.json", "--annotations", "github")
+def test_doubts_become_github_warnings_and_errors_under_strict(tmp_path):
+    args = (YOLO / "data.yaml", doubtful_predictions(tmp_path), "--annotations", "github")
     r = run(*args)
     warning = [ln for ln in r.out.splitlines() if ln.startswith("::warning")]
     assert len(warning) == 1
     assert warning[0].startswith("::warning title=iou-eval doubt::")
-    assert "--class-offset -1" in warning[0]
+    assert "--class-offset 0" in warning[0]
     r = run(*args, "--strict", expect=1)
     assert any(ln.startswith("::error title=iou-eval doubt::") for ln in r.out.splitlines())
 

@@ -72,16 +72,38 @@ def test_data_yaml_split_option_chooses_the_split(tmp_path):
     assert "data.yaml has no 'train' split" in r.err
 
 
-def test_predictions_json_numbered_index_plus_one_is_a_doubt_naming_the_offset(tmp_path):
+def test_predictions_json_beside_data_yaml_read_in_ultralytics_numbering_without_a_flag(tmp_path):
+    """val(save_json=True) numbers classes index + 1 since December 2024: read so, with a note."""
     data, preds = SAMPLE / "yolo/data.yaml", SAMPLE / "yolo/predictions.json"
-    doc, err = report(data, preds)
+    doc, err = report(data, preds, "--strict")
+    labels, _ = report(data, SAMPLE / "yolo/predictions/labels", "--strict")
+    assert doc["summary"] == labels["summary"] and doc["doubts"] == []
+    assert doc["summary"]["AP50"] == coco_pixels(tmp_path) == pytest.approx(0.6943234323)
+    assert any(
+        "the class index + 1 (ids 1..5, data.yaml classes 0..4)" in w for w in doc["warnings"]
+    )
+    as_given, err = report(data, preds, "--class-offset", "0")  # the ids as written: all off by one
+    assert as_given["summary"]["AP50"] == 0.0 and "read as Ultralytics" not in err
+
+
+def test_predictions_json_whose_ids_fit_both_ultralytics_numberings_is_a_doubt(tmp_path):
+    """No id 0 and none above the classes: index + 1 is read, and said as a doubt."""
+    records = json.loads((SAMPLE / "yolo/predictions.json").read_text())
+    middle = [r for r in records if 2 <= r["category_id"] <= 4]
+    p = write(tmp_path / "predictions.json", json.dumps(middle))
+    doc, _ = report(SAMPLE / "yolo/data.yaml", p)
     (d,) = doc["doubts"]
-    assert "pass --class-offset -1 to score them" in d and d in doc["warnings"]
-    assert "warning (doubt):" in err and doc["summary"]["AP50"] < 0.2
-    r = run(data, preds, "--strict", expect=1)
-    assert "--strict: 1 doubt(s)" in r.err and "Summary" in r.out  # the report, then exit 1
-    fixed, _ = report(data, preds, "--class-offset", "-1", "--strict")
-    assert fixed["summary"]["AP50"] == coco_pixels(tmp_path) and fixed["doubts"] == []
+    assert "pass --class-offset 0 if an older Ultralytics wrote the file" in d
+    run(SAMPLE / "yolo/data.yaml", p, "--strict", expect=1)
+
+
+def test_obb_predictions_json_beside_data_yaml_read_in_ultralytics_numbering():
+    data = SAMPLE / "yolo-obb/data.yaml"
+    doc, _ = report(data, SAMPLE / "yolo-obb/predictions.json", "--strict")
+    labels, _ = report(data, SAMPLE / "yolo-obb/predictions", "--strict")
+    assert doc["summary"] == labels["summary"] and doc["summary"]["AP50"] == pytest.approx(
+        0.7413366337
+    )
 
 
 def test_predictions_json_numbered_from_zero_joins_as_it_is(tmp_path):
@@ -90,6 +112,7 @@ def test_predictions_json_numbered_from_zero_joins_as_it_is(tmp_path):
                  json.dumps([{**r, "category_id": r["category_id"] - 1} for r in records]))  # fmt: skip
     doc, _ = report(SAMPLE / "yolo/data.yaml", zero, "--strict")
     assert doc["summary"]["AP50"] == coco_pixels(tmp_path) and doc["doubts"] == []
+    assert any("as Ultralytics' val(save_json=True) wrote it before" in w for w in doc["warnings"])
 
 
 # The sample's five classes in COCO's numbering: ids 1..90 and the 80 indices.

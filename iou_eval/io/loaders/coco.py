@@ -6,8 +6,9 @@ evaluation does not read (segmentations above all), then turned into columns.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cache, partial
 from itertools import chain
 from operator import attrgetter
 from typing import Annotated, Any
@@ -34,7 +35,8 @@ from iou_eval.io.loaders.common import JSON_ERRORS, LoadOptions, json_error, rea
 from iou_eval.io.loaders.json_decode import chunked_results, quiet_decode, threaded_results
 
 Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
-Id = int | str
+# pycocotools takes 1.0 for 1 (a dict key equal to it): pandas writes ids so.
+Id = int | str | float
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -122,12 +124,39 @@ def _id_key(value: object) -> Key:
     return normalize_id(value)
 
 
+# The key a score goes under in some writers' results, read when 'score' is absent.
+CONFIDENCE = "confidence"
+
+
+@cache
+def _scored_decoder(key: str, masks: bool, keypoints: bool) -> msgspec.json.Decoder:
+    """A decoder like :func:`_decode`'s that reads each annotation's score from ``key``."""
+    base = _KeypointAnnotation if keypoints else _MaskAnnotation if masks else _Annotation
+    ann = msgspec.defstruct(
+        "_Scored" + base.__name__.lstrip("_"),
+        [("score", float | None, None)],
+        bases=(base,),
+        rename={"score": key},
+        gc=False,
+    )
+    doc = msgspec.defstruct(
+        "_ScoredDocument",
+        [("annotations", list[ann] | None, None)],  # type: ignore[valid-type]
+        bases=(_KeypointDocument if keypoints else _MaskDocument if masks else _Document,),
+        gc=False,
+    )
+    return msgspec.json.Decoder(doc | list[ann])  # type: ignore[valid-type]
+
+
 def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
     """A column of ids: int64 when every one is an integer or a numeric string.
 
     Otherwise a list of normalized ids (see :func:`normalize_id`); an id that
-    is neither an integer nor a string is a located error.
+    is neither an integer nor a string is a located error.  An integral float
+    (``1.0``) is that integer; any other float (``1.5``) a located error.
     """
+    if float in set(map(type, raw)):
+        raw = _whole_floats(raw, path, where)
     try:
         return np.fromiter(raw, dtype=np.int64, count=len(raw))
     except (TypeError, ValueError, OverflowError):
@@ -138,6 +167,21 @@ def _ids(raw: list, path: str, where: str) -> np.ndarray | list[Key]:
             except ValueError as exc:
                 raise InputError(path, str(exc), where=where.format(i)) from None
         return out
+
+
+def _whole_floats(raw: list, path: str, where: str) -> list:
+    """``raw`` with each integral float as its integer; a located error for any other float."""
+    out = list(raw)
+    for i, v in enumerate(out):
+        if type(v) is float:
+            if not (math.isfinite(v) and v.is_integer()):
+                raise InputError(
+                    path,
+                    f"expected a whole number or a string as id, got {v!r}",
+                    where=where.format(i),
+                )
+            out[i] = int(v)
+    return out
 
 
 def _all_int(values: list) -> bool:
@@ -465,7 +509,8 @@ def annotation_columns(
                 path,
                 "prediction has no 'score'",
                 where=label.format(offset + int(missing[0])),
-                hint="predictions need a confidence score; is this the ground-truth file?",
+                hint="predictions need a confidence score (--score-column NAME reads it under "
+                "another key); is this the ground-truth file?",
             )
         cols["score"] = score
     else:
@@ -690,6 +735,7 @@ class _Read:
     images: _Listed | None
     categories: _Listed | None
     label: str
+    notes: list[str] = field(default_factory=list)
 
 
 def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None) -> _Read:
@@ -700,6 +746,10 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
     and says what is wrong with a bad file.
     """
     masks, keypoints = options.masks, options.keypoints
+    key = options.score_column if role == "pred" else None
+    if key is not None and key != "score":
+        raw = read_bytes(path) if data is None else data
+        return _read_decoded(path, role, options, _scored_decoder_doc(path, raw, key, options))
     chunked = role == "pred" and data is None and not keypoints
     boxes_only = not masks and not keypoints  # what the compiled reader reads
     if chunked and boxes_only and options.executor is None:
@@ -717,6 +767,29 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
         if role == "pred" and (cols := read_box_results(raw)) is not None:
             return _Read(cols, None, None, "[{}]")
     doc = _decode(path, raw, masks, keypoints)
+    if role == "pred" and _unscored(doc) and f'"{CONFIDENCE}"'.encode() in raw:
+        r = _read_decoded(path, role, options, _scored_decoder_doc(path, raw, CONFIDENCE, options))
+        r.notes.append(f"{path}: no 'score' key: the score read from '{CONFIDENCE}'")
+        return r
+    return _read_decoded(path, role, options, doc)
+
+
+def _scored_decoder_doc(path: str, raw: bytes, key: str, options: LoadOptions) -> Any:
+    try:
+        return quiet_decode(_scored_decoder(key, options.masks, options.keypoints), raw)
+    except JSON_ERRORS as exc:
+        raise json_error(path, raw, exc) from None
+
+
+def _unscored(doc: Any) -> bool:
+    """Whether a decoded file's first annotation has no score."""
+    anns = doc if isinstance(doc, list) else doc.annotations
+    return bool(anns) and anns[0].score is None
+
+
+def _read_decoded(path: str, role: str, options: LoadOptions, doc: Any) -> _Read:
+    """Columns of a decoded COCO file (a results list or a dataset dict)."""
+    masks, keypoints = options.masks, options.keypoints
     if isinstance(doc, list):
         if role == "gt":
             raise InputError(
@@ -943,7 +1016,7 @@ def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None 
     categories, category_idx = _category_table(r.categories, cols["category_id"], role, path)
     r.images = r.categories = None  # the decoded records are no longer needed
     keep = (image_idx >= 0) & (category_idx >= 0)
-    warnings = [] if keep.all() else _unknown_notes(image_idx, category_idx, r, path)
+    warnings = r.notes + ([] if keep.all() else _unknown_notes(image_idx, category_idx, r, path))
     gt = role == "gt"
     if gt and (no_area := int(np.isnan(cols["area"]).sum())):
         warnings.append(

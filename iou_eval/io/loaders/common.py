@@ -27,25 +27,32 @@ class LoadOptions:
         normalized: box numbers are fractions of the image size.
         names: class names by index, for files that give class indices.
         workers: processes a large file's decoding may be shared among.
-        split: the data.yaml split a YOLO dataset is read from.
+        split: the data.yaml split a YOLO dataset is read from (None: ``val``), or
+            the image set of a VOCdevkit folder (None: ``test`` when there is one).
         masks: read instance masks too (``segmentation``, polygons) for ``segm``.
         keypoints: read keypoints too (``keypoints``, pose label lines) for ``keypoints``.
         executor: a :class:`~iou_eval.protocols.partition.PartExecutor` (a Dask
             cluster) whose workers may decode a large file's chunks.
         angle_unit: ``rad`` or ``deg``, the unit of an angle column (oriented
             boxes given as ``cx, cy, w, h, angle``).
+        score_column: the predictions' score under another name (a CSV column,
+            a JSON key); None: ``score`` and its usual names.
     """
 
     box_format: BoxFormat | None = None
     normalized: bool = False
     names: tuple[str, ...] | None = None
     workers: int = 1
-    split: str = "val"
+    split: str | None = None
     masks: bool = False
     executor: Any = None
     angle_unit: str = "rad"
     keypoints: bool = False
+    score_column: str | None = None
 
+
+# How a hint or a note points at keypoints left unscored.
+KEYPOINT_HINT = "score them with --iou-type keypoints"
 
 _FLAG_WORDS = {"": False, "0": False, "false": False, "no": False,
                "1": True, "true": True, "yes": True}  # fmt: skip

@@ -183,6 +183,14 @@ def _yolo_folder(path: str, entries: object) -> bool:
     )
 
 
+# A VOCdevkit year folder (Annotations/ inside) or its root (VOC2007/ inside).
+_voc_devkit = _looks(
+    "voc_xml",
+    "looks_like_devkit",
+    lambda p, e: isinstance(e, list) and any(n == "Annotations" or n.startswith("VOC") for n in e),
+)
+
+
 register(Format(
     "voc-results", "text:load_voc_results", roles=("pred",),
     detect_file=lambda p, h: _devkit_name(p), detect_folder=_devkit_folder, textual=True,
@@ -229,7 +237,8 @@ register(Format(
     describe="COCO dataset JSON or results list"))  # fmt: skip
 register(Format(
     "voc-xml", "voc_xml:load_voc_xml", detect_file=lambda p, h: h[:1] == b"<",
-    detect_folder=lambda p, e: ".xml" in _exts(e), describe="Pascal VOC XML"))  # fmt: skip
+    detect_folder=lambda p, e: ".xml" in _exts(e) or _voc_devkit(p, e),
+    describe="Pascal VOC XML (or a VOCdevkit folder)"))  # fmt: skip
 register(Format(
     "txt", "text:load_txt", detect_file=_txt_file,
     detect_folder=lambda p, e: ".txt" in _exts(e), textual=True,

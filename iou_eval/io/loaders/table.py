@@ -405,7 +405,13 @@ def _line_shapes(data: bytes, delimiter: str) -> tuple[np.ndarray, np.ndarray]:
 class _Columns:
     """Which header cell plays which part; raises for a header that cannot be read."""
 
-    def __init__(self, header: _Header, role: str, box_format: BoxFormat | None) -> None:
+    def __init__(
+        self,
+        header: _Header,
+        role: str,
+        box_format: BoxFormat | None,
+        score_column: str | None = None,
+    ) -> None:
         self.header = header
         self.warnings: list[str] = []
         self.position: dict[str, int] = {}
@@ -444,11 +450,12 @@ class _Columns:
                 f"read as {box_format.value} as asked, although their names say {named_fmt.value}"
             )
 
-        self.score = self._one(SCORE, "score")
+        self.score = self._score(role, score_column)
         if role == "pred" and self.score is None:
             raise self._missing(
                 "a score column for predictions",
-                ", ".join(SCORE) + "; is this the ground-truth file?",
+                ", ".join(SCORE) + " (--score-column NAME names another); "
+                "is this the ground-truth file?",
             )
         if role == "gt" and self.score is not None:
             self.warnings.append(
@@ -499,6 +506,18 @@ class _Columns:
             ids.sort(key=lambda a: not a.endswith("_id"))
             return self.position[ids[0]], self.position[ids[1]]
         return self._one(id_aliases, f"{what} id"), self._one(name_aliases, f"{what} name")
+
+    def _score(self, role: str, score_column: str | None) -> int | None:
+        """The score column: ``score_column`` (``--score-column``) for predictions, else an alias."""
+        if score_column is None or role != "pred":
+            return self._one(SCORE, "score")
+        j = self.position.get(_key(score_column))
+        if j is None:
+            raise self._missing(
+                f"the score column {excerpt(score_column)} (--score-column)",
+                f"a column named {excerpt(score_column)}",
+            )
+        return j
 
     def _one(self, aliases: Sequence[str], what: str) -> int | None:
         hits = [a for a in aliases if a in self.position]
@@ -724,7 +743,7 @@ def load_csv(path: str, role: str, options: LoadOptions) -> Dataset:
     """
     data, text = _read_text(path)
     header = _Header(path, text)
-    cols = _Columns(header, role, options.box_format)
+    cols = _Columns(header, role, options.box_format, options.score_column)
     fast = _FastRows.read(header, data, text, cols.used(), cols.numeric())
     if fast is not None:
         try:
@@ -833,5 +852,5 @@ def load_frame(
             + ", ".join(repr(c) for c in list(frame.columns)[:8]),
         )
     header = _FrameHeader(name, list(frame.columns))
-    cols = _Columns(header, role, options.box_format)
+    cols = _Columns(header, role, options.box_format, options.score_column)
     return _dataset(_FrameRows(header, frame), cols, role, options, "dataframe", "row")

@@ -32,6 +32,11 @@ Choices:
 - A ``<size>`` width or height of 0 (some exporters write it for "unknown")
   is taken as unknown.
 - An image without ``<object>`` is still an image: false positives on it count.
+- A VOCdevkit year folder (``VOC2007/`` with ``Annotations/`` and
+  ``ImageSets/Main/<set>.txt``), or a ``VOCdevkit/`` folder holding one, is
+  read as the devkit reads it: the images of one image set, in its order
+  (``--split NAME``; by default ``test`` when there is one, else ``val``,
+  said in a note).
 """
 
 from __future__ import annotations
@@ -100,6 +105,95 @@ def _size(root: ET.Element, file: str) -> tuple[float, float]:
     return out[0], out[1]
 
 
+def devkit_years(path: str) -> list[str]:
+    """The VOCdevkit year folders ``path`` names: itself when it holds ``Annotations/``,
+    else its sub-folders that do (a ``VOCdevkit/`` root); empty for any other path."""
+    if path == "-" or not os.path.isdir(path):
+        return []
+    if os.path.isdir(os.path.join(path, "Annotations")):
+        return [path]
+    from iou_eval.io.source import list_folder
+
+    return [
+        os.path.join(path, e)
+        for e in sorted(list_folder(path))
+        if not e.startswith(".") and os.path.isdir(os.path.join(path, e, "Annotations"))
+    ]
+
+
+def looks_like_devkit(path: str) -> bool:
+    return bool(devkit_years(path))
+
+
+def _image_set(year: str, split: str | None) -> tuple[str, str | None]:
+    """``(set file, note)``: the image set ``split`` names, or the devkit's default one."""
+    main = os.path.join(year, "ImageSets", "Main")
+    if split is not None:
+        chosen = os.path.join(main, f"{split}.txt")
+        if not os.path.isfile(chosen):
+            raise InputError(
+                year,
+                f"no image set {quoted(split)} (ImageSets/Main/{split}.txt)",
+                hint=f"--split takes one of: {', '.join(_set_names(main)) or 'none found'}",
+            )
+        return chosen, None
+    for name in ("test", "val"):
+        chosen = os.path.join(main, f"{name}.txt")
+        if os.path.isfile(chosen):
+            others = [n for n in _set_names(main) if n != name]
+            note = (
+                f"{year}: read as a VOCdevkit year folder: the image set {name} "
+                f"(ImageSets/Main/{name}.txt)"
+                + (f"; --split picks another ({', '.join(others)})" if others else "")
+            )
+            return chosen, note
+    raise InputError(
+        year,
+        "a VOCdevkit year folder without a test or val image set (ImageSets/Main/test.txt)",
+        hint="pass --split NAME for ImageSets/Main/NAME.txt, or the Annotations folder "
+        "to read every file",
+    )
+
+
+def _set_names(main: str) -> list[str]:
+    """The image sets of ``ImageSets/Main`` (the files without a class prefix: ``test``, ``val``...)."""
+    if not os.path.isdir(main):
+        return []
+    names = [e[:-4] for e in sorted(os.listdir(main)) if e.endswith(".txt")]
+    return [n for n in names if "_" not in n]
+
+
+def _devkit_files(path: str, split: str | None) -> tuple[list[str], str | None]:
+    """The annotation files of the image set of the VOCdevkit folder ``path``, and a note."""
+    years = devkit_years(path)
+    if len(years) > 1:
+        names = ", ".join(os.path.basename(y) for y in years)
+        raise InputError(
+            path,
+            f"a VOCdevkit folder with {len(years)} year folders ({names}); pass one of them",
+            hint=f"e.g. {os.path.join(path, os.path.basename(years[0]))}",
+        )
+    year = years[0]
+    set_file, note = _image_set(year, split)
+    text = read_bytes(set_file).decode("utf-8", "replace")
+    files = []
+    for line_no, line in enumerate(text.splitlines(), 1):
+        tokens = line.split()
+        if not tokens:
+            continue
+        file = os.path.join(year, "Annotations", f"{tokens[0]}.xml")
+        if not os.path.isfile(file):
+            raise InputError(
+                set_file,
+                f"image {quoted(tokens[0])} has no annotation file ({file})",
+                where=line_no,
+            )
+        files.append(file)
+    if not files:
+        raise InputError(set_file, "the image set lists no images")
+    return files, note
+
+
 def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
     """Read Pascal VOC annotation XML as ground truth or predictions.
 
@@ -117,7 +211,11 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
         and ``origin_file`` the file's index, so errors read
         ``file.xml:object[3]: ...``.
     """
-    files = _xml_files(path)
+    note = None
+    if devkit_years(path):
+        files, note = _devkit_files(path, options.split)
+    else:
+        files = _xml_files(path)
     categories = ClassVocabulary(options.names)
     rows = _Rows()
     image_ids: list[Key] = []
@@ -163,6 +261,7 @@ def load_voc_xml(path: str, role: str, options: LoadOptions) -> Dataset:
         origin_file=np.asarray(rows.origin_file, dtype=np.int32),
         files=files,
         origin_label="object",
+        warnings=[note] if note else [],
     )
 
 

@@ -64,7 +64,7 @@ from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, assemble
 from iou_eval.errors import InputError
 from iou_eval.escape import quoted
-from iou_eval.io.loaders.common import LoadOptions, strict_floats
+from iou_eval.io.loaders.common import KEYPOINT_HINT, LoadOptions, strict_floats
 from iou_eval.io.loaders.image_header import image_size
 from iou_eval.io.loaders.shapes import box_outlines, object_column, scale_polygons
 from iou_eval.io.loaders.source import read_text_file, strip_gz
@@ -472,7 +472,7 @@ def _check_shape(k: int, pred: bool, file: str, line: int) -> None:
         if k == 6 or k == 4 or (k >= 8 and k % 2 == 0):
             return
         hint = (
-            "a pose line (keypoints)? score them with --iou-type keypoints"
+            f"a pose line (keypoints)? {KEYPOINT_HINT}"
             if k >= 9 and k % 3 == 0
             else "predictions need a confidence last; is this the ground truth?"
             if k == 5 or (k >= 7 and k % 2 == 1)

@@ -65,7 +65,7 @@ def convert(
             raise error
     dest = os.path.abspath(output)
     context = Context(
-        dest=dest, split=read.split, image_files=_image_files(labels, read, target),
+        dest=dest, split=read.split or "val", image_files=_image_files(labels, read, target),
         class_list=read.names is not None,
     )  # fmt: skip
     written = target.load()(labels, context)
