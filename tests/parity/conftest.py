@@ -1,28 +1,11 @@
-"""Every parity test runs on both paths: the compiled parts as installed, and numpy alone.
-
-``IOU_EVAL_NO_KERNEL=1`` makes a run use numpy, pycocotools and msgspec even
-where the compiled reader and kernels are built; the numpy path is the
-reference, and both must give pycocotools' arrays bit for bit.  Where no
-compiled part is built the ``compiled`` runs are skipped (they would repeat
-the numpy ones).
-"""
+"""Every parity test runs on both paths (the ``kernel_path`` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from iou_eval.engine.compiled import built
 
-_BUILT = bool(built())
-
-
-@pytest.fixture(params=["compiled", "numpy"], autouse=True)
-def kernel_path(request, monkeypatch) -> str:
-    """``compiled`` (as installed) or ``numpy`` (``IOU_EVAL_NO_KERNEL=1``)."""
-    if request.param == "numpy":
-        monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
-    elif not _BUILT:
-        pytest.skip("no compiled part is built here")
-    else:
-        monkeypatch.delenv("IOU_EVAL_NO_KERNEL", raising=False)
-    return request.param
+@pytest.fixture(autouse=True)
+def _both_paths(kernel_path: str) -> str:
+    """Each parity test on the compiled parts as installed and on numpy alone."""
+    return kernel_path

@@ -10,6 +10,9 @@ from iou_eval.analysis.bootstrap import image_weights, percentile_interval
 
 from ..parity.synth import make_scene
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 @pytest.fixture
 def result(write_json):

@@ -22,6 +22,9 @@ from iou_eval.geometry.rle import decode_joined, encode_counts
 from ..parity.boundary_scenes import api_boundary, decode
 from ..skip_reasons import compiled_missing
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 KERNEL = kernel.compiled()
 needs_kernel = pytest.mark.skipif(
     KERNEL is None, reason=compiled_missing("the mask kernel", "iou_eval.geometry._rlekernel")

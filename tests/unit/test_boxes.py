@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 from iou_eval.data.box_format import BoxFormat, to_xyxy
 from iou_eval.geometry.boxes import iou_matrix, pair_iou, pair_iou_plus_one
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 def test_conventions_convert_to_the_same_box():
     """One 20x10 box at (10, 20) written three ways."""

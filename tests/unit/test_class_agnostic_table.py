@@ -16,6 +16,9 @@ from iou_eval import evaluate
 
 from ..parity.synth import make_scene, run_pycocotools
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 def _gt(anns):
     return {

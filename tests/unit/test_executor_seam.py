@@ -22,6 +22,9 @@ from iou_eval.io.loaders.json_decode import decode_file_spans, fingerprint, plan
 from ..dask.helpers import InProcess
 from ..parity.synth import make_scene
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 @pytest.fixture
 def parts_everywhere(monkeypatch):

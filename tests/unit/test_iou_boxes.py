@@ -15,6 +15,9 @@ from iou_eval import iou
 
 from ..conftest import ACCEPTANCE
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 EPS = 1e-7  # torchvision's default eps of distance_box_iou / complete_box_iou
 
 

@@ -9,6 +9,9 @@ from pycocotools import mask as mask_utils
 from iou_eval import iou
 from iou_eval.toolkit.mask_rows import decode_counts, mask_rows
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 def blobs(rng: np.random.Generator, n: int, h: int, w: int) -> np.ndarray:
     """``[N, H, W]`` bool: random rectangles and discs, some empty, some full."""

@@ -22,6 +22,9 @@ from iou_eval.geometry.masks import MaskColumn, MaskGeometry, column_from_rles, 
 from iou_eval.geometry.pairs import candidate_pairs
 from iou_eval.geometry.rle import check_compressed, check_joined
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 def _random_masks(rng, n, h, w):
     masks = []

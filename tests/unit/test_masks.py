@@ -28,6 +28,9 @@ from iou_eval.geometry.masks import (
 )
 from iou_eval.geometry.rle import BadRle, check_compressed, decode_counts
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 SQUARE = [0.0, 0.0, 4.0, 0.0, 4.0, 4.0, 0.0, 4.0]  # 16 pixels, x, y in 0..3
 SQUARE_22 = [2.0, 2.0, 6.0, 2.0, 6.0, 6.0, 2.0, 6.0]  # 16 pixels, x, y in 2..5
 EMPTY_8x8 = mask_utils.encode(np.zeros((8, 8), dtype=np.uint8, order="F"))["counts"]

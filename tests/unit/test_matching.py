@@ -9,6 +9,9 @@ from iou_eval import evaluate
 from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import CategoryTable, ImageTable, assemble
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 def scene(gt_boxes, preds, *, crowd=None, ignore=None, ann_id=None, gt_cls=None, pred_cls=None,
           n_images=1, gt_img=None, pred_img=None):  # fmt: skip

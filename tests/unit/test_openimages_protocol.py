@@ -15,6 +15,9 @@ from iou_eval.errors import InputError, UsageError
 
 from ..parity.openimages_files import write_scene
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 CLASSES = ["/m/dog", "/m/cat", "/m/bird", "/m/animal"]
 TREE = {
     "LabelName": "/m/0bl9f",

@@ -27,6 +27,9 @@ from iou_eval.data.oriented import (
 from iou_eval.errors import ArgumentError, InputError
 from iou_eval.geometry.obb import intersection_area, iou_matrix, pair_iou, quad_area
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 SQUARE = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]])
 
 

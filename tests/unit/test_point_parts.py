@@ -16,6 +16,9 @@ from iou_eval.protocols.params import coco
 
 from ..parity.synth import make_scene
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 POINT_FIELDS = ("dt_rows", "tp", "fp", "match_gt", "match_iou", "gt_counts", "order")
 
 

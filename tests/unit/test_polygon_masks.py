@@ -19,6 +19,9 @@ from iou_eval.geometry.segm import PendingPolygons, scaled_polygons, with_masks
 
 from .formats_helpers import image, write
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data"
 sys.path.insert(0, str(SAMPLE))

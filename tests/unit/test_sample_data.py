@@ -13,6 +13,9 @@ from iou_eval.io.loaders import load
 from iou_eval.protocols.coco_run import run_coco
 from iou_eval.protocols.params import coco
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 PAIRS = {
     "coco": ("coco/gt.json", "coco/preds.json"),

@@ -19,6 +19,9 @@ from iou_eval.errors import UsageError
 from .stream_helpers import assert_same, coco_files, scene
 from .test_streaming import stream
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 # ----------------------------------------------------------------------- LVIS
 
 FREQ = {0: "f", 1: "c", 2: "r", 3: "r"}

@@ -14,6 +14,9 @@ from iou_eval.errors import InputError, UsageError
 from iou_eval.io.option_files import id_tuple, read_id_list, read_slices, resolve
 from iou_eval.options import AnalysisOptions, EvalOptions
 
+# Each test on the compiled parts and on numpy (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 SCENE = {
     "images": [
         {"id": 30, "width": 100, "height": 100, "file_name": "c.jpg"},
