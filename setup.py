@@ -42,7 +42,13 @@ class BuildExt(build_ext):
 
 PURE = os.environ.get("IOU_EVAL_PURE", "") not in ("", "0")
 
+# The header every C file includes (buffers, array checks, growable arrays):
+# a change to it rebuilds them all.  MANIFEST.in ships it in the sdist.
+COMMON = ["iou_eval/_common.h"]
+
 setup(
-    ext_modules=[] if PURE else [Extension(n, [src], optional=True) for n, src in PARTS.items()],
+    ext_modules=[]
+    if PURE
+    else [Extension(n, [src], depends=COMMON, optional=True) for n, src in PARTS.items()],
     cmdclass={"build_ext": BuildExt},
 )

@@ -12,121 +12,7 @@
  * (tests/unit/test_box_core.py).  Built with -O2 -ffp-contract=off: no
  * fused multiply-add.  The GIL is released while the pairs are found.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#if defined(_MSC_VER) && !defined(__clang__)
-#pragma fp_contract(off)
-#endif
-
-/* ------------------------------------------------------------ arrays in */
-
-/* A C-contiguous buffer: float64 ('d'), bool ('?'), or an index column of
-   int32 or int64 (read through idx()). */
-typedef struct {
-    Py_buffer view;
-    int held, wide;
-    Py_ssize_t n;
-} Arr;
-
-static int acquire(PyObject *obj, Arr *a, char kind, const char *name) {
-    if (PyObject_GetBuffer(obj, &a->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    a->held = 1;
-    const char *f = a->view.format ? a->view.format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') f++;
-    Py_ssize_t size = a->view.itemsize;
-    int ok;
-    if (kind == 'i') {
-        ok = *f && ((size == 4 && strchr("il", *f)) || (size == 8 && strchr("lq", *f)));
-        a->wide = size == 8;
-    } else {
-        ok = *f == kind && size == (kind == 'd' ? 8 : 1);
-    }
-    if (!ok) {
-        PyErr_Format(PyExc_TypeError, "%s: unexpected item type '%s' (%zd bytes)", name,
-                     a->view.format ? a->view.format : "B", size);
-        return -1;
-    }
-    a->n = a->view.len / size;
-    return 0;
-}
-
-static void release_all(Arr *a, int count) {
-    for (int i = 0; i < count; i++)
-        if (a[i].held) PyBuffer_Release(&a[i].view);
-}
-
-static inline int64_t idx(const Arr *a, Py_ssize_t i) {
-    return a->wide ? ((const int64_t *)a->view.buf)[i] : ((const int32_t *)a->view.buf)[i];
-}
-
-/* ----------------------------------------------------------- arrays out */
-
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Vec;
-
-static int vec_put(Vec *v, const void *src, size_t n) {
-    if (v->len + n > v->cap) {
-        size_t cap = v->cap ? v->cap : 1 << 12;
-        while (cap < v->len + n) cap *= 2;
-        char *d = realloc(v->data, cap);
-        if (!d) return -1;
-        v->data = d;
-        v->cap = cap;
-    }
-    memcpy(v->data + v->len, src, n);
-    v->len += n;
-    return 0;
-}
-
-/* Memory the kernel filled, viewed by numpy's frombuffer without a copy. */
-typedef struct {
-    PyObject_HEAD
-    char *data;
-    Py_ssize_t len;
-} Block;
-
-static void block_dealloc(PyObject *self) {
-    free(((Block *)self)->data);
-    Py_TYPE(self)->tp_free(self);
-}
-
-static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
-    Block *b = (Block *)self;
-    return PyBuffer_FillInfo(view, self, b->data, b->len, 0, flags);
-}
-
-static PyBufferProcs block_as_buffer = {block_getbuffer, NULL};
-
-static PyTypeObject BlockType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "iou_eval.geometry._boxkernel.Block",
-    .tp_basicsize = sizeof(Block),
-    .tp_dealloc = block_dealloc,
-    .tp_as_buffer = &block_as_buffer,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Bytes the kernel wrote, viewed by numpy without a copy.",
-};
-
-/* A Block owning v's memory (v left empty); NULL with an error set. */
-static PyObject *block_of(Vec *v) {
-    Block *b = PyObject_New(Block, &BlockType);
-    if (!b) return NULL;
-    if (!v->data) v->data = malloc(1);
-    if (!v->data) {
-        Py_DECREF(b);
-        return PyErr_NoMemory();
-    }
-    b->data = v->data;
-    b->len = (Py_ssize_t)v->len;
-    v->data = NULL;
-    v->len = v->cap = 0;
-    return (PyObject *)b;
-}
+#include "../_common.h"
 
 /* --------------------------------------------------------------- overlap */
 
@@ -149,31 +35,31 @@ static inline double overlap(const double *d, double da, const double *g, double
 enum { D_GROUPS, GT_SORTED, G_STARTS, DT_ROWS, DT_XYXY, DT_AREA, GT_XYXY, GT_AREA, GT_CROWD, NARGS };
 
 typedef struct {
-    Arr a[NARGS];
+    IouArr a[NARGS];
     double floor;
-    Vec pd, pg, iou;
+    IouVec pd, pg, iou;
 } Job;
 
 static int find_pairs(Job *j) {
-    const Arr *a = j->a;
+    const IouArr *a = j->a;
     const double *dx = a[DT_XYXY].view.buf, *da = a[DT_AREA].view.buf;
     const double *gx = a[GT_XYXY].view.buf, *ga = a[GT_AREA].view.buf;
     const uint8_t *crowd = a[GT_CROWD].view.buf;
     int positive = j->floor > 0;
     for (Py_ssize_t i = 0; i < a[D_GROUPS].n; i++) {
-        int64_t grp = idx(&a[D_GROUPS], i), row = idx(&a[DT_ROWS], i);
+        int64_t grp = iou_idx(&a[D_GROUPS], i), row = iou_idx(&a[DT_ROWS], i);
         const double *d = dx + 4 * row;
-        int64_t lo = idx(&a[G_STARTS], grp), hi = idx(&a[G_STARTS], grp + 1);
+        int64_t lo = iou_idx(&a[G_STARTS], grp), hi = iou_idx(&a[G_STARTS], grp + 1);
         for (int64_t k = lo; k < hi; k++) {
-            int64_t g = idx(&a[GT_SORTED], k);
+            int64_t g = iou_idx(&a[GT_SORTED], k);
             const double *b = gx + 4 * g;
             /* Most pairs of a group do not even overlap horizontally. */
             if (positive && !(np_min(d[2], b[2]) - np_max(d[0], b[0]) > 0)) continue;
             double v = overlap(d, da[row], b, ga[g], crowd[g]);
             if (!(v >= j->floor)) continue;
             int64_t at = i;
-            if (vec_put(&j->pd, &at, 8) < 0 || vec_put(&j->pg, &g, 8) < 0 ||
-                vec_put(&j->iou, &v, 8) < 0)
+            if (iou_vec_put(&j->pd, &at, 8) < 0 || iou_vec_put(&j->pg, &g, 8) < 0 ||
+                iou_vec_put(&j->iou, &v, 8) < 0)
                 return -1;
         }
     }
@@ -182,23 +68,23 @@ static int find_pairs(Job *j) {
 
 /* Whether every index lies in its array (checked once, the GIL held). */
 static int check_bounds(Job *j) {
-    Arr *a = j->a;
+    IouArr *a = j->a;
     Py_ssize_t n_dt = a[DT_AREA].n, n_gt = a[GT_AREA].n, n_groups = a[G_STARTS].n - 1;
     if (a[DT_XYXY].n != 4 * n_dt || a[GT_XYXY].n != 4 * n_gt || a[GT_CROWD].n != n_gt ||
         a[DT_ROWS].n != a[D_GROUPS].n || n_groups < 0)
         return -1;
     for (Py_ssize_t i = 0; i < a[D_GROUPS].n; i++) {
-        int64_t grp = idx(&a[D_GROUPS], i), row = idx(&a[DT_ROWS], i);
+        int64_t grp = iou_idx(&a[D_GROUPS], i), row = iou_idx(&a[DT_ROWS], i);
         if (grp < 0 || grp >= n_groups || row < 0 || row >= n_dt) return -1;
     }
     int64_t last = 0;
     for (Py_ssize_t k = 0; k <= n_groups; k++) {
-        int64_t s = idx(&a[G_STARTS], k);
+        int64_t s = iou_idx(&a[G_STARTS], k);
         if (s < last || s > a[GT_SORTED].n) return -1;
         last = s;
     }
     for (Py_ssize_t k = 0; k < a[GT_SORTED].n; k++) {
-        int64_t g = idx(&a[GT_SORTED], k);
+        int64_t g = iou_idx(&a[GT_SORTED], k);
         if (g < 0 || g >= n_gt) return -1;
     }
     return 0;
@@ -213,12 +99,13 @@ static PyObject *py_pairs(PyObject *self, PyObject *args) {
                           &o[DT_ROWS], &j.floor, &o[DT_XYXY], &o[DT_AREA], &o[GT_XYXY],
                           &o[GT_AREA], &o[GT_CROWD]))
         return NULL;
-    static const char kinds[NARGS] = {'i', 'i', 'i', 'i', 'd', 'd', 'd', 'd', '?'};
-    static const char *names[NARGS] = {"d_groups", "gt_sorted", "g_starts", "dt_rows", "dt_xyxy",
-                                       "dt_area", "gt_xyxy", "gt_area", "gt_crowd"};
+    static const IouArg spec[NARGS] = {
+        {"d_groups", IOU_INDEX, 0, 1}, {"gt_sorted", IOU_INDEX, 0, 1}, {"g_starts", IOU_INDEX, 0, 1},
+        {"dt_rows", IOU_INDEX, 0, 1},  {"dt_xyxy", IOU_F64, 0, 2},    {"dt_area", IOU_F64, 0, 1},
+        {"gt_xyxy", IOU_F64, 0, 2},    {"gt_area", IOU_F64, 0, 1},    {"gt_crowd", IOU_BOOL, 0, 1},
+    };
     PyObject *result = NULL;
-    for (int i = 0; i < NARGS; i++)
-        if (acquire(o[i], &j.a[i], kinds[i], names[i]) < 0) goto done;
+    if (iou_acquire_all(o, j.a, spec, NARGS) < 0) goto done;
     if (check_bounds(&j) < 0) {
         PyErr_SetString(PyExc_ValueError, "pairs: inconsistent shapes or an index out of range");
         goto done;
@@ -230,9 +117,10 @@ static PyObject *py_pairs(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    result = Py_BuildValue("(NNN)", block_of(&j.pd), block_of(&j.pg), block_of(&j.iou));
+    result = Py_BuildValue("(NNN)", iou_block_of_vec(&j.pd), iou_block_of_vec(&j.pg),
+                           iou_block_of_vec(&j.iou));
 done:
-    release_all(j.a, NARGS);
+    iou_release(j.a, NARGS);
     free(j.pd.data);
     free(j.pg.data);
     free(j.iou.data);
@@ -253,6 +141,6 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__boxkernel(void) {
-    if (PyType_Ready(&BlockType) < 0) return NULL;
+    if (iou_block_ready() < 0) return NULL;
     return PyModule_Create(&module);
 }

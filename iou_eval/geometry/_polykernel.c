@@ -22,13 +22,8 @@
  * iou_poly(gt, dt, out): gt and dt are float64 buffers of 8 numbers a pair
  * (x1 y1 ... x4 y4), out receives one IoU a pair.  No GIL while it runs.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_common.h"
 #include <math.h>
-
-#ifdef __clang__
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 #define EPS 1e-8
 /* A cut at most doubles a polygon: 3 -> 6 -> 12 -> 24 points. */
@@ -137,38 +132,29 @@ static double iou_one(const double *g, const double *d) {
 }
 
 static PyObject *iou_poly(PyObject *self, PyObject *args) {
-    PyObject *go, *dobj, *oo;
-    if (!PyArg_ParseTuple(args, "OOO", &go, &dobj, &oo)) return NULL;
-    Py_buffer g, d, o;
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
-    if (PyObject_GetBuffer(go, &g, flags) < 0) return NULL;
-    if (PyObject_GetBuffer(dobj, &d, flags) < 0) {
-        PyBuffer_Release(&g);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(oo, &o, flags | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&g);
-        PyBuffer_Release(&d);
-        return NULL;
-    }
-    Py_ssize_t n = o.len / (Py_ssize_t)sizeof(double);
+    (void)self;
+    PyObject *o[3];
+    if (!PyArg_ParseTuple(args, "OOO", &o[0], &o[1], &o[2])) return NULL;
+    static const IouArg spec[3] = {
+        {"gt", IOU_F64, 0, -1}, {"dt", IOU_F64, 0, -1}, {"out", IOU_F64, 1, 1}};
+    IouArr a[3];
+    memset(a, 0, sizeof a);
     PyObject *ret = NULL;
-    if (g.itemsize != 8 || d.itemsize != 8 || o.itemsize != 8 || g.len != n * 64 ||
-        d.len != n * 64) {
+    if (iou_acquire_all(o, a, spec, 3) < 0) goto done;
+    Py_ssize_t n = a[2].n;
+    if (a[0].n / 8 != n || a[0].n % 8 || a[1].n != a[0].n) {
         PyErr_SetString(PyExc_ValueError,
                         "iou_poly: expected float64 gt[P, 8], dt[P, 8] and out[P]");
-    } else {
-        const double *gp = (const double *)g.buf, *dp = (const double *)d.buf;
-        double *op = (double *)o.buf;
-        Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t k = 0; k < n; k++) op[k] = iou_one(gp + 8 * k, dp + 8 * k);
-        Py_END_ALLOW_THREADS
-        Py_INCREF(Py_None);
-        ret = Py_None;
+        goto done;
     }
-    PyBuffer_Release(&g);
-    PyBuffer_Release(&d);
-    PyBuffer_Release(&o);
+    const double *gp = IOU_F64P(a[0]), *dp = IOU_F64P(a[1]);
+    double *op = IOU_F64P(a[2]);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t k = 0; k < n; k++) op[k] = iou_one(gp + 8 * k, dp + 8 * k);
+    Py_END_ALLOW_THREADS
+    ret = Py_NewRef(Py_None);
+done:
+    iou_release(a, 3);
     return ret;
 }
 

@@ -29,49 +29,25 @@
  * right type; their lengths are checked here, and every index into them.
  * The loops run without the GIL.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_common.h"
 #include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 /* A count of more than six characters would shift past pycocotools' 32-bit int. */
 #define MAX_CHARS 6
 
-typedef struct {
-    Py_buffer view;
-    int held;
-} Buf;
+typedef IouArr Buf;
 
-/* Acquire a C-contiguous buffer of items of `itemsize` bytes; its item count in *n. */
-static int acquire(PyObject *obj, Buf *b, Py_ssize_t itemsize, int writable, const char *name,
+/* Acquire a C-contiguous array of `kind` (iou_acquire: format and item size
+   checked); its item count in *n. */
+static int acquire(PyObject *obj, Buf *b, int kind, int writable, const char *name,
                    Py_ssize_t *n) {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &b->view, flags) < 0) return -1;
-    b->held = 1;
-    if (b->view.itemsize != itemsize) {
-        PyErr_Format(PyExc_TypeError, "%s: expected items of %zd bytes, found %zd", name,
-                     itemsize, b->view.itemsize);
-        return -1;
-    }
-    *n = b->view.len / itemsize;
+    if (iou_acquire(obj, b, kind, writable, -1, name) < 0) return -1;
+    *n = b->n;
     return 0;
 }
 
-static void release(Buf *bufs, int count) {
-    for (int i = 0; i < count; i++)
-        if (bufs[i].held) PyBuffer_Release(&bufs[i].view);
-}
-
-/* ptr grown (realloc) to `count` items of `type`; ok = 0 where it cannot be
-   (ptr is then as it was). */
-#define GROW(ptr, type, count, ok)                                   \
-    do {                                                             \
-        type *grown_ = realloc((ptr), sizeof(type) * (size_t)(count)); \
-        if (grown_) (ptr) = grown_;                                  \
-        else (ok) = 0;                                               \
-    } while (0)
+#define release iou_release
+#define GROW IOU_GROW
 
 /* ------------------------------------------------------------------ check */
 
@@ -181,12 +157,12 @@ static PyObject *py_check(PyObject *self, PyObject *args) {
     memset(b, 0, sizeof b);
     Py_ssize_t nb, noff, nh, nw, na, nx;
     long long bad = -1;
-    if (acquire(o_buf, &b[0], 1, 0, "buf", &nb) < 0 ||
-        acquire(o_off, &b[1], 8, 0, "str_off", &noff) < 0 ||
-        acquire(o_h, &b[2], 8, 0, "height", &nh) < 0 ||
-        acquire(o_w, &b[3], 8, 0, "width", &nw) < 0 ||
-        acquire(o_area, &b[4], 8, 1, "area", &na) < 0 ||
-        acquire(o_box, &b[5], 8, 1, "box", &nx) < 0)
+    if (acquire(o_buf, &b[0], IOU_BYTES, 0, "buf", &nb) < 0 ||
+        acquire(o_off, &b[1], IOU_I64, 0, "str_off", &noff) < 0 ||
+        acquire(o_h, &b[2], IOU_I64, 0, "height", &nh) < 0 ||
+        acquire(o_w, &b[3], IOU_I64, 0, "width", &nw) < 0 ||
+        acquire(o_area, &b[4], IOU_I64, 1, "area", &na) < 0 ||
+        acquire(o_box, &b[5], IOU_I64, 1, "box", &nx) < 0)
         goto fail;
     Py_ssize_t n = noff - 1;
     if (n < 0 || nh != n || nw != n || na != n || nx != 4 * n) {
@@ -451,7 +427,9 @@ static int decode_rows(const Side *s, const int64_t *rows, int64_t k, Decoded *d
         d->w[j] = w;
         d->area[j] = area_u32(c, m);
         /* Plain: no empty run after the first count, and positions that fit 32 bits. */
-        int plain = h > 0 && w > 0 && h * w < ((int64_t)1 << 32);
+        /* (h and w come from the caller's arrays: their product is checked.) */
+        int64_t hw = 0;
+        int plain = h > 0 && w > 0 && iou_mul_fits(h, w, &hw) && hw < ((int64_t)1 << 32);
         int64_t pos = 0, first_run = runs;
         for (int64_t i = 0; i < m && plain; i++) {
             if (i > 0 && c[i] == 0) plain = 0;
@@ -462,7 +440,7 @@ static int decode_rows(const Side *s, const int64_t *rows, int64_t k, Decoded *d
             }
             pos += c[i];
         }
-        if (plain && pos != h * w) plain = 0;
+        if (plain && pos != hw) plain = 0;
         d->plain[j] = (uint8_t)plain;
         /* (A plain mask of two counts or more has a foreground run: no wrapped box.) */
         if (plain)
@@ -530,11 +508,11 @@ static int status_error(int status, const char *what) {
 
 static int side_of(PyObject *const *objs, Buf *b, Side *s, const char *name) {
     Py_ssize_t n_start, n_len, n_h, n_w;
-    if (acquire(objs[0], &b[0], 1, 0, name, &s->nbuf) < 0 ||
-        acquire(objs[1], &b[1], 8, 0, name, &n_start) < 0 ||
-        acquire(objs[2], &b[2], 8, 0, name, &n_len) < 0 ||
-        acquire(objs[3], &b[3], 8, 0, name, &n_h) < 0 ||
-        acquire(objs[4], &b[4], 8, 0, name, &n_w) < 0)
+    if (acquire(objs[0], &b[0], IOU_BYTES, 0, name, &s->nbuf) < 0 ||
+        acquire(objs[1], &b[1], IOU_I64, 0, name, &n_start) < 0 ||
+        acquire(objs[2], &b[2], IOU_I64, 0, name, &n_len) < 0 ||
+        acquire(objs[3], &b[3], IOU_I64, 0, name, &n_h) < 0 ||
+        acquire(objs[4], &b[4], IOU_I64, 0, name, &n_w) < 0)
         return -1;
     if (n_len != n_start || n_h != n_start || n_w != n_start) {
         PyErr_Format(PyExc_ValueError, "%s: arrays of different lengths", name);
@@ -571,15 +549,15 @@ static PyObject *py_pair_ious(PyObject *self, PyObject *args) {
     memset(&gd, 0, sizeof gd);
     int status = 0;
     if (side_of(o, b, &dt, "dt") < 0 || side_of(o + 5, b + 5, &gt, "gt") < 0 ||
-        acquire(o[10], &b[10], 1, 0, "crowd", &n_crowd) < 0 ||
-        acquire(o[11], &b[11], 8, 0, "d_rows", &n_dr) < 0 ||
-        acquire(o[12], &b[12], 8, 0, "d_starts", &n_ds) < 0 ||
-        acquire(o[13], &b[13], 8, 0, "g_rows", &n_gr) < 0 ||
-        acquire(o[14], &b[14], 8, 0, "g_starts", &n_gs) < 0 ||
-        acquire(o[15], &b[15], 8, 0, "p_starts", &n_ps) < 0 ||
-        acquire(o[16], &b[16], 8, 0, "p_d", &n_pd) < 0 ||
-        acquire(o[17], &b[17], 8, 0, "p_g", &n_pg) < 0 ||
-        acquire(o[18], &b[18], 8, 1, "out", &n_out) < 0)
+        acquire(o[10], &b[10], IOU_BYTES, 0, "crowd", &n_crowd) < 0 ||
+        acquire(o[11], &b[11], IOU_I64, 0, "d_rows", &n_dr) < 0 ||
+        acquire(o[12], &b[12], IOU_I64, 0, "d_starts", &n_ds) < 0 ||
+        acquire(o[13], &b[13], IOU_I64, 0, "g_rows", &n_gr) < 0 ||
+        acquire(o[14], &b[14], IOU_I64, 0, "g_starts", &n_gs) < 0 ||
+        acquire(o[15], &b[15], IOU_I64, 0, "p_starts", &n_ps) < 0 ||
+        acquire(o[16], &b[16], IOU_I64, 0, "p_d", &n_pd) < 0 ||
+        acquire(o[17], &b[17], IOU_I64, 0, "p_g", &n_pg) < 0 ||
+        acquire(o[18], &b[18], IOU_F64, 1, "out", &n_out) < 0)
         goto fail;
     if (n_crowd != gt.n || n_ds != n_gs || n_ps != n_ds || n_ds < 1 || n_pd != n_pg ||
         n_out != n_pd) {
@@ -639,7 +617,7 @@ static PyObject *py_bboxes(PyObject *self, PyObject *args) {
     Decoded d;
     memset(&d, 0, sizeof d);
     int status = 0;
-    if (side_of(o, b, &s, "masks") < 0 || acquire(o[5], &b[5], 8, 1, "out", &n_out) < 0)
+    if (side_of(o, b, &s, "masks") < 0 || acquire(o[5], &b[5], IOU_F64, 1, "out", &n_out) < 0)
         goto fail;
     if (n_out != 4 * s.n) {
         PyErr_SetString(PyExc_ValueError, "bboxes: out is not [N, 4]");
@@ -670,22 +648,9 @@ static int cmp_u32(const void *a, const void *b) {
     return x > y ? 1 : (x < y ? -1 : 0);
 }
 
-/* Growable byte output. */
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Out;
+typedef IouVec Out;
 
-static int out_reserve(Out *o, size_t more) {
-    if (o->len + more <= o->cap) return 0;
-    size_t cap = o->cap ? o->cap : 1 << 16;
-    while (cap < o->len + more) cap *= 2;
-    char *d = realloc(o->data, cap);
-    if (!d) return -1;
-    o->data = d;
-    o->cap = cap;
-    return 0;
-}
+#define out_reserve iou_vec_reserve
 
 /* pycocotools' compressed string of counts c[0:m] (rleToString's format), appended. */
 static int put_string(Out *o, const uint32_t *c, int64_t m) {
@@ -958,10 +923,10 @@ static PyObject *py_polygons(PyObject *self, PyObject *args) {
     memset(&scratch, 0, sizeof scratch);
     int status = 0;
     PyObject *result = NULL;
-    if (acquire(o[0], &b[0], 8, 0, "xy", &nxy) < 0 ||
-        acquire(o[1], &b[1], 8, 0, "part_off", &noff) < 0 ||
-        acquire(o[2], &b[2], 8, 0, "h", &nh) < 0 || acquire(o[3], &b[3], 8, 0, "w", &nw) < 0 ||
-        acquire(o[4], &b[4], 8, 1, "lengths", &nl) < 0)
+    if (acquire(o[0], &b[0], IOU_F64, 0, "xy", &nxy) < 0 ||
+        acquire(o[1], &b[1], IOU_I64, 0, "part_off", &noff) < 0 ||
+        acquire(o[2], &b[2], IOU_I64, 0, "h", &nh) < 0 || acquire(o[3], &b[3], IOU_I64, 0, "w", &nw) < 0 ||
+        acquire(o[4], &b[4], IOU_I64, 1, "lengths", &nl) < 0)
         goto done;
     Py_ssize_t n = noff - 1;
     if (n < 0 || nh != n || nw != n || nl != n) {
@@ -1014,7 +979,7 @@ static PyObject *py_flatten(PyObject *self, PyObject *args) {
     Buf b;
     memset(&b, 0, sizeof b);
     Py_ssize_t n_out;
-    if (acquire(o_out, &b, 8, 1, "out", &n_out) < 0) return NULL;
+    if (acquire(o_out, &b, IOU_F64, 1, "out", &n_out) < 0) return NULL;
     double *out = b.view.buf;
     Py_ssize_t k = 0, left = -1, n = PyList_GET_SIZE(parts);
     for (Py_ssize_t i = 0; i < n && left < 0; i++) {
@@ -1304,12 +1269,12 @@ static PyObject *py_boundaries(PyObject *self, PyObject *args) {
     memset(&e, 0, sizeof e);
     int status = 0;
     PyObject *result = NULL;
-    if (acquire(o[0], &b[0], 1, 0, "buf", &nb) < 0 ||
-        acquire(o[1], &b[1], 8, 0, "start", &n) < 0 ||
-        acquire(o[2], &b[2], 8, 0, "len", &nl) < 0 || acquire(o[3], &b[3], 8, 0, "h", &nh) < 0 ||
-        acquire(o[4], &b[4], 8, 0, "w", &nw) < 0 || acquire(o[5], &b[5], 8, 0, "d", &nd) < 0 ||
-        acquire(o[6], &b[6], 8, 1, "lengths", &no) < 0 ||
-        acquire(o[7], &b[7], 8, 1, "area", &na) < 0 || acquire(o[8], &b[8], 8, 1, "box", &nx) < 0)
+    if (acquire(o[0], &b[0], IOU_BYTES, 0, "buf", &nb) < 0 ||
+        acquire(o[1], &b[1], IOU_I64, 0, "start", &n) < 0 ||
+        acquire(o[2], &b[2], IOU_I64, 0, "len", &nl) < 0 || acquire(o[3], &b[3], IOU_I64, 0, "h", &nh) < 0 ||
+        acquire(o[4], &b[4], IOU_I64, 0, "w", &nw) < 0 || acquire(o[5], &b[5], IOU_I64, 0, "d", &nd) < 0 ||
+        acquire(o[6], &b[6], IOU_I64, 1, "lengths", &no) < 0 ||
+        acquire(o[7], &b[7], IOU_I64, 1, "area", &na) < 0 || acquire(o[8], &b[8], IOU_I64, 1, "box", &nx) < 0)
         goto done;
     if (nl != n || nh != n || nw != n || nd != n || no != n || na != n || nx != 4 * n) {
         PyErr_SetString(PyExc_ValueError, "boundaries: array lengths disagree");

@@ -26,89 +26,11 @@
  * exist, plain C otherwise (IOU_EVAL_PORTABLE_C forces the plain C, which
  * tests/unit/test_coco_reader.py builds and checks).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_common.h"
 #include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#if defined(_MSC_VER)
-#include <intrin.h>
-#endif
 
 /* Nesting of skipped values (unknown keys, polygons); deeper: give up. */
 #define MAX_DEPTH 32
-
-/* ------------------------------------------------------------ growable arrays */
-
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Vec;
-
-static int vec_grow(Vec *v, size_t n) {
-    size_t cap = v->cap ? v->cap : 1 << 12;
-    while (cap < v->len + n) cap *= 2;
-    char *d = realloc(v->data, cap);
-    if (!d) return -1;
-    v->data = d;
-    v->cap = cap;
-    return 0;
-}
-
-static inline int vec_put(Vec *v, const void *src, size_t n) {
-    if (v->len + n > v->cap && vec_grow(v, n) < 0) return -1;
-    memcpy(v->data + v->len, src, n);
-    v->len += n;
-    return 0;
-}
-
-/* ------------------------------------------------- a column handed to numpy */
-
-/* Memory the reader filled, handed over without a copy: numpy's frombuffer
-   keeps the block alive as long as an array views it. */
-typedef struct {
-    PyObject_HEAD
-    char *data;
-    Py_ssize_t len;
-} Block;
-
-static void block_dealloc(PyObject *self) {
-    free(((Block *)self)->data);
-    Py_TYPE(self)->tp_free(self);
-}
-
-static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
-    Block *b = (Block *)self;
-    return PyBuffer_FillInfo(view, self, b->data, b->len, 0, flags);
-}
-
-static PyBufferProcs block_as_buffer = {block_getbuffer, NULL};
-
-static PyTypeObject BlockType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "iou_eval.io._cocojson.Block",
-    .tp_basicsize = sizeof(Block),
-    .tp_dealloc = block_dealloc,
-    .tp_as_buffer = &block_as_buffer,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Bytes the reader wrote, viewed by numpy without a copy.",
-};
-
-/* A Block owning v's memory (v is left empty); NULL with an error set. */
-static PyObject *block_of(Vec *v) {
-    Block *b = PyObject_New(Block, &BlockType);
-    if (!b) return NULL;
-    if (!v->data) v->data = malloc(1); /* numpy wants an address, even for no bytes */
-    if (!v->data) {
-        Py_DECREF(b);
-        return PyErr_NoMemory();
-    }
-    b->data = v->data;
-    b->len = (Py_ssize_t)v->len;
-    v->data = NULL;
-    v->len = v->cap = 0;
-    return (PyObject *)b;
-}
 
 /* ------------------------------------------------------------------- tokens */
 
@@ -605,24 +527,6 @@ static inline uint64_t mul_128(uint64_t a, uint64_t b, uint64_t *lo) {
 #endif
 }
 
-/* Leading zero bits of x (not 0). */
-static inline int leading_zeros(uint64_t x) {
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(IOU_EVAL_PORTABLE_C)
-    return __builtin_clzll(x);
-#elif defined(_MSC_VER) && defined(_M_X64) && !defined(IOU_EVAL_PORTABLE_C)
-    unsigned long i;
-    _BitScanReverse64(&i, x);
-    return 63 - (int)i;
-#else
-    int n = 0;
-    while (!(x & ((uint64_t)1 << 63))) {
-        x <<= 1;
-        n++;
-    }
-    return n;
-#endif
-}
-
 /* floor(x / 2**16) without relying on how >> treats negative numbers. */
 static inline int64_t floor_shift16(int64_t x) { return x >= 0 ? x >> 16 : -((-x + 65535) >> 16); }
 
@@ -634,7 +538,7 @@ static inline int64_t floor_shift16(int64_t x) { return x >= 0 ? x >> 16 : -((-x
  */
 static int eisel_lemire(uint64_t w, int64_t q, double *out) {
     if (q < POW5_MIN || q > POW5_MAX) return 0;
-    int lz = leading_zeros(w);
+    int lz = iou_leading_zeros(w);
     w <<= lz;
     const uint64_t *p5 = POW5[q - POW5_MIN];
     uint64_t lo, hi = mul_128(w, p5[0], &lo);
@@ -704,7 +608,7 @@ static inline int num_double(const Num *n, double *out) {
 
 /* ------------------------------------------------------------------ reader */
 
-/* The columns, one Vec each; see py_results and py_dataset for their types. */
+/* The columns, one IouVec each; see py_results and py_dataset for their types. */
 enum {
     A_IMAGE, A_CATEGORY, A_BBOX, A_HAS_BBOX, A_SCORE, A_AREA, A_ISCROWD, A_IGNORE, A_ID,
     A_HAS_ID, S_LENGTH, S_SIZE, S_COUNTS, I_ID, I_WIDTH, I_HEIGHT, I_NAME, C_ID, C_NAME,
@@ -732,8 +636,8 @@ typedef struct {
     const uint8_t *base;
     int flags;
     int gt; /* ground-truth annotations (else results) */
-    Vec cols[NCOLS];
-    Vec deferred, texts;
+    IouVec cols[NCOLS];
+    IouVec deferred, texts;
     int64_t n_ann, n_img, n_cat;
 } Reader;
 
@@ -748,7 +652,7 @@ static inline int read_double(Reader *r, double *out, int col, int64_t index) {
     if (n.len >= 64) return -1;
     Deferred d = {(int64_t)(n.s - r->base), index, (int32_t)n.len, col};
     *out = 0.0;
-    return vec_put(&r->deferred, &d, sizeof d) < 0 ? -2 : 0;
+    return iou_vec_put(&r->deferred, &d, sizeof d) < 0 ? -2 : 0;
 }
 
 /* A number or null (NaN) into column `col`'s double `index`. */
@@ -771,7 +675,7 @@ static int read_text_or_null(Reader *r, int64_t *index) {
     if (read_text(&r->c, &s, &len) < 0) return -1;
     Text t = {(int64_t)(s - r->base), (int64_t)len};
     *index = (int64_t)(r->texts.len / sizeof t);
-    return vec_put(&r->texts, &t, sizeof t) < 0 ? -2 : 0;
+    return iou_vec_put(&r->texts, &t, sizeof t) < 0 ? -2 : 0;
 }
 
 /* Any value skipped (an unknown key's), within the grammar above. 0, or -1. */
@@ -831,14 +735,14 @@ static int read_flag(Cur *c, int nullable, uint8_t *out) {
  * The counts string, unescaped (\\ and \/; any other escape, a control
  * character or a byte outside ASCII: give up), appended to `out`; its length.
  */
-static int read_counts(Cur *c, Vec *out, int64_t *length) {
+static int read_counts(Cur *c, IouVec *out, int64_t *length) {
     if (!take(c, '"')) return -1;
     size_t before = out->len;
     const uint8_t *run = c->p;
     while (c->p < c->end) {
         uint8_t ch = *c->p;
         if (ch == '"' || ch == '\\') {
-            if (vec_put(out, run, (size_t)(c->p - run)) < 0) return -2;
+            if (iou_vec_put(out, run, (size_t)(c->p - run)) < 0) return -2;
             c->p++;
             if (ch == '"') {
                 *length = (int64_t)(out->len - before);
@@ -881,7 +785,7 @@ static int read_rle(Reader *r) {
         if (!take(c, '}')) return -1;
     }
     if (!have_size || !have_counts) return -1;
-    if (vec_put(&r->cols[S_LENGTH], &length, 8) < 0 || vec_put(&r->cols[S_SIZE], size, 16) < 0)
+    if (iou_vec_put(&r->cols[S_LENGTH], &length, 8) < 0 || iou_vec_put(&r->cols[S_SIZE], size, 16) < 0)
         return -2;
     return 0;
 }
@@ -971,20 +875,20 @@ static int read_annotation_field(Reader *r, Annotation *a, unsigned bit) {
 /* The annotation's columns: results (image, category, box, has box, score;
    masks: the RLE's) or ground truth (also area, iscrowd, ignore, id). */
 static int put_annotation(Reader *r, const Annotation *a) {
-    Vec *v = r->cols;
-    if (vec_put(&v[A_IMAGE], &a->image_id, 8) < 0 ||
-        vec_put(&v[A_CATEGORY], &a->category_id, 8) < 0 || vec_put(&v[A_BBOX], a->bbox, 32) < 0)
+    IouVec *v = r->cols;
+    if (iou_vec_put(&v[A_IMAGE], &a->image_id, 8) < 0 ||
+        iou_vec_put(&v[A_CATEGORY], &a->category_id, 8) < 0 || iou_vec_put(&v[A_BBOX], a->bbox, 32) < 0)
         return -2;
     if (r->flags & MASKS) {
-        if (vec_put(&v[A_HAS_BBOX], &a->has_bbox, 1) < 0) return -2;
+        if (iou_vec_put(&v[A_HAS_BBOX], &a->has_bbox, 1) < 0) return -2;
         int64_t none = -1, zero[2] = {0, 0};
-        if (!a->has_seg && (vec_put(&v[S_LENGTH], &none, 8) < 0 || vec_put(&v[S_SIZE], zero, 16) < 0))
+        if (!a->has_seg && (iou_vec_put(&v[S_LENGTH], &none, 8) < 0 || iou_vec_put(&v[S_SIZE], zero, 16) < 0))
             return -2;
     }
-    if (!r->gt) return vec_put(&v[A_SCORE], &a->score, 8) < 0 ? -2 : 0;
-    if (vec_put(&v[A_AREA], &a->area, 8) < 0 || vec_put(&v[A_ISCROWD], &a->iscrowd, 1) < 0 ||
-        vec_put(&v[A_IGNORE], &a->ignore, 1) < 0 || vec_put(&v[A_ID], &a->id, 8) < 0 ||
-        vec_put(&v[A_HAS_ID], &a->has_id, 1) < 0)
+    if (!r->gt) return iou_vec_put(&v[A_SCORE], &a->score, 8) < 0 ? -2 : 0;
+    if (iou_vec_put(&v[A_AREA], &a->area, 8) < 0 || iou_vec_put(&v[A_ISCROWD], &a->iscrowd, 1) < 0 ||
+        iou_vec_put(&v[A_IGNORE], &a->ignore, 1) < 0 || iou_vec_put(&v[A_ID], &a->id, 8) < 0 ||
+        iou_vec_put(&v[A_HAS_ID], &a->has_id, 1) < 0)
         return -2;
     return 0;
 }
@@ -1073,9 +977,9 @@ static int read_image(Reader *r) {
         seen |= bit;
     } while (take(c, ','));
     if (!take(c, '}') || !(seen & 1)) return -1;
-    Vec *v = r->cols;
-    if (vec_put(&v[I_ID], &id, 8) < 0 || vec_put(&v[I_NAME], &name, 8) < 0 ||
-        vec_put(&v[I_WIDTH], &width, 8) < 0 || vec_put(&v[I_HEIGHT], &height, 8) < 0)
+    IouVec *v = r->cols;
+    if (iou_vec_put(&v[I_ID], &id, 8) < 0 || iou_vec_put(&v[I_NAME], &name, 8) < 0 ||
+        iou_vec_put(&v[I_WIDTH], &width, 8) < 0 || iou_vec_put(&v[I_HEIGHT], &height, 8) < 0)
         return -2;
     r->n_img++;
     return 0;
@@ -1103,7 +1007,7 @@ static int read_category(Reader *r) {
         seen |= bit;
     } while (take(c, ','));
     if (!take(c, '}') || !(seen & 1)) return -1;
-    if (vec_put(&r->cols[C_ID], &id, 8) < 0 || vec_put(&r->cols[C_NAME], &name, 8) < 0) return -2;
+    if (iou_vec_put(&r->cols[C_ID], &id, 8) < 0 || iou_vec_put(&r->cols[C_NAME], &name, 8) < 0) return -2;
     r->n_cat++;
     return 0;
 }
@@ -1219,7 +1123,7 @@ static PyObject *columns_dict(Reader *r, const int *cols, int ncols) {
     Py_CLEAR(n);
     for (int i = 0; i < ncols; i++) {
         int col = cols[i];
-        PyObject *value = col == I_NAME || col == C_NAME ? text_list(r, col) : block_of(&r->cols[col]);
+        PyObject *value = col == I_NAME || col == C_NAME ? text_list(r, col) : iou_block_of_vec(&r->cols[col]);
         if (!value) {
             if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
                 PyErr_Clear();
@@ -1338,7 +1242,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__cocojson(void) {
-    if (PyType_Ready(&BlockType) < 0) return NULL;
+    if (iou_block_ready() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddIntConstant(m, "MASKS", MASKS) < 0 || PyModule_AddIntConstant(m, "BARE", BARE) < 0) {

@@ -25,139 +25,18 @@
  * arrays are equal bit for bit (tests/unit/test_box_core.py, tests/parity).
  * Both entry points release the GIL, so category parts run in threads.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "../_common.h"
 
-#if defined(_MSC_VER)
-#include <intrin.h>
-#endif
-#if defined(_MSC_VER) && !defined(__clang__)
-#pragma fp_contract(off)
-#endif
-
-/* ------------------------------------------------------------ arrays in */
-
-/* A C-contiguous buffer: float64 ('d'), bool ('?'), or an index column of
-   int32 or int64 (read through idx()). */
-typedef struct {
-    Py_buffer view;
-    int held, wide;
-    Py_ssize_t n;
-} Arr;
-
-static int acquire(PyObject *obj, Arr *a, char kind, int writable, const char *name) {
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, &a->view, flags) < 0) return -1;
-    a->held = 1;
-    const char *f = a->view.format ? a->view.format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') f++;
-    Py_ssize_t size = a->view.itemsize;
-    int ok;
-    if (kind == 'i') {
-        ok = *f && ((size == 4 && strchr("il", *f)) || (size == 8 && strchr("lq", *f)));
-        a->wide = size == 8;
-    } else {
-        ok = *f == kind && size == (kind == 'd' ? 8 : 1);
-    }
-    if (!ok) {
-        PyErr_Format(PyExc_TypeError, "%s: unexpected item type '%s' (%zd bytes)", name,
-                     a->view.format ? a->view.format : "B", size);
-        return -1;
-    }
-    a->n = a->view.len / size;
-    return 0;
-}
-
-static void release_all(Arr *a, int count) {
-    for (int i = 0; i < count; i++)
-        if (a[i].held) PyBuffer_Release(&a[i].view);
-}
-
-static inline int64_t idx(const Arr *a, Py_ssize_t i) {
-    return a->wide ? ((const int64_t *)a->view.buf)[i] : ((const int32_t *)a->view.buf)[i];
-}
-
-#define F64(a) ((double *)(a).view.buf)
-#define U8(a) ((const uint8_t *)(a).view.buf)
-
-/* Whether every index of `a` lies in [0, n). */
-static int in_range(const Arr *a, int64_t n) {
-    for (Py_ssize_t i = 0; i < a->n; i++) {
-        int64_t v = idx(a, i);
-        if (v < 0 || v >= n) return 0;
-    }
-    return 1;
-}
-
-/* ----------------------------------------------------------- arrays out */
-
-/* Memory the kernel filled, viewed by numpy's frombuffer without a copy. */
-typedef struct {
-    PyObject_HEAD
-    char *data;
-    Py_ssize_t len;
-} Block;
-
-static void block_dealloc(PyObject *self) {
-    free(((Block *)self)->data);
-    Py_TYPE(self)->tp_free(self);
-}
-
-static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
-    Block *b = (Block *)self;
-    return PyBuffer_FillInfo(view, self, b->data, b->len, 0, flags);
-}
-
-static PyBufferProcs block_as_buffer = {block_getbuffer, NULL};
-
-static PyTypeObject BlockType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "iou_eval.protocols._cococore.Block",
-    .tp_basicsize = sizeof(Block),
-    .tp_dealloc = block_dealloc,
-    .tp_as_buffer = &block_as_buffer,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Bytes the kernel wrote, viewed by numpy without a copy.",
-};
-
-/* A Block that takes `data` (len bytes; freed with it); NULL with an error set. */
-static PyObject *block_of(char *data, size_t len) {
-    Block *b = PyObject_New(Block, &BlockType);
-    if (!b) {
-        free(data);
-        return NULL;
-    }
-    b->data = data ? data : malloc(1);
-    b->len = (Py_ssize_t)len;
-    if (!b->data) {
-        Py_DECREF(b);
-        return PyErr_NoMemory();
-    }
-    return (PyObject *)b;
-}
+#define F64(a) IOU_F64P(a)
+#define U8(a) IOU_U8P(a)
 
 /* ---------------------------------------------------------------- groups */
-
-/* Set bits of x. */
-static inline int bit_count(uint64_t x) {
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(IOU_EVAL_PORTABLE_C)
-    return __builtin_popcountll(x);
-#elif defined(_MSC_VER) && defined(_M_X64) && !defined(IOU_EVAL_PORTABLE_C)
-    return (int)__popcnt64(x);
-#else
-    int n = 0;
-    for (; x; x &= x - 1) n++;
-    return n;
-#endif
-}
 
 /* The inputs of dense_groups(). */
 enum { D_A, D_B, D_NARGS };
 
 typedef struct {
-    Arr a[D_NARGS];
+    IouArr a[D_NARGS];
     int64_t n_total, n_used;
     uint64_t *bits;
     int64_t *below; /* set bits before each word */
@@ -172,22 +51,22 @@ static int run_dense(Dense *g) {
     if (!g->bits || !g->below) return -1;
     for (int i = 0; i < D_NARGS; i++)
         for (Py_ssize_t j = 0; j < g->a[i].n; j++) {
-            int64_t v = idx(&g->a[i], j);
+            int64_t v = iou_idx(&g->a[i], j);
             g->bits[v >> 6] |= (uint64_t)1 << (v & 63);
         }
     int64_t total = 0;
     for (size_t w = 0; w < words; w++) {
         g->below[w] = total;
-        total += bit_count(g->bits[w]);
+        total += iou_bit_count(g->bits[w]);
     }
     g->n_used = total;
     for (int i = 0; i < D_NARGS; i++) {
         g->code[i] = malloc((size_t)(g->a[i].n ? g->a[i].n : 1) * sizeof(int64_t));
         if (!g->code[i]) return -1;
         for (Py_ssize_t j = 0; j < g->a[i].n; j++) {
-            int64_t v = idx(&g->a[i], j);
+            int64_t v = iou_idx(&g->a[i], j);
             uint64_t low = g->bits[v >> 6] & (((uint64_t)1 << (v & 63)) - 1);
-            g->code[i][j] = g->below[v >> 6] + bit_count(low);
+            g->code[i][j] = g->below[v >> 6] + iou_bit_count(low);
         }
     }
     return 0;
@@ -201,9 +80,9 @@ static PyObject *py_dense_groups(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOL", &o[D_A], &o[D_B], &g.n_total)) return NULL;
     PyObject *result = NULL;
     for (int i = 0; i < D_NARGS; i++)
-        if (acquire(o[i], &g.a[i], 'i', 0, i ? "dt_group" : "gt_group") < 0) goto done;
-    if (g.n_total < 0 || g.n_total > ((int64_t)1 << 40) || !in_range(&g.a[D_A], g.n_total) ||
-        !in_range(&g.a[D_B], g.n_total)) {
+        if (iou_acquire(o[i], &g.a[i], IOU_INDEX, 0, 1, i ? "dt_group" : "gt_group") < 0) goto done;
+    if (g.n_total < 0 || g.n_total > ((int64_t)1 << 40) || !iou_in_range(&g.a[D_A], g.n_total) ||
+        !iou_in_range(&g.a[D_B], g.n_total)) {
         PyErr_SetString(PyExc_ValueError, "dense_groups: a group out of range");
         goto done;
     }
@@ -214,11 +93,11 @@ static PyObject *py_dense_groups(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    result = Py_BuildValue("(NNL)", block_of((char *)g.code[D_A], (size_t)g.a[D_A].n * 8),
-                           block_of((char *)g.code[D_B], (size_t)g.a[D_B].n * 8), g.n_used);
+    result = Py_BuildValue("(NNL)", iou_block_take((char *)g.code[D_A], (size_t)g.a[D_A].n * 8),
+                           iou_block_take((char *)g.code[D_B], (size_t)g.a[D_B].n * 8), g.n_used);
     g.code[D_A] = g.code[D_B] = NULL;
 done:
-    release_all(g.a, D_NARGS);
+    iou_release(g.a, D_NARGS);
     free(g.bits);
     free(g.below);
     free(g.code[D_A]);
@@ -276,13 +155,13 @@ static void sort_keyed(Keyed *v, Keyed *tmp, int64_t n) {
 enum { O_GROUP, O_SCORE, O_NARGS };
 
 typedef struct {
-    Arr a[O_NARGS];
+    IouArr a[O_NARGS];
     int64_t n_groups;
     int64_t *order;
 } Order;
 
 static int run_order(Order *o) {
-    const Arr *x = o->a;
+    const IouArr *x = o->a;
     const double *score = F64(x[O_SCORE]);
     int64_t n = x[O_GROUP].n;
     int64_t *start = calloc((size_t)o->n_groups + 1, sizeof *start);
@@ -294,10 +173,10 @@ static int run_order(Order *o) {
         free(tmp);
         return -1;
     }
-    for (int64_t i = 0; i < n; i++) start[idx(&x[O_GROUP], i) + 1]++;
+    for (int64_t i = 0; i < n; i++) start[iou_idx(&x[O_GROUP], i) + 1]++;
     for (int64_t g = 0; g < o->n_groups; g++) start[g + 1] += start[g];
     for (int64_t i = 0; i < n; i++) /* by group, stably */
-        v[start[idx(&x[O_GROUP], i)]++] = (Keyed){descending_key(score[i]), i};
+        v[start[iou_idx(&x[O_GROUP], i)]++] = (Keyed){descending_key(score[i]), i};
     for (int64_t g = 0, lo = 0; g < o->n_groups; lo = start[g++])
         if (start[g] - lo > 1) sort_keyed(v + lo, tmp + lo, start[g] - lo);
     for (int64_t i = 0; i < n; i++) o->order[i] = v[i].row;
@@ -314,11 +193,11 @@ static PyObject *py_group_order(PyObject *self, PyObject *args) {
     memset(&o, 0, sizeof o);
     if (!PyArg_ParseTuple(args, "OOL", &o_group, &o_score, &o.n_groups)) return NULL;
     PyObject *result = NULL;
-    if (acquire(o_group, &o.a[O_GROUP], 'i', 0, "group") < 0 ||
-        acquire(o_score, &o.a[O_SCORE], 'd', 0, "score") < 0)
+    if (iou_acquire(o_group, &o.a[O_GROUP], IOU_INDEX, 0, 1, "group") < 0 ||
+        iou_acquire(o_score, &o.a[O_SCORE], IOU_F64, 0, 1, "score") < 0)
         goto done;
     int ok = o.n_groups >= 0 && o.a[O_SCORE].n == o.a[O_GROUP].n &&
-             in_range(&o.a[O_GROUP], o.n_groups);
+             iou_in_range(&o.a[O_GROUP], o.n_groups);
     for (Py_ssize_t i = 0; ok && i < o.a[O_SCORE].n; i++) ok = F64(o.a[O_SCORE])[i] == F64(o.a[O_SCORE])[i];
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "group_order: a group out of range, or a NaN score");
@@ -331,10 +210,10 @@ static PyObject *py_group_order(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    result = block_of((char *)o.order, (size_t)o.a[O_GROUP].n * sizeof *o.order);
+    result = iou_block_take((char *)o.order, (size_t)o.a[O_GROUP].n * sizeof *o.order);
     o.order = NULL;
 done:
-    release_all(o.a, O_NARGS);
+    iou_release(o.a, O_NARGS);
     free(o.order);
     return result;
 }
@@ -345,7 +224,7 @@ done:
 enum { PD, PG, IOU, GT_POS, GT_CROWD, GT_IGNORE, THR, G_NARGS };
 
 typedef struct {
-    Arr a[G_NARGS];
+    IouArr a[G_NARGS];
     int64_t keep_lane;
     int n_area, n_thr, n_lanes;
     int64_t n_gt, n_rec, n_kept;
@@ -388,13 +267,13 @@ static int64_t best_candidate(const Cand *c, int64_t n, const uint64_t *taken, i
 
 /* Pairs [j0, j1) (one prediction's) as candidates; their largest IoU. */
 static double gather(const Greedy *g, int64_t j0, int64_t j1, Cand *c) {
-    const Arr *x = g->a;
+    const IouArr *x = g->a;
     const uint8_t *crowd = U8(x[GT_CROWD]), *ignore = U8(x[GT_IGNORE]);
     double most = -1.0;
     for (int64_t j = j0; j < j1; j++) {
         Cand *k = &c[j - j0];
-        k->gt = idx(&x[PG], j);
-        k->pos = idx(&x[GT_POS], k->gt);
+        k->gt = iou_idx(&x[PG], j);
+        k->pos = iou_idx(&x[GT_POS], k->gt);
         k->iou = F64(x[IOU])[j];
         k->crowd = crowd[k->gt];
         k->ignored = 0;
@@ -426,7 +305,7 @@ static int record_room(Greedy *g, size_t *cap) {
  * order of its records.  0, or -1 (no memory).
  */
 static int run_greedy(Greedy *g) {
-    const Arr *x = g->a;
+    const IouArr *x = g->a;
     const double *thr = F64(x[THR]), *iou = F64(x[IOU]);
     uint64_t *taken = calloc((size_t)(g->n_gt ? g->n_gt : 1), sizeof *taken);
     size_t cap = 0, kept_cap = 1024, room = 64;
@@ -436,8 +315,8 @@ static int run_greedy(Greedy *g) {
     if (!taken || !cand || !g->kept) goto done;
     int64_t n_pairs = x[PD].n;
     for (int64_t j0 = 0, j1; j0 < n_pairs; j0 = j1) {
-        int64_t d = idx(&x[PD], j0);
-        for (j1 = j0 + 1; j1 < n_pairs && idx(&x[PD], j1) == d; j1++) {
+        int64_t d = iou_idx(&x[PD], j0);
+        for (j1 = j0 + 1; j1 < n_pairs && iou_idx(&x[PD], j1) == d; j1++) {
         }
         if ((size_t)(j1 - j0) > room) {
             Cand *grown = realloc(cand, (size_t)(j1 - j0) * sizeof *cand);
@@ -477,7 +356,7 @@ done:
 
 /* Shapes and indices checked once, the GIL held.  0, or -1 with an error set. */
 static int check_greedy(Greedy *g) {
-    Arr *x = g->a;
+    IouArr *x = g->a;
     int64_t n_pairs = x[PD].n;
     g->n_gt = x[GT_POS].n;
     g->n_thr = (int)x[THR].n;
@@ -485,12 +364,12 @@ static int check_greedy(Greedy *g) {
     g->n_lanes = g->n_area * g->n_thr;
     if (x[PG].n != n_pairs || x[IOU].n != n_pairs || x[GT_CROWD].n != g->n_gt ||
         (g->n_gt && x[GT_IGNORE].n != (int64_t)g->n_area * g->n_gt) || g->n_lanes > 64 ||
-        g->n_gt >= INT32_MAX || !in_range(&x[PD], INT32_MAX) || !in_range(&x[PG], g->n_gt)) {
+        g->n_gt >= INT32_MAX || !iou_in_range(&x[PD], INT32_MAX) || !iou_in_range(&x[PG], g->n_gt)) {
         PyErr_SetString(PyExc_ValueError, "greedy: inconsistent shapes or an index out of range");
         return -1;
     }
     for (int64_t j = 1; j < n_pairs; j++) {
-        if (idx(&x[PD], j) < idx(&x[PD], j - 1)) {
+        if (iou_idx(&x[PD], j) < iou_idx(&x[PD], j - 1)) {
             PyErr_SetString(PyExc_ValueError, "greedy: pairs must be sorted by prediction");
             return -1;
         }
@@ -506,12 +385,13 @@ static PyObject *py_greedy(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOOOL", &o[PD], &o[PG], &o[IOU], &o[GT_POS], &o[GT_CROWD],
                           &o[GT_IGNORE], &o[THR], &g.keep_lane))
         return NULL;
-    static const char kinds[G_NARGS] = {'i', 'i', 'd', 'i', '?', '?', 'd'};
-    static const char *names[G_NARGS] = {"pd",       "pg",        "iou",       "gt_position",
-                                         "gt_crowd", "gt_ignore", "thresholds"};
+    static const IouArg spec[G_NARGS] = {
+        {"pd", IOU_INDEX, 0, 1},       {"pg", IOU_INDEX, 0, 1},         {"iou", IOU_F64, 0, 1},
+        {"gt_position", IOU_INDEX, 0, 1}, {"gt_crowd", IOU_BOOL, 0, 1}, {"gt_ignore", IOU_BOOL, 0, -1},
+        {"thresholds", IOU_F64, 0, 1},
+    };
     PyObject *result = NULL;
-    for (int i = 0; i < G_NARGS; i++)
-        if (acquire(o[i], &g.a[i], kinds[i], 0, names[i]) < 0) goto done;
+    if (iou_acquire_all(o, g.a, spec, G_NARGS) < 0) goto done;
     if (check_greedy(&g) < 0) goto done;
     int status;
     Py_BEGIN_ALLOW_THREADS status = run_greedy(&g);
@@ -520,14 +400,14 @@ static PyObject *py_greedy(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    result = Py_BuildValue("(NNNN)", block_of((char *)g.lane, (size_t)g.n_rec * 4),
-                           block_of((char *)g.dt, (size_t)g.n_rec * 4),
-                           block_of((char *)g.gt, (size_t)g.n_rec * 4),
-                           block_of((char *)g.kept, (size_t)g.n_kept * 8));
+    result = Py_BuildValue("(NNNN)", iou_block_take((char *)g.lane, (size_t)g.n_rec * 4),
+                           iou_block_take((char *)g.dt, (size_t)g.n_rec * 4),
+                           iou_block_take((char *)g.gt, (size_t)g.n_rec * 4),
+                           iou_block_take((char *)g.kept, (size_t)g.n_kept * 8));
     g.lane = g.dt = g.gt = NULL;
     g.kept = NULL;
 done:
-    release_all(g.a, G_NARGS);
+    iou_release(g.a, G_NARGS);
     free(g.lane);
     free(g.dt);
     free(g.gt);
@@ -544,11 +424,11 @@ enum { F_LANE, F_DT, F_GT, F_IGNORE, F_ZERO, F_OUTSIDE, F_NARGS };
  * counted: scored rather than ignored -- a true positive, or a match to an
  * id-0 ground truth that is not ignored, by a prediction inside the range.
  */
-static void flag_records(const Arr *x, int64_t n_thr, int64_t n_gt, int64_t n_dt, uint8_t *tp,
+static void flag_records(const IouArr *x, int64_t n_thr, int64_t n_gt, int64_t n_dt, uint8_t *tp,
                          uint8_t *counted) {
     const uint8_t *ignore = U8(x[F_IGNORE]), *zero = U8(x[F_ZERO]), *outside = U8(x[F_OUTSIDE]);
     for (Py_ssize_t i = 0; i < x[F_LANE].n; i++) {
-        int64_t area = idx(&x[F_LANE], i) / n_thr, g = idx(&x[F_GT], i), d = idx(&x[F_DT], i);
+        int64_t area = iou_idx(&x[F_LANE], i) / n_thr, g = iou_idx(&x[F_GT], i), d = iou_idx(&x[F_DT], i);
         int on_ignored = ignore[area * n_gt + g] != 0, z = zero[g] != 0;
         tp[i] = !z && !on_ignored;
         counted[i] = tp[i] || (z && !on_ignored && !outside[area * n_dt + d]);
@@ -558,22 +438,23 @@ static void flag_records(const Arr *x, int64_t n_thr, int64_t n_gt, int64_t n_dt
 static PyObject *py_record_flags(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *o[F_NARGS];
-    Arr x[F_NARGS];
+    IouArr x[F_NARGS];
     memset(x, 0, sizeof x);
     int64_t n_thr, n_area;
     if (!PyArg_ParseTuple(args, "OOOOOOLL", &o[F_LANE], &o[F_DT], &o[F_GT], &o[F_IGNORE],
                           &o[F_ZERO], &o[F_OUTSIDE], &n_thr, &n_area))
         return NULL;
-    static const char kinds[F_NARGS] = {'i', 'i', 'i', '?', '?', '?'};
-    static const char *names[F_NARGS] = {"lane", "dt", "gt", "gt_ignore", "gt_zero_id", "outside"};
+    static const IouArg spec[F_NARGS] = {
+        {"lane", IOU_INDEX, 0, 1},       {"dt", IOU_INDEX, 0, 1},          {"gt", IOU_INDEX, 0, 1},
+        {"gt_ignore", IOU_BOOL, 0, -1}, {"gt_zero_id", IOU_BOOL, 0, 1}, {"outside", IOU_BOOL, 0, -1},
+    };
     PyObject *result = NULL;
     uint8_t *tp = NULL, *counted = NULL;
-    for (int i = 0; i < F_NARGS; i++)
-        if (acquire(o[i], &x[i], kinds[i], 0, names[i]) < 0) goto done;
+    if (iou_acquire_all(o, x, spec, F_NARGS) < 0) goto done;
     int64_t n = x[F_LANE].n, n_gt = x[F_ZERO].n, n_dt = n_area > 0 ? x[F_OUTSIDE].n / n_area : 0;
     if (n_thr <= 0 || n_area < 0 || x[F_DT].n != n || x[F_GT].n != n || x[F_IGNORE].n != n_area * n_gt ||
-        x[F_OUTSIDE].n != n_area * n_dt || !in_range(&x[F_LANE], n_area * n_thr) ||
-        !in_range(&x[F_GT], n_gt) || !in_range(&x[F_DT], n_dt)) {
+        x[F_OUTSIDE].n != n_area * n_dt || !iou_in_range(&x[F_LANE], n_area * n_thr) ||
+        !iou_in_range(&x[F_GT], n_gt) || !iou_in_range(&x[F_DT], n_dt)) {
         PyErr_SetString(PyExc_ValueError, "record_flags: inconsistent shapes or indices");
         goto done;
     }
@@ -585,10 +466,10 @@ static PyObject *py_record_flags(PyObject *self, PyObject *args) {
     }
     Py_BEGIN_ALLOW_THREADS flag_records(x, n_thr, n_gt, n_dt, tp, counted);
     Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(NN)", block_of((char *)tp, (size_t)n), block_of((char *)counted, (size_t)n));
+    result = Py_BuildValue("(NN)", iou_block_take((char *)tp, (size_t)n), iou_block_take((char *)counted, (size_t)n));
     tp = counted = NULL;
 done:
-    release_all(x, F_NARGS);
+    iou_release(x, F_NARGS);
     free(tp);
     free(counted);
     return result;
@@ -611,7 +492,7 @@ typedef struct {
 } Rec;
 
 typedef struct {
-    Arr a[A_NARGS];
+    IouArr a[A_NARGS];
     int64_t lane_thr, n_thr, n_dt, n_k, n_area, n_max, n_rec, n_r;
     int64_t n_sel; /* the categories accumulated (CATS) */
     int64_t n_out; /* the arrays' K: category CATS[i] goes to SLOTS[i] */
@@ -635,15 +516,15 @@ typedef struct {
 /* The records of the accumulated thresholds by accumulation position (a
    counting sort: one pass to count, one to place). */
 static void place_records(Acc *c) {
-    const Arr *x = c->a;
+    const IouArr *x = c->a;
     memset(c->rec_at, 0, (size_t)(c->n_dt + 1) * sizeof *c->rec_at);
     for (int64_t i = 0; i < c->n_rec; i++)
-        if (idx(&x[REC_LANE], i) % c->lane_thr < c->n_thr) c->rec_at[c->inv[idx(&x[REC_DT], i)] + 1]++;
+        if (iou_idx(&x[REC_LANE], i) % c->lane_thr < c->n_thr) c->rec_at[c->inv[iou_idx(&x[REC_DT], i)] + 1]++;
     for (int64_t p = 0; p < c->n_dt; p++) c->rec_at[p + 1] += c->rec_at[p];
     for (int64_t i = 0; i < c->n_rec; i++) {
-        int64_t lane = idx(&x[REC_LANE], i), t = lane % c->lane_thr;
+        int64_t lane = iou_idx(&x[REC_LANE], i), t = lane % c->lane_thr;
         if (t >= c->n_thr) continue;
-        int64_t p = c->inv[idx(&x[REC_DT], i)];
+        int64_t p = c->inv[iou_idx(&x[REC_DT], i)];
         /* rec_at[p] walks up to rec_at[p + 1]; put back below */
         c->rec[c->rec_at[p]++] = (Rec){(int32_t)t, (uint8_t)(lane / c->lane_thr),
                                        U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
@@ -696,7 +577,7 @@ static int64_t sweep(Acc *c, int64_t k, int64_t a, int64_t max_det, int64_t *fir
  */
 static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, int64_t need_at,
                   int64_t at_stage, int64_t at_rc) {
-    const Arr *x = c->a;
+    const IouArr *x = c->a;
     double *pr = c->pr + t * c->cap;
     const int64_t *tp_pos = c->tp_pos + t * c->cap, ntp = c->tp[t];
     for (int64_t i = ntp - 1; i > 0; i--)
@@ -706,14 +587,14 @@ static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, in
     F64(x[RECALL])[at_rc] = nd ? (double)ntp / (double)npig : 0.0;
     for (int64_t r = 0; r < c->n_r; r++) {
         double q = 0.0, ss = 0.0;
-        int64_t need = idx(&x[NEED], need_at + r);
+        int64_t need = iou_idx(&x[NEED], need_at + r);
         if (!nd) {
         } else if (need == 0) { /* recall point 0: position 0, whatever it is */
             q = ntp ? pr[0] : 0.0;
-            ss = score[idx(&x[ORDER], first)];
+            ss = score[iou_idx(&x[ORDER], first)];
         } else if (need <= ntp) {
             q = pr[need - 1];
-            ss = score[idx(&x[ORDER], tp_pos[need - 1])];
+            ss = score[iou_idx(&x[ORDER], tp_pos[need - 1])];
         }
         precision[r] = q;
         scores[r] = ss;
@@ -723,14 +604,14 @@ static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, in
 /* One category's staged curves ([A, M, T, R]) into the [T, R, K, A, M] arrays at k = slot,
    area ranges with ground truth to count only: each (t, r) writes A * M neighbours. */
 static void flush_category(Acc *c, int64_t k, int64_t slot) {
-    const Arr *x = c->a;
+    const IouArr *x = c->a;
     int64_t n_a = c->n_area, n_m = c->n_max, n_t = c->n_thr, n_r = c->n_r, n_k = c->n_out;
     double *precision = F64(x[PRECISION]), *scores = F64(x[SCORES]);
     for (int64_t t = 0; t < n_t; t++)
         for (int64_t r = 0; r < n_r; r++) {
             int64_t at = ((t * n_r + r) * n_k + slot) * n_a * n_m;
             for (int64_t a = 0; a < n_a; a++) {
-                if (idx(&x[NPIG], k * n_a + a) <= 0) continue;
+                if (iou_idx(&x[NPIG], k * n_a + a) <= 0) continue;
                 for (int64_t m = 0; m < n_m; m++) {
                     int64_t from = ((a * n_m + m) * n_t + t) * n_r + r;
                     precision[at + a * n_m + m] = c->stage_q[from];
@@ -742,13 +623,13 @@ static void flush_category(Acc *c, int64_t k, int64_t slot) {
 
 /* The room the curves need: the most records of one threshold in one category. */
 static int64_t curve_room(Acc *c) {
-    const Arr *x = c->a;
+    const IouArr *x = c->a;
     int64_t n = c->n_k * c->lane_thr * c->n_area, most = 1;
     int64_t *count = calloc((size_t)(n ? n : 1), sizeof *count);
     if (!count) return -1;
     for (int64_t i = 0; i < c->n_rec; i++) {
-        int64_t d = idx(&x[REC_DT], i), k = idx(&x[DT_CAT], d);
-        int64_t v = ++count[k * c->lane_thr * c->n_area + idx(&x[REC_LANE], i)];
+        int64_t d = iou_idx(&x[REC_DT], i), k = iou_idx(&x[DT_CAT], d);
+        int64_t v = ++count[k * c->lane_thr * c->n_area + iou_idx(&x[REC_LANE], i)];
         if (v > most) most = v;
     }
     free(count);
@@ -757,15 +638,15 @@ static int64_t curve_room(Acc *c) {
 
 /* Every (selected category, area range, maxDets, threshold) with ground truth to count. */
 static void run_curves(Acc *c) {
-    const Arr *x = c->a;
+    const IouArr *x = c->a;
     int64_t n_k = c->n_out, n_a = c->n_area, n_m = c->n_max, n_r = c->n_r;
     for (int64_t kk = 0; kk < c->n_sel; kk++) {
-        int64_t k = idx(&x[CATS], kk), slot = idx(&x[SLOTS], kk);
+        int64_t k = iou_idx(&x[CATS], kk), slot = iou_idx(&x[SLOTS], kk);
         for (int64_t a = 0; a < n_a; a++) {
-            int64_t npig = idx(&x[NPIG], k * n_a + a), first;
+            int64_t npig = iou_idx(&x[NPIG], k * n_a + a), first;
             if (npig <= 0) continue;
             for (int64_t m = 0; m < n_m; m++) {
-                int64_t nd = sweep(c, k, a, idx(&x[MAX_DETS], m), &first);
+                int64_t nd = sweep(c, k, a, iou_idx(&x[MAX_DETS], m), &first);
                 for (int64_t t = 0; t < c->n_thr; t++) {
                     int64_t at_rc = ((t * n_k + slot) * n_a + a) * n_m + m;
                     int64_t at_stage = ((a * n_m + m) * c->n_thr + t) * n_r;
@@ -778,7 +659,7 @@ static void run_curves(Acc *c) {
 }
 
 static int run_accumulate(Acc *c) {
-    const Arr *x = c->a;
+    const IouArr *x = c->a;
     size_t n = (size_t)(c->n_dt ? c->n_dt : 1), t = (size_t)(c->n_thr ? c->n_thr : 1);
     c->cap = curve_room(c);
     if (c->cap < 0) return -1;
@@ -800,11 +681,11 @@ static int run_accumulate(Acc *c) {
         return -1;
     const uint8_t *outside = U8(x[OUTSIDE]);
     for (int64_t p = 0; p < c->n_dt; p++) {
-        int64_t d = idx(&x[ORDER], p);
+        int64_t d = iou_idx(&x[ORDER], p);
         c->inv[d] = (int32_t)p;
-        int64_t r = idx(&x[DT_RANK], d);
+        int64_t r = iou_idx(&x[DT_RANK], d);
         c->rank[p] = r > INT32_MAX ? INT32_MAX : (int32_t)r;
-        c->starts[idx(&x[DT_CAT], d) + 1]++;
+        c->starts[iou_idx(&x[DT_CAT], d) + 1]++;
         for (int64_t a = 0; a < c->n_area; a++) c->inside[p * c->n_area + a] = !outside[a * c->n_dt + d];
     }
     for (int64_t k = 0; k < c->n_k; k++) c->starts[k + 1] += c->starts[k];
@@ -830,7 +711,7 @@ static void free_accumulate(Acc *c) {
 
 /* Shapes, indices and the order checked once, the GIL held.  0, or -1 with an error set. */
 static int check_accumulate(Acc *c) {
-    Arr *x = c->a;
+    IouArr *x = c->a;
     int64_t d = x[ORDER].n, k = c->n_k, a = c->n_area, m = x[MAX_DETS].n;
     c->n_dt = d;
     c->n_max = m;
@@ -847,14 +728,19 @@ static int check_accumulate(Acc *c) {
              x[NPIG].n == k * a && x[NEED].n == k * a * r &&
              x[PRECISION].n == c->n_thr * r * ks * a * m && x[SCORES].n == x[PRECISION].n &&
              x[RECALL].n == c->n_thr * ks * a * m && x[SLOTS].n == c->n_sel &&
-             in_range(&x[CATS], k) && in_range(&x[SLOTS], ks) && in_range(&x[ORDER], d) &&
-             in_range(&x[DT_CAT], k) && in_range(&x[REC_DT], d) &&
-             in_range(&x[REC_LANE], a * c->lane_thr);
+             iou_in_range(&x[CATS], k) && iou_in_range(&x[SLOTS], ks) && iou_in_range(&x[ORDER], d) &&
+             iou_in_range(&x[DT_CAT], k) && iou_in_range(&x[REC_DT], d) &&
+             iou_in_range(&x[REC_LANE], a * c->lane_thr);
     for (int64_t p = 1; ok && p < d; p++) /* by category */
-        ok = idx(&x[DT_CAT], idx(&x[ORDER], p - 1)) <= idx(&x[DT_CAT], idx(&x[ORDER], p));
-    for (int64_t i = 0; ok && i < x[NEED].n; i++) ok = idx(&x[NEED], i) >= 0;
-    if (!ok) PyErr_SetString(PyExc_ValueError, "accumulate: inconsistent shapes or indices");
-    return ok ? 0 : -1;
+        ok = iou_idx(&x[DT_CAT], iou_idx(&x[ORDER], p - 1)) <= iou_idx(&x[DT_CAT], iou_idx(&x[ORDER], p));
+    for (int64_t i = 0; ok && i < x[NEED].n; i++) ok = iou_idx(&x[NEED], i) >= 0;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "accumulate: inconsistent shapes or indices");
+        return -1;
+    }
+    /* Each prediction at one position: a repeated one would leave another's
+       position unwritten, and the records would be placed out of bounds. */
+    return iou_is_permutation(&x[ORDER], "accumulate", "order") == 1 ? 0 : -1;
 }
 
 static PyObject *py_accumulate(PyObject *self, PyObject *args) {
@@ -868,15 +754,16 @@ static PyObject *py_accumulate(PyObject *self, PyObject *args) {
                           &o[NEED], &c.n_k, &c.n_area, &o[CATS], &o[SLOTS], &o[PRECISION],
                           &o[RECALL], &o[SCORES]))
         return NULL;
-    static const char kinds[A_NARGS] = {'i', 'i', 'd', 'i', '?', 'i', 'i', '?',
-                                        '?', 'i', 'i', 'i', 'i', 'i', 'd', 'd', 'd'};
-    static const char *names[A_NARGS] = {
-        "order",     "dt_category", "dt_score", "dt_rank", "outside",   "rec_lane",
-        "rec_dt",    "rec_tp",      "rec_counted", "max_dets", "npig", "need",
-        "categories", "slots",      "precision", "recall", "scores"};
+    static const IouArg spec[A_NARGS] = {
+        {"order", IOU_INDEX, 0, 1},      {"dt_category", IOU_INDEX, 0, 1}, {"dt_score", IOU_F64, 0, 1},
+        {"dt_rank", IOU_INDEX, 0, 1},    {"outside", IOU_BOOL, 0, -1},     {"rec_lane", IOU_INDEX, 0, 1},
+        {"rec_dt", IOU_INDEX, 0, 1},     {"rec_tp", IOU_BOOL, 0, 1},       {"rec_counted", IOU_BOOL, 0, 1},
+        {"max_dets", IOU_INDEX, 0, 1},   {"npig", IOU_INDEX, 0, -1},       {"need", IOU_INDEX, 0, -1},
+        {"categories", IOU_INDEX, 0, 1}, {"slots", IOU_INDEX, 0, 1},       {"precision", IOU_F64, 1, -1},
+        {"recall", IOU_F64, 1, -1},      {"scores", IOU_F64, 1, -1},
+    };
     PyObject *result = NULL;
-    for (int i = 0; i < A_NARGS; i++)
-        if (acquire(o[i], &c.a[i], kinds[i], i >= PRECISION, names[i]) < 0) goto done;
+    if (iou_acquire_all(o, c.a, spec, A_NARGS) < 0) goto done;
     if (check_accumulate(&c) < 0) goto done;
     int status;
     Py_BEGIN_ALLOW_THREADS status = run_accumulate(&c);
@@ -884,7 +771,7 @@ static PyObject *py_accumulate(PyObject *self, PyObject *args) {
     if (status < 0) PyErr_NoMemory();
     else result = Py_NewRef(Py_None);
 done:
-    release_all(c.a, A_NARGS);
+    iou_release(c.a, A_NARGS);
     free_accumulate(&c);
     return result;
 }
@@ -924,6 +811,6 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__cococore(void) {
-    if (PyType_Ready(&BlockType) < 0) return NULL;
+    if (iou_block_ready() < 0) return NULL;
     return PyModule_Create(&module);
 }
