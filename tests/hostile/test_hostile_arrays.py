@@ -1,0 +1,247 @@
+"""Hostile arrays handed straight to the compiled parts: refused with a Python error, never read.
+
+The Python side always passes contiguous arrays of the right type; these
+tests pass what it never does (a float64 array where int64 is expected, an
+int8 one where bool is, a repeated index in an order, sizes whose product
+overflows) and check that each part refuses it with a TypeError or
+ValueError naming the argument, through the checks of iou_eval/_common.h.
+``make sanitize`` runs them under AddressSanitizer and
+UndefinedBehaviorSanitizer, where a read out of bounds or an overflow
+would stop the run.  Real calls are recorded from a small evaluation and
+replayed with one argument changed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iou_eval import evaluate
+
+pytestmark = pytest.mark.hostile
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_data" / "coco"
+
+
+def _part(dotted: str):
+    try:
+        return importlib.import_module(dotted)
+    except ImportError:
+        pytest.skip(f"{dotted} is not built here")
+
+
+class _Recorder:
+    """A compiled module whose calls are recorded (name, args) and passed on."""
+
+    def __init__(self, module):
+        self.module = module
+        self.calls: list[tuple[str, tuple]] = []
+
+    def __getattr__(self, name):
+        real = getattr(self.module, name)
+
+        def record(*args):
+            self.calls.append((name, args))
+            return real(*args)
+
+        return record
+
+
+@pytest.fixture(scope="module")
+def coco_calls():
+    """The COCO core's and the box kernel's calls while sample_data/coco is scored."""
+    core = _Recorder(_part("iou_eval.protocols._cococore"))
+    boxes = _Recorder(_part("iou_eval.geometry._boxkernel"))
+    with pytest.MonkeyPatch.context() as m:
+        m.delenv("IOU_EVAL_NO_KERNEL", raising=False)
+        m.setattr("iou_eval.protocols.accumulate.coco_core", lambda: core)
+        m.setattr("iou_eval.protocols.matching.coco_core", lambda: core)
+        m.setattr("iou_eval.geometry.kernel.box_kernel", lambda: boxes)
+        evaluate(str(SAMPLE / "gt.json"), str(SAMPLE / "preds.json"))
+    calls: dict[str, tuple] = {}
+    for name, args in core.calls + boxes.calls:
+        calls.setdefault(name, args)
+    return calls
+
+
+def _call(part: str, calls: dict, name: str, changes: dict[int, object]):
+    """Call ``name`` again with the recorded arguments, argument i replaced by changes[i]."""
+    if name not in calls:
+        pytest.skip(f"{name} was not called on the sample")
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in calls[name]]
+    for i, v in changes.items():
+        args[i] = v
+    return getattr(_part(part), name)(*args)
+
+
+CORE = "iou_eval.protocols._cococore"
+
+
+def test_recorded_calls_replay_as_they_were(coco_calls):
+    """The replay itself is sound: unchanged arguments are accepted."""
+    _call(CORE, coco_calls, "accumulate", {})
+    _call(CORE, coco_calls, "greedy", {})
+    _call("iou_eval.geometry._boxkernel", coco_calls, "pairs", {})
+
+
+def test_accumulate_refuses_an_order_with_a_repeated_prediction(coco_calls):
+    order = np.array(coco_calls["accumulate"][0], dtype=np.int64)
+    assert len(order) > 1
+    order[1] = order[0]
+    with pytest.raises(ValueError, match="order must be a permutation"):
+        _call(CORE, coco_calls, "accumulate", {0: order})
+
+
+def test_accumulate_refuses_an_order_shorter_than_the_predictions(coco_calls):
+    order = np.array(coco_calls["accumulate"][0], dtype=np.int64)[:-1]
+    with pytest.raises(ValueError, match="accumulate"):
+        _call(CORE, coco_calls, "accumulate", {0: order})
+
+
+def test_accumulate_refuses_float64_where_an_index_is_expected(coco_calls):
+    order = np.array(coco_calls["accumulate"][0], dtype=np.float64)
+    with pytest.raises(TypeError, match="order: expected int32 or int64"):
+        _call(CORE, coco_calls, "accumulate", {0: order})
+
+
+def test_accumulate_refuses_int64_scores(coco_calls):
+    score = np.zeros(len(coco_calls["accumulate"][2]), dtype=np.int64)
+    with pytest.raises(TypeError, match="dt_score: expected float64"):
+        _call(CORE, coco_calls, "accumulate", {2: score})
+
+
+def test_accumulate_refuses_an_unwritable_output(coco_calls):
+    precision = coco_calls["accumulate"][18].copy()
+    precision.flags.writeable = False
+    with pytest.raises((BufferError, ValueError, TypeError)):
+        _call(CORE, coco_calls, "accumulate", {18: precision})
+
+
+def test_greedy_refuses_int8_where_bool_is_expected(coco_calls):
+    crowd = np.zeros(len(coco_calls["greedy"][4]), dtype=np.int8)
+    with pytest.raises(TypeError, match="gt_crowd: expected bool"):
+        _call(CORE, coco_calls, "greedy", {4: crowd})
+
+
+def test_greedy_refuses_a_two_dimensional_index_column(coco_calls):
+    pd = np.asarray(coco_calls["greedy"][0]).reshape(1, -1)
+    with pytest.raises(ValueError, match="pd: expected 1 dimension"):
+        _call(CORE, coco_calls, "greedy", {0: pd})
+
+
+def test_box_pairs_refuse_a_strided_view(coco_calls):
+    xyxy = np.repeat(np.asarray(coco_calls["pairs"][5]), 2, axis=0)[::2]
+    with pytest.raises((BufferError, ValueError, TypeError)):
+        _call("iou_eval.geometry._boxkernel", coco_calls, "pairs", {5: xyxy})
+
+
+def test_box_pairs_refuse_float32_boxes(coco_calls):
+    xyxy = np.asarray(coco_calls["pairs"][5], dtype=np.float32)
+    with pytest.raises(TypeError, match="dt_xyxy: expected float64"):
+        _call("iou_eval.geometry._boxkernel", coco_calls, "pairs", {5: xyxy})
+
+
+def test_group_order_refuses_a_structured_array():
+    core = _part(CORE)
+    pairs = np.zeros(3, dtype=[("a", np.int64)])
+    with pytest.raises(TypeError, match="group: expected"):
+        core.group_order(pairs, np.zeros(3), 1)
+
+
+# -- the mask kernel ------------------------------------------------------------
+
+RLE = "iou_eval.geometry._rlekernel"
+
+
+def _mask_side(h: int, w: int, counts: bytes = b"04") -> list[np.ndarray]:
+    """(buffer, start, length, height, width) of one mask as the kernel reads it."""
+    return [
+        np.frombuffer(counts, dtype=np.uint8),
+        np.array([0], dtype=np.int64),
+        np.array([len(counts)], dtype=np.int64),
+        np.array([h], dtype=np.int64),
+        np.array([w], dtype=np.int64),
+    ]
+
+
+def _pair_ious(dt: list, gt: list, **changes) -> np.ndarray:
+    """One pair (dt row 0, gt row 0) in one block; ``changes`` replace named arguments."""
+    i64 = lambda *v: np.array(v, dtype=np.int64)  # noqa: E731
+    args = {
+        "crowd": np.zeros(1, dtype=np.uint8),
+        "d_rows": i64(0), "d_starts": i64(0, 1), "g_rows": i64(0), "g_starts": i64(0, 1),
+        "p_starts": i64(0, 1), "p_d": i64(0), "p_g": i64(0),
+        "out": np.full(1, -7.0),
+    }  # fmt: skip
+    args.update(changes)
+    _part(RLE).pair_ious(*dt, *gt, *args.values())
+    return args["out"]
+
+
+def test_pair_ious_of_two_masks_is_one():
+    assert _pair_ious(_mask_side(2, 2), _mask_side(2, 2)).tolist() == [1.0]
+
+
+def test_pair_ious_with_sizes_whose_product_overflows():
+    """h * w beyond int64: no pixel walk (UBSan stops the old signed product), pycocotools' 0."""
+    side = _mask_side(2**40, 2**40)
+    assert _pair_ious(side, side).tolist() == [0.0]
+
+
+def test_pair_ious_refuses_float64_rows():
+    with pytest.raises(TypeError, match="p_d: expected int64"):
+        _pair_ious(_mask_side(2, 2), _mask_side(2, 2), p_d=np.zeros(1))
+
+
+def test_mask_check_refuses_float64_offsets():
+    side = _mask_side(2, 2)
+    with pytest.raises(TypeError, match="str_off: expected int64"):
+        _part(RLE).check(
+            side[0], np.array([0.0, 2.0]), side[3], side[4], np.zeros(1, np.int64),
+            np.zeros((1, 4), np.int64),
+        )  # fmt: skip
+
+
+def test_mask_check_refuses_int32_sizes():
+    side = _mask_side(2, 2)
+    with pytest.raises(TypeError, match="height: expected int64"):
+        _part(RLE).check(
+            side[0], np.array([0, 2]), side[3].astype(np.int32), side[4],
+            np.zeros(1, np.int64), np.zeros((1, 4), np.int64),
+        )  # fmt: skip
+
+
+def test_polygons_refuse_float32_coordinates():
+    with pytest.raises(TypeError, match="xy: expected float64"):
+        _part(RLE).polygons(
+            np.zeros(6, np.float32), np.array([0, 6]), np.array([4]), np.array([4]),
+            np.zeros(1, np.int64),
+        )  # fmt: skip
+
+
+# -- the DOTA polygon kernel ------------------------------------------------------
+
+
+def test_polygon_iou_refuses_int64_corners():
+    poly = _part("iou_eval.geometry._polykernel")
+    square = np.array([[0, 0, 1, 0, 1, 1, 0, 1]], dtype=np.int64)
+    with pytest.raises(TypeError, match="gt: expected float64"):
+        poly.iou_poly(square, square.astype(np.float64), np.zeros(1))
+
+
+def test_polygon_iou_refuses_corners_that_are_not_eight_a_pair():
+    poly = _part("iou_eval.geometry._polykernel")
+    with pytest.raises(ValueError, match="iou_poly"):
+        poly.iou_poly(np.zeros(7), np.zeros(7), np.zeros(1))
+
+
+def test_polygon_iou_of_a_square_with_itself_is_one():
+    poly = _part("iou_eval.geometry._polykernel")
+    square = np.array([[0, 0, 1, 0, 1, 1, 0, 1]], dtype=np.float64)
+    out = np.zeros(1)
+    poly.iou_poly(square, square, out)
+    assert out.tolist() == [1.0]
