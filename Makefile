@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-stream bench-openimages clean
+.PHONY: help compile demo report test soak check format sanitize wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-stream bench-openimages clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -40,21 +40,58 @@ report: $(VENV)/.dev ## plots, a self-contained report/index.html and drawings f
 	$(BIN)/iou-eval draw sample_data/coco/gt.json sample_data/coco/preds.json \
 		--images sample_data/images -o report/drawings
 
+# A test that hangs fails after TEST_TIMEOUT seconds (pytest-timeout) instead of stalling the run.
+TEST_TIMEOUT ?= 300
+
 test: $(VENV)/.dev ## run the whole test suite (parity, acceptance, CLI)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" --timeout=$(TEST_TIMEOUT)
 
 soak: $(VENV)/.dev ## long randomized parity runs against pycocotools
 	$(BIN)/python -m pytest -q -m slow
 
-check: $(VENV)/.dev ## ruff lint + format check, mypy on the package, the import contract
+check: $(VENV)/.dev ## ruff lint + format check, mypy on the package, the import contract, dead code
 	$(BIN)/ruff check iou_eval tests
 	$(BIN)/ruff format --check iou_eval tests
 	$(BIN)/mypy iou_eval
 	$(BIN)/lint-imports
+	$(BIN)/vulture
 
 format: $(VENV)/.dev ## apply ruff's formatting and safe fixes
 	$(BIN)/ruff check --fix iou_eval tests
 	$(BIN)/ruff format iou_eval tests
+
+# The C parts built again with AddressSanitizer and UndefinedBehaviorSanitizer
+# into a copy of the package (build/sanitize), and the tests that call them
+# run there: a read or write out of bounds, a signed overflow or a misaligned
+# load stops the run with its stack.  CPython leaks by design: leak checks off.
+# The parity subset runs on the compiled path only (the numpy runs call no C).
+SANITIZE_DIR    ?= build/sanitize
+SANITIZE_CC     ?= gcc
+SANITIZE_CFLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g
+SANITIZE_TESTS  ?= tests/hostile/test_hostile_arrays.py tests/unit/test_box_core.py \
+	tests/unit/test_rle_kernel.py tests/unit/test_coco_reader.py tests/unit/test_masks.py \
+	tests/unit/test_mask_bounds.py tests/unit/test_boundary.py tests/unit/test_polygon_masks.py
+SANITIZE_ENV     = LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# (Not lvis-api's parity tests: it imports matplotlib, whose extensions abort
+# under an LD_PRELOADed ASan runtime; LVIS runs on the same core as COCO.)
+SANITIZE_PARITY ?= tests/parity/test_coco_parity.py tests/parity/test_segm_parity.py \
+	tests/parity/test_dota_parity.py
+
+sanitize: $(VENV)/.dev ## build the C parts with ASan + UBSan (build/sanitize) and run the tests that call them
+	rm -rf $(SANITIZE_DIR)
+	mkdir -p $(SANITIZE_DIR)
+	cp -r iou_eval setup.py pyproject.toml README.md $(SANITIZE_DIR)/
+	find $(SANITIZE_DIR)/iou_eval \( -name '*.so' -o -name '*.pyd' -o -name __pycache__ \) -prune -exec rm -rf {} +
+	ln -s $(CURDIR)/tests $(SANITIZE_DIR)/tests
+	cd $(SANITIZE_DIR) && CC=$(SANITIZE_CC) CFLAGS="$(SANITIZE_CFLAGS)" \
+		$(CURDIR)/$(BIN)/python setup.py --quiet build_ext --inplace
+	@n=$$(find $(SANITIZE_DIR)/iou_eval -name '_*.so' | wc -l); [ "$$n" -eq 5 ] \
+		|| { echo "sanitize: $$n of the 5 compiled parts built"; exit 1; }
+	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) $(CURDIR)/$(BIN)/python -c "import sys, iou_eval; \
+		sys.exit(0 if iou_eval.__file__.startswith('$(abspath $(SANITIZE_DIR))/') else 'sanitize: not the sanitized copy')"
+	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider -x $(SANITIZE_TESTS)
+	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider -x -k compiled $(SANITIZE_PARITY)
 
 # The wheel a user installs: built here with the compiled parts this machine
 # can build (cibuildwheel builds them for every platform: [tool.cibuildwheel]
