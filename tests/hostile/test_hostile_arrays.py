@@ -21,6 +21,8 @@ import pytest
 
 from iou_eval import evaluate
 
+from ..skip_reasons import compiled_missing
+
 pytestmark = pytest.mark.hostile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +33,7 @@ def _part(dotted: str):
     try:
         return importlib.import_module(dotted)
     except ImportError:
-        pytest.skip(f"{dotted} is not built here")
+        pytest.skip(compiled_missing(dotted, dotted))
 
 
 class _Recorder:
