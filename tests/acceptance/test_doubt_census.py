@@ -84,7 +84,8 @@ SAMPLE_SCENES = [
     ("voc", "voc/annotations", "voc/predictions", {}, 0),
     ("labelme", "labelme/gt", "labelme/preds", {}, 0),
     ("yolo", "yolo/data.yaml", "yolo/predictions", {}, 0),
-    ("yolo json", "yolo/data.yaml", "yolo/predictions.json", {}, 0),  # read in Ultralytics numbering
+    # read in Ultralytics numbering
+    ("yolo json", "yolo/data.yaml", "yolo/predictions.json", {}, 0),
     ("lvis", "lvis/gt.json", "lvis/preds.json", {}, 0),
     ("keypoints", "keypoints/gt.json", "keypoints/preds.json", {"iou_type": "keypoints"}, 0),
     ("openimages", "openimages/gt.csv", "openimages/preds.csv", {}, 1),  # an image not listed
