@@ -19,7 +19,6 @@ from iou_eval.analysis.bootstrap import PARALLEL_MIN_WORK, run_bootstrap
 from iou_eval.analysis.records import Analysis
 from iou_eval.analysis.run import run_analyses
 from iou_eval.data.dataset import Dataset
-from iou_eval.data.doubts import Doubt
 from iou_eval.data.image_labels import verified_labels, with_class_names
 from iou_eval.data.oriented import describe, oriented_doubts
 from iou_eval.data.reconcile import Alignment, align
@@ -41,18 +40,12 @@ from iou_eval.io.inputs import (
 from iou_eval.io.loaders import detect_format
 from iou_eval.io.option_files import resolve, resolve_read
 from iou_eval.options import EvalOptions, ReadOptions
-from iou_eval.protocols.coco_run import run_coco
-from iou_eval.protocols.lvis import federated_ground_truth, run_lvis
-from iou_eval.protocols.openimages import run_openimages
-from iou_eval.protocols.params import AUTO, Protocol, build_protocols
-from iou_eval.protocols.voc import run_voc
-from iou_eval.results import (
-    EvaluationResult,
-    ProtocolResult,
-    coco_result,
-    openimages_result,
-    voc_result,
-)
+from iou_eval.protocols.builtin import run_notes
+from iou_eval.protocols.lvis import federated_ground_truth
+from iou_eval.protocols.params import AUTO, Protocol
+from iou_eval.protocols.records import RunContext
+from iou_eval.protocols.registry import build_protocols, record_of
+from iou_eval.results import EvaluationResult, ProtocolResult
 
 # Reading the ground truth in a child pays off only beside a large predictions file.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -95,38 +88,8 @@ def load(
 
 
 def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
-    """Where the input triggers a pycocotools defect that the protocol reproduces."""
-    gt = alignment.gt
-    out: list[str] = []
-    if protocol.is_dota:
-        from iou_eval.protocols.dota import devkit_notes
-
-        return devkit_notes(alignment, protocol)
-    if not protocol.coco_grid:
-        return out
-    out.extend(protocol.summary_warnings())
-    if protocol.is_lvis and (crowd := int(gt.is_crowd.sum())):
-        out.append(
-            f"{gt.source}: {crowd} ground truth(s) are marked iscrowd; like lvis-api, the LVIS "
-            "protocol scores them as ordinary objects (plain IoU, no crowd regions)"
-        )
-    if protocol.zero_id_quirk:
-        n0 = int((gt.ann_id == 0).sum())
-        if n0:
-            out.append(
-                f"{gt.source}: {n0} ground truth(s) have annotation id 0; like pycocotools, a "
-                "prediction matched to one counts as a false positive (pass --count-id-zero "
-                "to count it)"
-            )
-    if not protocol.honour_ignore:
-        flagged = int((gt.ignore & ~gt.is_crowd).sum())
-        if flagged:
-            out.append(
-                f"{gt.source}: {flagged} ground truth(s) are flagged ignore/difficult but not "
-                "crowd; like pycocotools, they count as ordinary objects (pass --honour-ignore "
-                "to ignore them)"
-            )
-    return out
+    """Where the input meets a rule of the reference that the protocol reproduces."""
+    return record_of(protocol).notes(alignment, protocol)
 
 
 def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[str, object]:
@@ -318,75 +281,6 @@ def _load_beside_cluster(
         return gt_ds, pending.result()
 
 
-def _coco_scored(
-    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
-) -> ProtocolResult:
-    """pycocotools' evaluation (boxes or masks), in category parts on ``workers`` or a cluster."""
-    point, boot = options.point, options.bootstrap
-    evaluation = run_coco(
-        alignment, protocol, point.iou_thr, workers, executor,
-        keep_accumulation=(
-            options.runtime.keep_accumulation or boot.bootstrap > 0 or options.analysis.any
-        ),
-    )  # fmt: skip
-    return coco_result(alignment, evaluation, point.score_thr)
-
-
-def _lvis_scored(
-    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
-) -> ProtocolResult:
-    """lvis-api's ``LVISEval`` (boxes or masks), on the COCO machinery's parts and workers."""
-    point, boot = options.point, options.bootstrap
-    evaluation = run_lvis(
-        alignment, protocol, point.iou_thr, workers, executor,
-        keep_accumulation=(
-            options.runtime.keep_accumulation or boot.bootstrap > 0 or options.analysis.any
-        ),
-    )  # fmt: skip
-    return coco_result(alignment, evaluation, point.score_thr)
-
-
-def _voc_scored(
-    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
-) -> ProtocolResult:
-    """The VOC devkit's ``voc_eval`` at ``--iou-thr`` (one process: it is fast)."""
-    point = options.point
-    return voc_result(alignment, run_voc(alignment, protocol, point.iou_thr), point.score_thr)
-
-
-def _openimages_scored(
-    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
-) -> ProtocolResult:
-    """The Open Images detection challenge metric at ``--iou-thr`` (one process)."""
-    point = options.point
-    ev = run_openimages(alignment, protocol, point.iou_thr)
-    return openimages_result(alignment, ev, point.score_thr)
-
-
-def _dota_scored(
-    alignment: Alignment, protocol: Protocol, options: EvalOptions, workers: int, executor: Any
-) -> ProtocolResult:
-    """The DOTA devkit's task-1 evaluation at ``--iou-thr`` (0.5), on oriented boxes."""
-    from iou_eval.protocols.dota import run_dota
-
-    point = options.point
-    return voc_result(alignment, run_dota(alignment, protocol, point.iou_thr), point.score_thr)
-
-
-# Protocol name -> how an aligned pair is scored into a ProtocolResult.  A new
-# protocol is one module in iou_eval/protocols/, its factory in
-# protocols.params.BY_NAME, and one line here.
-SCORERS: dict[str, Callable[..., ProtocolResult]] = {
-    "coco": _coco_scored,
-    "lvis": _lvis_scored,
-    "voc07": _voc_scored,
-    "voc12": _voc_scored,
-    "openimages": _openimages_scored,
-    "dota": _dota_scored,
-    "dota-allpoint": _dota_scored,
-}
-
-
 def _challenge_inputs(
     gt: Any, gt_ds: Dataset, protocols: list[Protocol], opts: EvalOptions
 ) -> tuple[Dataset, Callable[[Alignment], Alignment], list[str]]:
@@ -398,7 +292,7 @@ def _challenge_inputs(
     changes (its options are refused).
     """
     po = opts.protocol
-    if not any(p.name == "openimages" for p in protocols):
+    if not any(record_of(p).image_labels for p in protocols):
         given = [f for f, v in (("--oi-hierarchy", po.oi_hierarchy),
                                 ("--oi-image-labels", po.oi_image_labels)) if v]  # fmt: skip
         if given:
@@ -430,13 +324,23 @@ def score(
     replicates on; the numbers are the same.
     """
     boot = options.bootstrap
-    scorer = SCORERS.get(protocol.name)
-    if scorer is None:
+    record = record_of(protocol)
+    if boot.bootstrap > 0 and not record.bootstrap:
         raise UsageError(
-            f"--protocol: no scorer for {protocol.name!r} (known: {', '.join(SCORERS)})"
+            f"--bootstrap: --protocol {protocol.name} has no bootstrap replicates "
+            "(score it alone, or with another protocol without --bootstrap)"
         )
-    result = scorer(alignment, protocol, options, workers, executor)
-    if boot.bootstrap <= 0:
+    context = RunContext(
+        iou_thr=options.point.iou_thr,
+        score_thr=options.point.score_thr,
+        workers=workers,
+        executor=executor,
+        keep_accumulation=(
+            options.runtime.keep_accumulation or boot.bootstrap > 0 or options.analysis.any
+        ),
+    )
+    result = ProtocolResult.of(protocol, *record.score(alignment, protocol, context))
+    if boot.bootstrap <= 0 or result.evaluation is None:
         return result
     big = len(alignment.pred) * boot.bootstrap >= PARALLEL_MIN_WORK
     replicates = run_bootstrap(
@@ -543,7 +447,7 @@ def _evaluate(
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
     if unsized(gt_ds):
         # No pixel sizes: the area ranges would compare fractions with pixel bounds.
-        protocols = [p if p.is_voc else p.without_area_ranges() for p in protocols]
+        protocols = [p.without_area_ranges() for p in protocols]
     gt_ds, attach_labels, oi_notes = _challenge_inputs(gt, gt_ds, protocols, opts)
     alignment = attach_labels(align(gt_ds, pred_ds, opts.read.image_size))
     alignment, selected = select(alignment, opts.analysis.img_ids, opts.analysis.cat_ids)
@@ -622,36 +526,14 @@ def lvis_notes(
     gt: Dataset, opts: EvalOptions, protocols: list[Protocol], federated: bool
 ) -> list[str]:
     """What the run says about LVIS: which protocol an LVIS file got, and what a COCO run ignores."""
-    names = {p.name for p in protocols}
-    out = []
-    if federated and AUTO in opts.protocol.protocol:
-        out.append(
-            f"{gt.source}: an LVIS ground truth (neg_category_ids / frequency): scored with the "
-            "LVIS protocol (lvis-api's federated rules); pass --protocol coco for COCO's"
-        )
-    if federated and "coco" in names:
-        out.append(
-            f"{gt.source}: an LVIS ground truth scored with COCO's rules (--protocol coco): "
-            "neg_category_ids, not_exhaustive_category_ids and frequency are ignored, every "
-            "category counts on every image and results are capped per image and category, "
-            "not at 300 per image (pass --protocol lvis for LVIS's)"
-        )
-    if "lvis" in names and not federated:
-        out.append(
-            f"{gt.source}: --protocol lvis on a ground truth without LVIS lists: no image has "
-            "neg_category_ids, so only the categories labelled on an image are scored there, "
-            "and without category frequencies APr, APc and APf are undefined"
-        )
-    elif "lvis" in names and gt.categories.frequency is None:
-        out.append(f"{gt.source}: no category has a frequency: APr, APc and APf are undefined")
-    if "lvis" in names and opts.analysis.cat_ids is not None:
-        out.append(
-            Doubt(
-                "--cat-ids with --protocol lvis: the 300 results per image are the top scores "
-                "of the selected categories (lvis-api caps every category's results first)"
-            )
-        )
-    return out
+    return run_notes(
+        gt.source,
+        federated,
+        gt.categories.frequency is not None,
+        protocols,
+        AUTO in opts.protocol.protocol,
+        opts.analysis.cat_ids is not None,
+    )
 
 
 def selection_inputs(alignment: Alignment, opts: EvalOptions) -> dict[str, object]:

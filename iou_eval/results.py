@@ -21,11 +21,16 @@ from iou_eval.data.columns import Columns, clean
 from iou_eval.data.doubts import doubts_of
 from iou_eval.data.reconcile import Alignment
 from iou_eval.protocols.accumulate import CocoArrays
-from iou_eval.protocols.coco import CocoEvaluation, OperatingPoint
-from iou_eval.protocols.openimages import OpenImagesEvaluation
+from iou_eval.protocols.counts import (  # noqa: F401  (the tables' helpers, where they were)
+    ALL_CLASSES,
+    PredictionColumns,
+    point_counts,
+    prediction_columns,
+)
 from iou_eval.protocols.params import Protocol
-from iou_eval.protocols.tables import PointCounts, ScoreSweep, count_point, sweeps_by_class
-from iou_eval.protocols.voc import VocEvaluation
+from iou_eval.protocols.records import Evaluation, ProtocolRecord, Tables
+from iou_eval.protocols.registry import record_of
+from iou_eval.protocols.tables import ScoreSweep, sweeps_by_class
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -55,10 +60,29 @@ class ProtocolResult:
     classes: Columns
     images: Columns
     arrays: CocoArrays | None = None
-    evaluation: Any = None
+    evaluation: Evaluation | None = None
     bootstrap: Bootstrap | None = None
     predictions: PredictionColumns | None = None
     notes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, protocol: Protocol, evaluation: Evaluation, tables: Tables) -> ProtocolResult:
+        """The result of ``protocol``'s scorer: its evaluation and its tables."""
+        return cls(
+            protocol=protocol,
+            summary=tables.summary,
+            classes=tables.classes,
+            images=tables.images,
+            arrays=tables.arrays,
+            evaluation=evaluation,
+            predictions=tables.predictions,
+            notes=tables.notes,
+        )
+
+    @property
+    def record(self) -> ProtocolRecord:
+        """What every wing asks of this result's protocol (its metrics, headline, description)."""
+        return record_of(self.protocol)
 
     @cached_property
     def score_sweeps(self) -> dict[str, ScoreSweep]:
@@ -86,266 +110,6 @@ class ProtocolResult:
 
     def params(self, settings: dict[str, Any]) -> dict[str, Any]:
         return {**self.protocol.params(), **settings}
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    out = np.full(num.shape, np.nan)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
-
-
-def _f1(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
-    return _ratio(2 * tp, 2 * tp + fp + fn)
-
-
-def _mean_valid(a: np.ndarray) -> float:
-    v = a[a > -1]
-    return float(np.mean(v)) if v.size else float("nan")
-
-
-# The one row of the per-class table when categories are ignored.
-ALL_CLASSES = "all classes"
-
-
-def _extra_rows(alignment: Alignment, count_extra: bool = True) -> np.ndarray:
-    """Rows of the predictions of categories only they have (false positives), if counted."""
-    if not count_extra:
-        return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(alignment.pred.category_idx >= alignment.n_categories)
-
-
-def point_counts(
-    alignment: Alignment,
-    point: OperatingPoint,
-    score_thr: float,
-    class_agnostic: bool = False,
-    count_extra: bool = True,
-) -> PointCounts:
-    """:class:`PointCounts` for scored rows plus the unscored prediction-only ones.
-
-    ``class_agnostic``: matches pair boxes of any categories, so every box
-    counts in one class (``C = 1``); counting a prediction's hit in its own
-    class and the object it hit in another would give impossible rows.
-    ``count_extra``: count prediction-only categories' boxes as false
-    positives (LVIS drops them instead).
-    """
-    point_rows = point.dt_rows
-    gt, pred = alignment.gt, alignment.pred
-    extra = _extra_rows(alignment, count_extra)
-
-    def cls(col: np.ndarray) -> np.ndarray:
-        return np.zeros(len(col), dtype=np.int64) if class_agnostic else col
-
-    return count_point(
-        n_images=len(gt.images),
-        n_classes=1 if class_agnostic else len(gt.categories),
-        gt_image=gt.image_idx,
-        gt_class=cls(gt.category_idx),
-        gt_counts=point.gt_counts,
-        dt_image=pred.image_idx[point_rows],
-        dt_class=cls(pred.category_idx[point_rows]),
-        dt_score=pred.scores[point_rows],
-        dt_tp=point.tp,
-        dt_fp=point.fp,
-        dt_iou=point.match_iou,
-        extra_image=pred.image_idx[extra],
-        extra_class=cls(pred.category_idx[extra]),
-        extra_score=pred.scores[extra],
-        score_thr=score_thr,
-        dt_order=None if class_agnostic else point.order,
-    )
-
-
-def class_keys(alignment: Alignment, class_agnostic: bool) -> dict[str, list]:
-    """The ``class`` and ``category_id`` columns: one row per category, or one for all."""
-    if class_agnostic:
-        return {"class": [ALL_CLASSES], "category_id": [None]}
-    cats = alignment.gt.categories
-    return {"class": list(cats.names), "category_id": list(cats.ids)}
-
-
-def per_image_table(alignment: Alignment, c: PointCounts, overlap: str = "IoU") -> Columns:
-    """One row per image; ``overlap`` names the mean overlap of its matches (``IoU``, ``OKS``)."""
-    images = alignment.gt.images
-    fn = c.image_gt - c.image_tp
-    precision = _ratio(c.image_tp, c.image_tp + c.image_fp)
-    recall = _ratio(c.image_tp, c.image_gt)
-    return Columns(
-        {
-            "image_id": list(images.ids),
-            "file_name": list(images.file_names),
-            "gt": c.image_gt,
-            "predictions": c.image_pred,
-            "TP": c.image_tp,
-            "FP": c.image_fp,
-            "FN": fn,
-            # On crowd regions or difficult objects: neither true nor false.
-            "ignored": c.image_pred - c.image_tp - c.image_fp,
-            "precision": precision,
-            "recall": recall,
-            "F1": _f1(c.image_tp, c.image_fp, fn),
-            f"mean_{overlap}": _ratio(c.image_iou_sum, c.image_tp),
-        }
-    )
-
-
-# The per-class note of a category only the predictions have, by protocol.
-EXTRA_NOTE = "only in predictions: every box is a false positive"
-EXTRA_NOTE_LVIS = "only in predictions: not scored (LVIS)"
-
-
-def class_counts(
-    alignment: Alignment, c: PointCounts, class_agnostic: bool = False, extra_note: str = EXTRA_NOTE
-) -> dict[str, np.ndarray]:
-    """The count-based per-class columns, shared by every protocol."""
-    k = alignment.n_categories
-    n_all = len(c.class_gt)
-    fn = c.class_gt - c.class_tp
-    precision = _ratio(c.class_tp, c.class_tp + c.class_fp)
-    recall = _ratio(c.class_tp, c.class_gt)
-    if class_agnostic:
-        note = np.array(["class-agnostic: every category counts as one class"])
-    else:
-        note = np.where(
-            np.arange(n_all) >= k,
-            extra_note,
-            np.where(c.class_gt == 0, "no ground truth: AP undefined", ""),
-        )
-    return {
-        "gt": c.class_gt,
-        "predictions": c.class_pred,
-        "TP": c.class_tp,
-        "FP": c.class_fp,
-        "FN": fn,
-        "precision": precision,
-        "recall": recall,
-        "F1": _f1(c.class_tp, c.class_fp, fn),
-        "best_F1": c.class_best_f1,
-        "best_F1_score": c.class_best_score,
-        "note": note,
-    }
-
-
-def coco_result(alignment: Alignment, ev: CocoEvaluation, score_thr: float) -> ProtocolResult:
-    """Summary, per-class and per-image tables of a COCO evaluation (an LVIS one too).
-
-    Class-agnostic, the per-class table is one row: the arrays hold one
-    category (pycocotools' ``useCats=0``), and so do the counts.  Under LVIS
-    the recall column is ``AR300`` and prediction-only categories are not
-    counted (lvis-api drops their results).
-    """
-    agnostic = ev.protocol.class_agnostic
-    lvis = ev.protocol.is_lvis
-    c = point_counts(alignment, ev.point, score_thr, agnostic, count_extra=not lvis)
-    n_rows = len(c.class_gt)
-    k = 1 if agnostic else alignment.n_categories
-    prec = ev.arrays.precision
-    rec = ev.arrays.recall
-    thr = np.asarray(ev.protocol.iou_thresholds)
-    ap = np.full(n_rows, np.nan)
-    ap50 = np.full(n_rows, np.nan)
-    ap75 = np.full(n_rows, np.nan)
-    ar = np.full(n_rows, np.nan)
-    if prec.size:
-        for j in range(k):
-            ap[j] = _mean_valid(prec[:, :, j, 0, -1])
-            ar[j] = _mean_valid(rec[:, j, 0, -1])
-            t50 = np.flatnonzero(thr == 0.5)
-            t75 = np.flatnonzero(thr == 0.75)
-            if t50.size:
-                ap50[j] = _mean_valid(prec[t50, :, j, 0, -1])
-            if t75.size:
-                ap75[j] = _mean_valid(prec[t75, :, j, 0, -1])
-    classes = Columns(
-        {
-            **class_keys(alignment, agnostic),
-            "AP": ap,
-            "AP50": ap50,
-            "AP75": ap75,
-            (f"AR{max(ev.protocol.max_dets)}" if lvis else ev.protocol.class_recall_key): ar,
-            **class_counts(alignment, c, agnostic, EXTRA_NOTE_LVIS if lvis else EXTRA_NOTE),
-        }
-    )
-    return ProtocolResult(
-        protocol=ev.protocol,
-        summary=dict(ev.summary),
-        classes=classes,
-        images=per_image_table(
-            alignment, c, "OKS" if ev.protocol.iou_type == "keypoints" else "IoU"
-        ),
-        arrays=ev.arrays,
-        evaluation=ev,
-        predictions=prediction_columns(alignment, ev.point, count_extra=not lvis),
-    )
-
-
-def voc_result(alignment: Alignment, ev: VocEvaluation, score_thr: float) -> ProtocolResult:
-    """Summary (mAP), per-class and per-image tables of a VOC evaluation (one row class-agnostic)."""
-    agnostic = ev.protocol.class_agnostic
-    c = point_counts(alignment, ev.point, score_thr, agnostic)
-    ap = np.full(len(c.class_gt), np.nan)
-    ap[: len(ev.ap)] = ev.ap
-    classes = Columns(
-        {**class_keys(alignment, agnostic), "AP": ap, **class_counts(alignment, c, agnostic)}
-    )
-    return ProtocolResult(
-        protocol=ev.protocol,
-        summary=dict(ev.summary),
-        classes=classes,
-        images=per_image_table(alignment, c),
-        evaluation=ev,
-        predictions=prediction_columns(alignment, ev.point),
-    )
-
-
-def openimages_notes(alignment: Alignment, ev: OpenImagesEvaluation) -> tuple[str, ...]:
-    """What the Open Images protocol left out, in words (nothing when nothing was)."""
-    out = []
-    source = alignment.pred.source
-    left = ev.left_out
-    if left["unverified"]:
-        out.append(
-            f"{source}: {left['unverified']} prediction(s) of classes neither verified nor boxed "
-            "in their image were left out, as the challenge leaves them out"
-        )
-    if left["no_area"]:
-        out.append(
-            f"{source}: {left['no_area']} prediction(s) with no width or height were left out, "
-            "as the challenge's evaluator removes them"
-        )
-    if left["low_score"]:
-        out.append(
-            f"{source}: {left['low_score']} prediction(s) scored -10 or lower were left out, "
-            "as the challenge's evaluator drops them"
-        )
-    return tuple(out)
-
-
-def openimages_result(
-    alignment: Alignment, ev: OpenImagesEvaluation, score_thr: float
-) -> ProtocolResult:
-    """Summary (mAP), per-class and per-image tables of the Open Images challenge metric.
-
-    The counts read the challenge's matches: a group-of box hit is one true
-    positive (the highest prediction inside it); the other predictions
-    inside it, and those left out (classes not verified in their image), are
-    neither true nor false positives.
-    """
-    c = point_counts(alignment, ev.point, score_thr, count_extra=False)
-    counts = class_counts(alignment, c)
-    counts["note"] = np.where(c.class_gt == 0, "no ground truth: AP undefined", "")
-    classes = Columns({**class_keys(alignment, False), "AP": ev.ap, **counts})
-    return ProtocolResult(
-        protocol=ev.protocol,
-        summary=dict(ev.summary),
-        classes=classes,
-        images=per_image_table(alignment, c),
-        evaluation=ev,
-        predictions=prediction_columns(alignment, ev.point, count_extra=False),
-        notes=openimages_notes(alignment, ev),
-    )
 
 
 def bootstrap_block(b: Bootstrap) -> dict[str, Any]:
@@ -496,7 +260,7 @@ class EvaluationResult:
         scalars, per-class arrays), ``classes`` int32, a one-element array
         squeezed to a scalar.  The COCO protocol's results only.
         """
-        coco = [r for r in self.results if r.protocol.name == "coco" and r.arrays is not None]
+        coco = [r for r in self.results if r.record.torchmetrics and r.arrays is not None]
         if not coco:
             from iou_eval.errors import UsageError
 
@@ -530,76 +294,6 @@ class EvaluationResult:
         import pandas as pd
 
         return pd.DataFrame(rows, columns=["protocol", "scope", "key", "metric", "value"])
-
-
-@dataclass(frozen=True)
-class PredictionColumns:
-    """The predictions the per-class and per-image tables count, with their outcome.
-
-    ``[D]`` rows: first the protocol's scored predictions (after maxDets) in
-    the order of its :class:`~iou_eval.protocols.coco.OperatingPoint`, then the
-    ``D - n_scored`` predictions of categories only the predictions have
-    (never matched: false positives).  No score threshold is applied:
-    ``score >= score_thr`` selects what the tables count.  A row that is
-    neither ``tp`` nor ``fp`` is ignored (on a crowd region or a difficult
-    object).
-
-    Attributes:
-        iou_thr: the operating point's IoU threshold.
-        rows: ``[D]`` int64 rows of the aligned predictions (``Alignment.pred``).
-        image_idx, category_idx: ``[D]`` int64 (the prediction's own
-            category, class-agnostic runs too).
-        score: ``[D]`` float64.
-        tp, fp: ``[D]`` bool.
-        match_gt: ``[D]`` int64 the matched row of the aligned ground truth, -1: none.
-        match_iou: ``[D]`` float64 the overlap with it (IoF on a crowd region), 0: none.
-        n_scored: how many leading rows the protocol scored.
-    """
-
-    iou_thr: float
-    rows: np.ndarray
-    image_idx: np.ndarray
-    category_idx: np.ndarray
-    score: np.ndarray
-    tp: np.ndarray
-    fp: np.ndarray
-    match_gt: np.ndarray
-    match_iou: np.ndarray
-    n_scored: int
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-
-def prediction_columns(
-    alignment: Alignment, point: OperatingPoint, count_extra: bool = True
-) -> PredictionColumns:
-    """:class:`PredictionColumns` of an operating point on its alignment.
-
-    The point's own arrays are shared (not copied) when no prediction-only
-    category adds rows (``count_extra`` False: none does).
-    """
-    pred = alignment.pred
-    extra = _extra_rows(alignment, count_extra)
-    n = len(point.dt_rows)
-
-    def tail(head: np.ndarray, value: Any) -> np.ndarray:
-        # Prediction-only categories: unmatched false positives (count_point's ``extra``).
-        return head if not len(extra) else np.r_[head, np.full(len(extra), value, head.dtype)]
-
-    rows = np.r_[point.dt_rows, extra].astype(np.int64) if len(extra) else point.dt_rows
-    return PredictionColumns(
-        iou_thr=point.iou_thr,
-        rows=rows,
-        image_idx=pred.image_idx[rows],
-        category_idx=pred.category_idx[rows],
-        score=pred.scores[rows],
-        tp=tail(point.tp, False),
-        fp=tail(point.fp, True),
-        match_gt=tail(point.match_gt, -1),
-        match_iou=tail(point.match_iou, 0.0),
-        n_scored=n,
-    )
 
 
 def class_sweeps(r: ProtocolResult) -> tuple[dict[str, ScoreSweep], ScoreSweep | None]:

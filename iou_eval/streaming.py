@@ -49,7 +49,8 @@ from iou_eval.io.inputs import finish_loaded
 from iou_eval.io.loaders.batches import SIDES, BatchReader, Place, keep_top, read_batch
 from iou_eval.io.stream_state import StreamState, take_rows
 from iou_eval.options import AnalysisOptions, EvalOptions
-from iou_eval.protocols.params import AUTO, LVIS_MAX_DETS, Protocol, build_protocols
+from iou_eval.protocols.params import AUTO, Protocol
+from iou_eval.protocols.registry import build_protocols, record_of
 from iou_eval.results import EvaluationResult
 
 # How reports name the evaluator's state where they name a file.
@@ -75,14 +76,11 @@ def kept_per_image(
         return None
     caps, per_class = [], []
     for p in protocols:
-        if p.is_lvis:
-            caps.append(LVIS_MAX_DETS)
-            per_class.append(False)
-            continue
-        if p.name != "coco" or not p.max_dets:
+        cap = record_of(p).stream_cap(p)
+        if cap is None:
             return None
-        caps.append(max(p.max_dets))
-        per_class.append(not p.class_agnostic)
+        caps.append(cap[0])
+        per_class.append(cap[1])
     if analysis.calibration:
         caps.append(100)
         per_class.append(True)

@@ -70,7 +70,7 @@ def _matches_at(results: Sequence, iou_thr: float):
     for r in results:
         p = r.protocol
         ev = r.evaluation
-        if not p.coco_grid or p.class_agnostic or max(p.max_dets) != 100:
+        if not r.record.coco_matching or p.class_agnostic or max(p.max_dets, default=0) != 100:
             continue
         if ev is not None and ev.point.iou_thr == iou_thr:
             return r

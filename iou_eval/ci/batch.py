@@ -19,10 +19,6 @@ from iou_eval.results import EvaluationResult
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-LEADERBOARD_COCO = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR100"]
-LEADERBOARD_LVIS = ["AP", "AP50", "AP75", "APr", "APc", "APf", "AR300"]
-LEADERBOARD_KEYPOINTS = ["AP", "AP50", "AP75", "APm", "APl", "AR"]
-
 
 @dataclass
 class BatchResult:
@@ -44,26 +40,14 @@ class BatchResult:
         import pandas as pd
 
         rows = []
+        directions: dict[str, bool] = {}
         for path, r in self.results.items():
             row: dict[str, Any] = {"file": path}
             for pr in r.results:
-                if not pr.protocol.coco_grid:
-                    key = "mAP" if len(r.results) == 1 else f"{pr.protocol.label} mAP"
-                    row[key] = pr.summary.get("mAP")
-                else:
-                    # Boxes keep the plain names; masks are prefixed (segm AP).
-                    tag = "" if pr.protocol.iou_type == "bbox" else f"{pr.protocol.iou_type} "
-                    if pr.protocol.is_lvis and len(r.results) > 1:
-                        tag = f"lvis {tag}"  # beside COCO's numbers of the same names
-                    keys = (
-                        LEADERBOARD_LVIS
-                        if pr.protocol.is_lvis
-                        else LEADERBOARD_KEYPOINTS
-                        if pr.protocol.iou_type == "keypoints"
-                        else LEADERBOARD_COCO
-                    )
-                    for k in keys:
-                        row[tag + k] = pr.summary.get(k)
+                for column, key in _leaderboard_columns(pr, r.results):
+                    row[column] = pr.summary.get(key)
+                    metric = pr.record.metric(pr.protocol, key)
+                    directions.setdefault(column, metric is None or metric.higher_is_better)
             p = r.inputs["predictions"]
             row["predictions"] = p["boxes"]
             row["TP"] = int(r.per_class["TP"].sum())
@@ -81,9 +65,11 @@ class BatchResult:
         if not df["doubts"].any():
             df = df.drop(columns="doubts")
         sort_key = next(c for c in df.columns if c not in ("file",))
+        # Best first, in the metric's own direction (LRP: lower is better).
         return df.sort_values(
-            sort_key, ascending=False, kind="stable", na_position="last"
-        ).reset_index(drop=True)
+            sort_key, ascending=not directions.get(sort_key, True), kind="stable",
+            na_position="last",
+        ).reset_index(drop=True)  # fmt: skip
 
     def per_class_ap(self) -> pd.DataFrame:
         """AP per class (rows) and file (columns), of the first protocol."""
@@ -91,7 +77,10 @@ class BatchResult:
 
         frames = {}
         for path, r in self.results.items():
-            frames[path] = r.per_class.set_index("class")["AP"]
+            pr = r.primary
+            metric = pr.record.metric(pr.protocol, pr.record.headline[0])
+            column = metric.per_class if metric is not None and metric.per_class else "AP"
+            frames[path] = r.per_class.set_index("class")[column]
         if not frames:
             return pd.DataFrame()
         df = pd.DataFrame(frames)
@@ -101,6 +90,24 @@ class BatchResult:
     @property
     def failed_checks(self) -> list[tuple[str, Any]]:
         return [(p, c) for p, r in self.results.items() for c in r.failed_checks]
+
+
+def _leaderboard_columns(pr: Any, results: Sequence[Any]) -> list[tuple[str, str]]:
+    """``(column, summary key)`` of one protocol's numbers in a leaderboard row.
+
+    A protocol with a grid of numbers (its record's leaderboard keys) keeps
+    their plain names, masks and keypoints prefixed by the iou type, and a
+    second protocol beside the first by its name; a protocol of one headline
+    number is named by its label when there are several results.
+    """
+    record, p = pr.record, pr.protocol
+    if record.leaderboard is None:
+        keys = record.headline
+        return [(k if len(results) == 1 else f"{p.label} {k}", k) for k in keys]
+    tag = "" if p.iou_type == "bbox" else f"{p.iou_type} "
+    if len(results) > 1 and p.name != results[0].protocol.name:
+        tag = f"{p.name} {tag}"  # beside the first protocol's numbers of the same names
+    return [(tag + k, k) for k in record.leaderboard_keys(p)]
 
 
 def prediction_files(paths: Sequence[str]) -> list[str]:

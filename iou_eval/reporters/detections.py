@@ -126,7 +126,7 @@ def _pair_overlaps(
     from iou_eval.geometry.seam import geometry_for
 
     gt, pred = alignment.gt, alignment.pred
-    if r.protocol.is_voc and r.protocol.pixel_convention is PixelConvention.PLUS_ONE:
+    if r.record.pixel_convention and r.protocol.pixel_convention is PixelConvention.PLUS_ONE:
         return pair_iou_plus_one(pred.xyxy[d_rows], gt.xyxy[g_rows])
     geometry = geometry_for(gt, pred, r.protocol.iou_type, **r.protocol.geometry_params())
     return geometry.pair(d_rows, g_rows)

@@ -76,14 +76,11 @@ def plot_inputs(result: EvaluationResult) -> dict[str, Any]:
     """
     r = result.primary
     names = [str(n) for n in r.classes["class"]]
-    ap = np.asarray(r.classes["AP"], dtype=np.float64)
     out: dict[str, Any] = {
-        "class_ap": {
-            n: (None if np.isnan(v) else float(v)) for n, v in zip(names, ap, strict=True)
-        },
+        "class_ap": _class_bars(r, names),
         "sweeps": r.score_sweeps,
         "overall_sweep": r.pooled_sweep,
-        "ap_title": f"AP per class ({_ap_kind(r.protocol)}), best first",
+        "ap_title": f"AP per class ({_ap_kind(r)}), best first",
     }
     if r.arrays is not None and r.arrays.precision.size:
         k = r.arrays.precision.shape[2]
@@ -107,19 +104,20 @@ def plot_inputs(result: EvaluationResult) -> dict[str, Any]:
     return out
 
 
-def _ap_kind(p: Any) -> str:
+def _class_bars(r: Any, names: list[str]) -> dict[str, float | None]:
+    """Class name -> the per-class AP the bar chart shows ({}: the protocol has no per-class AP)."""
+    metric = r.record.metric(r.protocol, r.record.headline[0])
+    column = metric.per_class if metric is not None and metric.higher_is_better else None
+    if column is None or column not in r.classes:
+        return {}
+    ap = np.asarray(r.classes[column], dtype=np.float64)
+    return {n: (None if np.isnan(v) else float(v)) for n, v in zip(names, ap, strict=True)}
+
+
+def _ap_kind(r: Any) -> str:
     """What a protocol's per-class AP is, for the bar chart's title."""
-    if p.is_devkit:
-        points = "11-point" if p.eleven_point else "all-point"
-        overlap = "polygon IoU" if p.is_dota else "IoU"
-        return f"{p.name}: {points}, {overlap} > {p.iou_thresholds[0]:g}"
-    if not p.coco_grid:  # Open Images: all-point AP at one threshold
-        return f"{p.name}: all-point, IoU >= {p.iou_thresholds[0]:g}"
-    t = p.iou_thresholds
-    span = f"{t[0]:.2f}:{t[-1]:.2f}" if len(t) > 1 else f"{t[0]:.2f}"
-    cap = 100 if 100 in p.max_dets else max(p.max_dets)
-    overlap = "OKS" if p.iou_type == "keypoints" else "IoU"
-    return f"{overlap} {span}, area {p.area_ranges[0].label}, maxDets {cap}"
+    title = r.record.plot_title
+    return title(r.protocol) if title is not None else r.protocol.name
 
 
 def write_run_plots(result: EvaluationResult, outdir: str | os.PathLike,

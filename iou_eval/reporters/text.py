@@ -45,43 +45,7 @@ def _frame_rows(
 
 
 def _describe_protocol(r: ProtocolResult) -> str:
-    p = r.protocol
-    if p.is_dota:
-        ap = "11-point AP" if p.eleven_point else "all-point AP"
-        return f"{p.name} (DOTA devkit task 1: {ap}, polygon IoU > {p.iou_thresholds[0]:g}, difficult ignored)"
-    if p.is_voc:
-        ap = "11-point AP" if p.name == "voc07" else "all-point AP"
-        return f"{p.name} (VOC devkit: {ap}, IoU > {p.iou_thresholds[0]:g}, {p.pixel_convention.value} pixels, difficult ignored)"
-    if not p.coco_grid:
-        expanded = "hierarchy expanded" if p.extra.get("hierarchy") else "no hierarchy"
-        return (
-            f"{p.name} (Open Images challenge: all-point AP, IoU >= {p.iou_thresholds[0]:g}, "
-            f"group-of boxes count once, verified classes only, {expanded})"
-        )
-    thr = p.iou_thresholds
-    thr_text = (
-        "0.50:0.95"
-        if len(thr) == 10 and thr[0] == 0.5 and abs(thr[-1] - 0.95) < 1e-12
-        else ",".join(f"{t:g}" for t in thr)
-    )
-    extra = ", class-agnostic" if p.class_agnostic else ""
-    if p.iou_type == "boundary":
-        extra += f", dilation ratio {p.boundary_dilation:g}"
-    if p.is_lvis:
-        return (
-            f"{p.name} (LVIS protocol: LVISEval {p.iou_type}, IoU {thr_text}, "
-            f"{len(p.recall_thresholds)} recall points, {max(p.max_dets)} results per image, "
-            f"federated categories{extra}; --protocol coco for COCO's rules)"
-        )
-    if p.iou_type == "keypoints":
-        return (
-            f"{p.name} (COCOeval keypoints: OKS {thr_text}, {len(p.recall_thresholds)} recall "
-            f"points, maxDets {'/'.join(map(str, p.max_dets))}{extra})"
-        )
-    return (
-        f"{p.name} (COCOeval {p.iou_type}: IoU {thr_text}, {len(p.recall_thresholds)} recall points, "
-        f"maxDets {'/'.join(map(str, p.max_dets))}, {p.pixel_convention.value} pixels{extra})"
-    )
+    return r.record.describe(r.protocol)
 
 
 def _header(result: EvaluationResult) -> list[str]:
@@ -120,35 +84,25 @@ def _summary_rows(r: ProtocolResult) -> tuple[list[str], list[list[str]], list[b
     rows = []
     for k, v in r.summary.items():
         # The caps each statistic is read at, as pycocotools prints them.
-        label = r.protocol.summary_labels().get(k, "") if r.protocol.coco_grid else ""
+        label = r.record.summary_labels(r.protocol).get(k, "")
         rows.append([k, cell(v, k) or "n/a", label])
     return ["metric", "value", ""], rows, [False, True, False]
 
 
-HEADLINE = {
-    "coco": ("AP", "AP50"),
-    "lvis": ("AP", "APr"),
-    "voc07": ("mAP",),
-    "voc12": ("mAP",),
-    "openimages": ("mAP",),
-    "dota": ("mAP",),
-    "dota-allpoint": ("mAP",),
-}
-
-
 def _side_by_side(result: EvaluationResult) -> tuple[list[str], list[list[str]], list[bool]]:
-    """Per-class AP of every protocol in one table, the headline numbers on top."""
+    """Each protocol's per-class headline columns in one table, the headline numbers on top."""
     headers = ["class"]
     columns: list[list[str]] = []
     total: list[str] = ["(mean)"]
     for r in result.results:
         name = r.protocol.label
-        keys = HEADLINE.get(r.protocol.name, ("AP",))
-        for key in keys:
-            headers.append(f"{name} {'AP' if key == 'mAP' else key}")
+        for key in r.record.headline:
+            metric = r.record.metric(r.protocol, key)
+            col = metric.per_class if metric is not None else None
+            if col is None or col not in r.classes:
+                continue
+            headers.append(f"{name} {col}")
             total.append(cell(r.summary.get(key)) or "n/a")
-        ap_cols = ["AP", "AP50"] if r.protocol.coco_grid else ["AP"]
-        for col in ap_cols:
             columns.append([cell(v) for v in r.classes[col]])
     names = list(result.primary.classes["class"])
     rows = [total] + [[n, *(c[i] for c in columns)] for i, n in enumerate(names)]
