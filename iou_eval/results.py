@@ -209,7 +209,10 @@ class EvaluationResult:
         images = r.images if images_order is None else r.images.take(images_order)
         block = {
             "protocol": r.protocol.name,
+            "description": r.record.describe(r.protocol),
             "params": r.params(self.settings),
+            # Each summary metric's direction: gates and baselines read it.
+            "metrics": {m.name: m.direction for m in r.record.metrics(r.protocol)},
             "summary": {k: clean(v) for k, v in r.summary.items()},
             "per_class": r.classes.records(),
             "per_image": images.records(),

@@ -79,7 +79,9 @@ class LrpTable:
 
     def columns(self) -> dict[str, np.ndarray]:
         """The per-class columns, named as the official summary names them."""
-        return dict(zip(CLASS_KEYS, (self.olrp, self.loc, self.fp, self.fn, self.threshold)))
+        return dict(
+            zip(CLASS_KEYS, (self.olrp, self.loc, self.fp, self.fn, self.threshold), strict=True)
+        )
 
 
 def optimal_lrp(
@@ -110,7 +112,7 @@ def optimal_lrp(
     for j in np.flatnonzero(n_gt > 0).tolist():
         lo, hi = int(bounds[j]), int(bounds[j + 1])
         out[:, j] = _class_optimum(tp[lo:hi], fp[lo:hi], iou[lo:hi], score[lo:hi], int(n_gt[j]))
-    return LrpTable(*out, n_gt=n_gt)
+    return LrpTable(out[0], out[1], out[2], out[3], out[4], n_gt=n_gt)
 
 
 def _class_optimum(
@@ -152,7 +154,7 @@ def summarize_lrp(table: LrpTable) -> dict[str, float | None]:
     """
     has_gt = table.n_gt > 0
     out: dict[str, float | None] = {}
-    for key, values in zip(SUMMARY_KEYS, (table.olrp, table.loc, table.fp, table.fn)):
+    for key, values in zip(SUMMARY_KEYS, (table.olrp, table.loc, table.fp, table.fn), strict=True):
         v = values[has_gt]
         v = v[~np.isnan(v)]
         out[key] = float(np.mean(v)) if v.size else None
@@ -239,7 +241,7 @@ def _describe(p: Protocol) -> str:
 
 
 def _metrics(p: Protocol) -> tuple[Metric, ...]:
-    per_class = dict(zip(SUMMARY_KEYS, CLASS_KEYS))
+    per_class = dict(zip(SUMMARY_KEYS, CLASS_KEYS[:4], strict=True))
     return tuple(Metric(k, higher_is_better=False, per_class=per_class[k]) for k in SUMMARY_KEYS)
 
 

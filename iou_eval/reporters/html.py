@@ -249,28 +249,9 @@ def summary_cards(
     return f'<div class="cards">{"".join(cards)}</div>'
 
 
-def _protocol_text(protocol: str, params: Mapping[str, Any]) -> str:
-    if protocol.startswith("dota"):
-        kind = "11-point AP" if protocol == "dota" else "all-point AP"
-        return f"{protocol} (DOTA devkit task 1, {kind}, polygon IoU > {fmt(params.get('iou_thr', 0.5))})"
-    if protocol.startswith("voc"):
-        kind = "11-point AP" if protocol == "voc07" else "all-point AP"
-        thr = params.get("iou_thr", 0.5)
-        return f"{protocol} (VOC devkit, {kind}, IoU > {fmt(thr)})"
-    if protocol == "openimages":
-        thr = params.get("iou_thr", 0.5)
-        tree = "hierarchy expanded" if params.get("hierarchy") else "no hierarchy"
-        return f"{protocol} (Open Images challenge, all-point AP, IoU >= {fmt(thr)}, {tree})"
-    thr = params.get("iou_thresholds") or []
-    thr_text = f"{min(thr):.2f}:{max(thr):.2f} ({len(thr)} thresholds)" if thr else "?"
-    dets = "/".join(str(m) for m in params.get("max_dets", []))
-    areas = ", ".join(params.get("area_ranges", {}))
-    iou_type = params.get("iou_type", "bbox")
-    overlap = "OKS" if iou_type == "keypoints" else "IoU"
-    return (
-        f"{protocol} (COCOeval {iou_type}: {overlap} {thr_text}, {params.get('recall_points', '?')} "
-        f"recall points, areas {areas}, maxDets {dets})"
-    )
+def _protocol_text(block: Mapping[str, Any]) -> str:
+    """The protocol's line as the run described it (the JSON block's ``description``)."""
+    return str(block.get("description") or block.get("protocol", ""))
 
 
 def facts(doc: Mapping[str, Any]) -> str:
@@ -292,7 +273,7 @@ def facts(doc: Mapping[str, Any]) -> str:
             if p.get("images_without_predictions") else "")),
         ("matched", f"images by {esc(inputs.get('image_match'))}, categories by "
          f"{esc(inputs.get('category_match'))}"),
-        ("protocol", esc(_protocol_text(str(doc.get("protocol", "")), params))),
+        ("protocol", esc(_protocol_text(doc))),
         ("operating point", f"{'OKS' if params.get('iou_type') == 'keypoints' else 'IoU'} "
          f"{esc(_g(params.get('iou_thr')))}, score ≥ "
          f"{esc(_g(params.get('score_thr')))} (the per-class counts and the per-image table)"),
@@ -542,9 +523,7 @@ def render_html(
     notes = notes or {}
     if document.get("mode") == "batch":
         return render_batch_html(document, plots, notes=notes)
-    params = document.get("params") or {}
-    protocol = str(document.get("protocol", ""))
-    subtitle = esc(_protocol_text(protocol, params))
+    subtitle = esc(_protocol_text(document))
     sections: list[str] = []
     if document.get("checks"):
         sections.append(section("Checks", checks_block(document), "checks"))
