@@ -40,7 +40,7 @@ from iou_eval.io.inputs import (
 from iou_eval.io.loaders import detect_format
 from iou_eval.io.option_files import resolve, resolve_read
 from iou_eval.options import EvalOptions, ReadOptions
-from iou_eval.protocols.builtin import run_notes
+from iou_eval.protocols.builtin import federation_notes
 from iou_eval.protocols.lvis import federated_ground_truth
 from iou_eval.protocols.params import AUTO, Protocol
 from iou_eval.protocols.records import RunContext
@@ -327,8 +327,8 @@ def score(
     record = record_of(protocol)
     if boot.bootstrap > 0 and not record.bootstrap:
         raise UsageError(
-            f"--bootstrap: --protocol {protocol.name} has no bootstrap replicates "
-            "(score it alone, or with another protocol without --bootstrap)"
+            f"--bootstrap: --protocol {protocol.name} has no bootstrap replicates (its optimum "
+            "over every position of a resampled list is not computed); pass --bootstrap 0"
         )
     context = RunContext(
         iou_thr=options.point.iou_thr,
@@ -526,7 +526,7 @@ def lvis_notes(
     gt: Dataset, opts: EvalOptions, protocols: list[Protocol], federated: bool
 ) -> list[str]:
     """What the run says about LVIS: which protocol an LVIS file got, and what a COCO run ignores."""
-    return run_notes(
+    return federation_notes(
         gt.source,
         federated,
         gt.categories.frequency is not None,

@@ -24,10 +24,12 @@ class Comparison:
     Attributes:
         a, b: the two results.
         table: one row per summary metric, then per class: ``scope, name, a,
-            b, delta, lo, hi, significance`` (``lo``/``hi``: the delta's
+            b, delta, lo, hi, significance, better`` (``lo``/``hi``: the delta's
             interval, NaN without bootstrap; ``significance``: "significant",
-            "zero-width interval: no evidence" or ""); classes sorted by the
-            size of their change.  A ``doubt`` column (``"a"``, ``"b"`` or
+            "zero-width interval: no evidence" or ""; ``better``: ``"a"`` or
+            ``"b"``, the run the metric's own direction prefers, "" when equal
+            or undefined: a lower LRP is better); classes sorted by the size
+            of their change.  A ``doubt`` column (``"a"``, ``"b"`` or
             ``"a,b"``) when a run's inputs raised a doubt.
     """
 
@@ -58,10 +60,14 @@ def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
         return None if boot is None or k >= boot.class_ap.shape[1] else boot.class_ap[:, k]
 
     rows = []
+    higher = []
     for k, va in ra.summary.items():
         vb = rb.summary.get(k)
         lo, hi = interval(summary_reps(boot_a, k), summary_reps(boot_b, k))
         rows.append(("summary", k, _f(va), _f(vb), _f(vb) - _f(va), lo, hi))
+        metric = ra.record.metric(ra.protocol, k)
+        higher.append(metric is None or metric.higher_is_better)
+    column, class_higher = class_column(ra)
     pa = ra.per_class.reset_index(drop=True)
     pb = rb.per_class.set_index("class")
     class_rows = []
@@ -69,7 +75,7 @@ def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
         name = row["class"]
         if name not in pb.index:
             continue
-        va, vb = _f(row["AP"]), _f(pb.loc[name, "AP"])
+        va, vb = _f(row[column]), _f(pb.loc[name, column])
         lo, hi = interval(class_reps(boot_a, int(k)), class_reps(boot_b, int(k)))
         class_rows.append(("class", str(name), va, vb, vb - va, lo, hi))
     class_rows.sort(key=lambda r: -abs(r[4]) if not math.isnan(r[4]) else 1.0)
@@ -79,11 +85,29 @@ def compare(a: EvaluationResult, b: EvaluationResult) -> Comparison:
     table["significance"] = [
         significance(lo, hi) for lo, hi in zip(table.lo, table.hi, strict=True)
     ]
+    directions = higher + [class_higher] * len(class_rows)
+    table["better"] = [better(d, up) for d, up in zip(table.delta, directions, strict=True)]
     doubted = doubted_inputs(a, b)
     if doubted:
         # Every row compares the same two runs: each carries the mark.
         table["doubt"] = ",".join(doubted)
     return Comparison(a=a, b=b, table=table)
+
+
+def class_column(r) -> tuple[str, bool]:
+    """The per-class column a comparison reads (the headline metric's: AP, oLRP) and
+    whether higher is better in it."""
+    metric = r.record.metric(r.protocol, r.record.headline[0])
+    if metric is None or metric.per_class is None or metric.per_class not in r.classes:
+        return "AP", True
+    return metric.per_class, metric.higher_is_better
+
+
+def better(delta: float, higher_is_better: bool) -> str:
+    """``"b"`` or ``"a"``: the run the metric's direction prefers (``""``: equal, undefined)."""
+    if math.isnan(delta) or delta == 0:
+        return ""
+    return "b" if (delta > 0) == higher_is_better else "a"
 
 
 def doubted_inputs(a: EvaluationResult, b: EvaluationResult) -> list[str]:

@@ -1,6 +1,8 @@
-"""Quality gates for CI: absolute floors and regressions against a baseline.
+"""Quality gates for CI: absolute bounds and regressions against a baseline.
 
-A gate ``AP=0.45`` passes when AP >= 0.45; ``AP[person]=0.5`` reads the
+A gate ``AP=0.45`` (``--fail-under``) passes when AP >= 0.45; on a metric
+where lower is better (LRP) ``--fail-over lrp:moLRP=0.7`` passes when
+moLRP <= 0.7, and each flag refuses the other direction's metrics; ``AP[person]=0.5`` reads the
 per-class table; ``voc12:mAP=0.7`` names the protocol when several ran;
 ``AP@night=0.4`` reads the summary of the ``--slices`` slice ``night``.
 A baseline is an earlier JSON result of iou-eval: every summary metric and
@@ -22,6 +24,7 @@ import numpy as np
 from iou_eval.analysis.bootstrap import ZERO_WIDTH, percentile_interval, zero_width
 from iou_eval.errors import InputError, UsageError
 from iou_eval.escape import quoted
+from iou_eval.protocols.records import Metric
 from iou_eval.results import EvaluationResult, ProtocolResult
 
 CLASS_METRICS = (
@@ -29,14 +32,15 @@ CLASS_METRICS = (
 )  # fmt: skip
 _GATE = re.compile(
     r"^\s*(?:(?P<protocol>[a-z0-9]+):)?(?P<metric>[A-Za-z0-9_]+)"
-    r"(?:\[(?P<cls>[^\]]+)\])?(?:\s*@\s*(?P<slice>[^=]+?))?\s*(?:>=|=)\s*(?P<value>[-+0-9.eE]+)\s*$"
+    r"(?:\[(?P<cls>[^\]]+)\])?(?:\s*@\s*(?P<slice>[^=<>]+?))?\s*(?:>=|<=|=)\s*(?P<value>[-+0-9.eE]+)\s*$"
 )
 
 
 @dataclass(frozen=True)
 class Gate:
-    """``metric[class] >= threshold`` under one protocol (None: the first that has it),
-    on one ``--slices`` slice (``AP@night``; None: every image)."""
+    """``metric[class] >= threshold`` (``<=`` with ``over``: ``--fail-over``) under one
+    protocol (None: the first that has it), on one ``--slices`` slice (``AP@night``;
+    None: every image)."""
 
     text: str
     metric: str
@@ -44,6 +48,11 @@ class Gate:
     cls: str | None = None
     protocol: str | None = None
     slice: str | None = None
+    over: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--fail-over" if self.over else "--fail-under"
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,9 @@ class Check:
         kind: ``gate`` or ``baseline``.
         threshold: the floor (gate) or the baseline's value.
         value: the current value (None when undefined).
-        margin: value - threshold (gate) or value - baseline (baseline).
+        margin: the room a gate leaves in its metric's direction (value - bound
+            under ``--fail-under``, bound - value under ``--fail-over``;
+            negative: failed), or value - baseline (baseline).
         tolerance: how far a baseline metric may drop (absolute).
         interval: the bootstrap interval of ``value`` (gate) or of the delta.
         passed: the verdict.
@@ -89,26 +100,55 @@ class Check:
         }
 
 
-def parse_gate(text: str) -> Gate:
+def parse_gate(text: str, over: bool = False) -> Gate:
+    """A ``--fail-under`` gate (``over``: a ``--fail-over`` one) from its text."""
     from iou_eval.escape import excerpt
     from iou_eval.numbers import parse_float
 
+    flag = "--fail-over" if over else "--fail-under"
     m = _GATE.match(text)
     if not m:
-        raise UsageError(
-            f"--fail-under: expected METRIC=VALUE such as AP=0.45, AP[person]=0.5, "
-            f"voc12:mAP=0.7 or AP@night=0.4, got {excerpt(text)}"
-        )
-    value = parse_float(m.group("value"), f"--fail-under {excerpt(text.strip())}")
+        examples = (
+            "lrp:moLRP=0.7 or oLRP[person]=0.6" if over
+            else "AP=0.45, AP[person]=0.5, voc12:mAP=0.7 or AP@night=0.4"
+        )  # fmt: skip
+        raise UsageError(f"{flag}: expected METRIC=VALUE such as {examples}, got {excerpt(text)}")
+    value = parse_float(m.group("value"), f"{flag} {excerpt(text.strip())}")
     if m.group("cls") is not None and m.group("slice") is not None:
         raise UsageError(
-            f"--fail-under {excerpt(text.strip())}: a slice has summary metrics only "
+            f"{flag} {excerpt(text.strip())}: a slice has summary metrics only "
             f"(AP@{m.group('slice').strip()}=..., not per class)"
         )
     where = m.group("slice").strip() if m.group("slice") is not None else None
     return Gate(
-        text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"), where or None
-    )
+        text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"), where or None,
+        over,
+    )  # fmt: skip
+
+
+def gate_metric(r: ProtocolResult, gate: Gate) -> Metric | None:
+    """The :class:`Metric` a gate reads (its direction), None for a count column (higher is better)."""
+    if gate.cls is None:
+        return r.record.metric(r.protocol, gate.metric)
+    return next((m for m in r.record.metrics(r.protocol) if m.per_class == gate.metric), None)
+
+
+def check_direction(r: ProtocolResult, gate: Gate) -> None:
+    """Refuse a gate whose flag points the other way than its metric (a UsageError with the fix)."""
+    metric = gate_metric(r, gate)
+    lower = metric is not None and not metric.higher_is_better
+    if lower and not gate.over:
+        raise UsageError(
+            f"--fail-under {quoted(gate.text)}: lower is better for {gate.metric} "
+            f"({r.protocol.label}), so it fails when above a bound",
+            hint=f"--fail-over {gate.text}",
+        )
+    if gate.over and not lower:
+        raise UsageError(
+            f"--fail-over {quoted(gate.text)}: higher is better for {gate.metric} "
+            f"({r.protocol.label}), so it fails when below a bound",
+            hint=f"--fail-under {gate.text}",
+        )
 
 
 def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
@@ -119,7 +159,7 @@ def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
                 return r
         ran = ", ".join(r.protocol.label for r in result.results)
         raise UsageError(
-            f"--fail-under {quoted(gate.text)}: protocol {quoted(gate.protocol)} did not run ({ran})"
+            f"{gate.flag} {quoted(gate.text)}: protocol {quoted(gate.protocol)} did not run ({ran})"
         )
     for r in result.results:
         if gate.cls is not None and gate.metric in r.per_class.columns:
@@ -129,7 +169,7 @@ def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
     known = sorted({k for r in result.results for k in r.summary})
     where = "per-class" if gate.cls else "summary"
     raise UsageError(
-        f"--fail-under {quoted(gate.text)}: no {where} metric {quoted(gate.metric)} "
+        f"{gate.flag} {quoted(gate.text)}: no {where} metric {quoted(gate.metric)} "
         f"(summary metrics: {', '.join(known)}; per-class: {', '.join(CLASS_METRICS)})"
     )
 
@@ -138,11 +178,11 @@ def _slice_value(result: EvaluationResult, r: ProtocolResult, gate: Gate) -> flo
     """The gate's metric on its slice (a UsageError naming the slices when there is no such one)."""
     names = result.analysis.slice_names()
     if not names:
-        raise UsageError(f"--fail-under {gate.text!r}: names a slice, but no --slices were given")
+        raise UsageError(f"{gate.flag} {gate.text!r}: names a slice, but no --slices were given")
     s = result.analysis.slice(r.protocol.label, gate.slice or "")
     if s is None:
         raise UsageError(
-            f"--fail-under {gate.text!r}: no slice {gate.slice!r} (slices: {', '.join(names)})"
+            f"{gate.flag} {gate.text!r}: no slice {gate.slice!r} (slices: {', '.join(names)})"
         )
     v = s.summary.get(gate.metric)
     return None if v is None else float(v)
@@ -155,9 +195,11 @@ def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, fl
     if gate.cls is None:
         v = r.summary.get(gate.metric)
         return r, None if v is None else float(v)
-    if gate.metric not in CLASS_METRICS:
+    own = tuple(m.per_class for m in r.record.metrics(r.protocol) if m.per_class)
+    if gate.metric not in CLASS_METRICS and gate.metric not in own:
         raise UsageError(
-            f"--fail-under {quoted(gate.text)}: per-class gates take {', '.join(CLASS_METRICS)}"
+            f"{gate.flag} {quoted(gate.text)}: per-class gates take "
+            f"{', '.join(dict.fromkeys(CLASS_METRICS + own))}"
         )
     table = r.per_class
     rows = table[
@@ -166,7 +208,7 @@ def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, fl
     if rows.empty:
         names = ", ".join(map(str, table["class"].tolist()[:20]))
         raise UsageError(
-            f"--fail-under {quoted(gate.text)}: no class {quoted(gate.cls)} (classes: {names})"
+            f"{gate.flag} {quoted(gate.text)}: no class {quoted(gate.cls)} (classes: {names})"
         )
     v = rows.iloc[0][gate.metric]
     return r, None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
@@ -179,6 +221,7 @@ def check_gates(
     out = []
     for g in gates:
         r, v = gate_value(result, g)
+        check_direction(r, g)
         boot = r.bootstrap
         whole = g.cls is None and g.slice is None  # the bootstrap resamples the whole set
         interval = boot.interval(g.metric) if boot is not None and whole else None
@@ -187,20 +230,26 @@ def check_gates(
             out.append(Check(g.text, "gate", g.threshold, None, None, None, None, False,
                              f"undefined ({why})", r.protocol.label))  # fmt: skip
             continue
-        passed = v >= g.threshold
-        reason = "" if passed else f"{v:.4f} is below {g.threshold:g}"
+        # The margin is the room left in the metric's own direction (negative: failed).
+        margin = g.threshold - v if g.over else v - g.threshold
+        passed = margin >= 0
+        side = "above" if g.over else "below"
+        reason = "" if passed else f"{v:.4f} is {side} {g.threshold:g}"
+        # The interval's end nearest to passing: a gate fails only if even it fails.
+        reach = None if interval is None else (interval[0] if g.over else interval[1])
         if not passed and significant_only and zero_width(interval):
             passed = True
-            reason = f"below {g.threshold:g} but not significantly: {ZERO_WIDTH}"
+            reason = f"{side} {g.threshold:g} but not significantly: {ZERO_WIDTH}"
         elif (
-            not passed and significant_only and interval is not None and interval[1] >= g.threshold
+            not passed
+            and significant_only
+            and reach is not None
+            and (reach <= g.threshold if g.over else reach >= g.threshold)
         ):
             passed = True
-            reason = (
-                f"below {g.threshold:g} but not significantly (interval reaches {interval[1]:.4f})"
-            )
+            reason = f"{side} {g.threshold:g} but not significantly (interval reaches {reach:.4f})"
         out.append(
-            Check(g.text, "gate", g.threshold, v, v - g.threshold, None, interval, passed, reason,
+            Check(g.text, "gate", g.threshold, v, margin, None, interval, passed, reason,
                   r.protocol.label)
         )  # fmt: skip
     return out
@@ -245,10 +294,10 @@ def compare_baseline(
         base = _baseline_block(blocks, r, result.settings, baseline_path)
         prefix = f"{r.protocol.label}:" if len(result.results) > 1 else ""
         level = r.bootstrap.level if r.bootstrap else 0.95
-        for label, old, new, deltas in _metric_pairs(r, base, prefix):
+        for label, old, new, deltas, higher in _metric_pairs(r, base, prefix):
             if old is None or new is None:
                 continue
-            check = _drop_check(label, old, new, deltas, level, max_drop, significant_only)
+            check = _drop_check(label, old, new, deltas, level, max_drop, significant_only, higher)
             checks.append(replace(check, protocol=r.protocol.label))
     return checks
 
@@ -284,14 +333,15 @@ def _baseline_block(
 
 def _metric_pairs(
     r: Any, base: dict[str, Any], prefix: str
-) -> list[tuple[str, Any, Any, np.ndarray | None]]:
-    """``(label, old, new, deltas)`` of every summary metric and class AP.
+) -> list[tuple[str, Any, Any, np.ndarray | None, bool]]:
+    """``(label, old, new, deltas, higher_is_better)`` of every summary metric and each
+    class's headline value (AP; oLRP under LRP).
 
     ``deltas`` are the bootstrap replicates' differences: paired with the
     baseline's replicates when both drew the same images, else against its
     value; None without a bootstrap.
     """
-    pairs: list[tuple[str, Any, Any, np.ndarray | None]] = []
+    pairs: list[tuple[str, Any, Any, np.ndarray | None, bool]] = []
     boot = r.bootstrap
     base_boot: dict[str, Any] = base.get("bootstrap") or {}
     paired = (
@@ -309,14 +359,26 @@ def _metric_pairs(
                 deltas = boot.replicates[k] - old_reps
             elif base["summary"].get(k) is not None:
                 deltas = boot.replicates[k] - float(base["summary"][k])
-        pairs.append((prefix + k, base["summary"].get(k), v, deltas))
+        metric = r.record.metric(r.protocol, k)
+        higher = metric is None or metric.higher_is_better
+        pairs.append((prefix + k, base["summary"].get(k), v, deltas, higher))
+    column, higher = _class_column(r)
     base_classes = {str(c["class"]): c for c in base.get("per_class", [])}
     for row in r.classes.records():
         b = base_classes.get(str(row["class"]))
         # A summary that holds each class's AP (DOTA's AP[plane]) compared it above.
-        if b is not None and f"AP[{row['class']}]" not in r.summary:
-            pairs.append((f"{prefix}AP[{row['class']}]", b.get("AP"), row.get("AP"), None))
+        name = f"{column}[{row['class']}]"
+        if b is not None and name not in r.summary:
+            pairs.append((prefix + name, b.get(column), row.get(column), None, higher))
     return pairs
+
+
+def _class_column(r: Any) -> tuple[str, bool]:
+    """The per-class column of the protocol's headline metric (AP, oLRP) and its direction."""
+    metric = r.record.metric(r.protocol, r.record.headline[0])
+    if metric is None or metric.per_class is None:
+        return "AP", True
+    return metric.per_class, metric.higher_is_better
 
 
 def _drop_check(
@@ -327,21 +389,32 @@ def _drop_check(
     level: float,
     max_drop: tuple[float, bool],
     significant_only: bool,
+    higher_is_better: bool = True,
 ) -> Check:
-    """The check of one value against the baseline's: a drop beyond the tolerance
-    fails, unless ``significant_only`` and the bootstrap interval reaches 0."""
+    """The check of one value against the baseline's: a worsening (a drop, or a rise
+    where lower is better) beyond the tolerance fails, unless ``significant_only``
+    and the bootstrap interval reaches 0."""
     amount, relative = max_drop
     tol = amount * abs(old) if relative else amount
     delta = float(new) - float(old)
+    worse = -delta if higher_is_better else delta
+    verb = "dropped" if higher_is_better else "rose"
     interval = None if deltas is None else _interval(deltas, level)
-    passed = -delta <= tol + 1e-12
-    reason = "" if passed else f"dropped {-delta:.4f} (> {tol:.4f})"
+    passed = worse <= tol + 1e-12
+    reason = "" if passed else f"{verb} {worse:.4f} (> {tol:.4f})"
+    # The interval's end on the side of no change: the worsening is noise if it reaches 0.
+    reach = None if interval is None else (interval[1] if higher_is_better else interval[0])
     if not passed and significant_only and zero_width(interval):
         passed = True
-        reason = f"dropped {-delta:.4f} but not significantly: {ZERO_WIDTH}"
-    elif not passed and significant_only and interval is not None and interval[1] >= 0:
+        reason = f"{verb} {worse:.4f} but not significantly: {ZERO_WIDTH}"
+    elif (
+        not passed
+        and significant_only
+        and reach is not None
+        and (reach >= 0 if higher_is_better else reach <= 0)
+    ):
         passed = True
-        reason = f"dropped {-delta:.4f} but not significantly (interval reaches {interval[1]:+.4f})"
+        reason = f"{verb} {worse:.4f} but not significantly (interval reaches {reach:+.4f})"
     return Check(label, "baseline", float(old), float(new), delta, tol, interval, passed, reason)
 
 

@@ -79,6 +79,13 @@ from iou_eval.options import (
     "AP=0.45, AP50=0.6, AP[person]=0.5, voc12:mAP=0.7, AP@night=0.4 (a --slices slice).",
 )
 @click.option(
+    "--fail-over",
+    multiple=True,
+    metavar="EXPR",
+    help="Gate on a metric where lower is better: fail (exit 3) when it is above a value. "
+    "Repeatable: lrp:moLRP=0.7, oLRP[person]=0.6.",
+)
+@click.option(
     "--baseline",
     type=INPUT_PATH,
     metavar="FILE",
@@ -183,6 +190,7 @@ def _gates(o: dict[str, Any]):
     from iou_eval.results import Verdict
 
     gates = [parse_gate(t) for t in o["fail_under"]]
+    gates += [parse_gate(t, over=True) for t in o.get("fail_over", ())]
     max_drop = parse_max_drop(o["max_drop"])
     if o["max_drop"] != "0" and not o["baseline"]:
         raise UsageError("--max-drop needs --baseline")

@@ -316,7 +316,7 @@ def _dota_notes(alignment: Alignment, protocol: Protocol) -> list[str]:
     return devkit_notes(alignment, protocol)
 
 
-def run_notes(gt_source: str, federated: bool, frequency: bool, protocols: list[Protocol],
+def federation_notes(gt_source: str, federated: bool, frequency: bool, protocols: list[Protocol],
               auto: bool, cat_ids: bool) -> list[str]:  # fmt: skip
     """What a run says of LVIS: which protocol an LVIS file got, what a COCO run ignores.
 

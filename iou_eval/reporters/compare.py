@@ -37,13 +37,15 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
     a_name += " (DOUBT)" if doubts["a"] else ""
     b_name += " (DOUBT)" if doubts["b"] else ""
     with_iv = not t["lo"].isna().all()
-    headers = ["", a_name, b_name, "delta"] + (["interval", ""] if with_iv else [])
-    numeric = [False, True, True, True] + ([False, False] if with_iv else [])
+    headers = ["", a_name, b_name, "delta", "better"] + (["interval", ""] if with_iv else [])
+    numeric = [False, True, True, True, False] + ([False, False] if with_iv else [])
+    names = {"a": a_name, "b": b_name}
 
     def rows(scope: str) -> list[list[str]]:
         out = []
         for r in t[t["scope"] == scope].itertuples(index=False):
-            row = [r.name, cell(r.a), cell(r.b), "" if math.isnan(r.delta) else f"{r.delta:+.4f}"]
+            row = [r.name, cell(r.a), cell(r.b), "" if math.isnan(r.delta) else f"{r.delta:+.4f}",
+                   names.get(r.better, "")]  # fmt: skip
             if with_iv:
                 row.append("" if math.isnan(r.lo) else f"[{r.lo:+.4f}, {r.hi:+.4f}]")
                 row.append(r.significance)
@@ -59,11 +61,10 @@ def render_compare(c: Comparison, fmt: OutputFormat, a_path: str, b_path: str) -
              f"delta = b - a ({c.a.protocol})"]  # fmt: skip
     lines += ["", "### Summary" if md else "Summary", ""]
     lines += [pad + ln for ln in table(headers, rows("summary"), numeric)]
-    lines += [
-        "",
-        "### AP per class, largest changes first" if md else "AP per class, largest changes first",
-        "",
-    ]
+    from iou_eval.ci.compare import class_column
+
+    per_class = f"{class_column(c.a.primary)[0]} per class, largest changes first"
+    lines += ["", f"### {per_class}" if md else per_class, ""]
     lines += [pad + ln for ln in table(["class", *headers[1:]], rows("class"), numeric)]
     marked = [(k, d) for k in ("a", "b") for d in doubts[k]]
     if marked:
