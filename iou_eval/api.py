@@ -339,7 +339,7 @@ def score(
             options.runtime.keep_accumulation or boot.bootstrap > 0 or options.analysis.any
         ),
     )
-    result = ProtocolResult.of(protocol, *record.score(alignment, protocol, context))
+    result = ProtocolResult.of(*record.score(alignment, protocol, context))
     if boot.bootstrap <= 0 or result.evaluation is None:
         return result
     big = len(alignment.pred) * boot.bootstrap >= PARALLEL_MIN_WORK

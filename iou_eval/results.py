@@ -66,10 +66,11 @@ class ProtocolResult:
     notes: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, protocol: Protocol, evaluation: Evaluation, tables: Tables) -> ProtocolResult:
-        """The result of ``protocol``'s scorer: its evaluation and its tables."""
+    def of(cls, evaluation: Evaluation, tables: Tables) -> ProtocolResult:
+        """The result of a protocol's scorer: its evaluation (with the parameters it used)
+        and its tables."""
         return cls(
-            protocol=protocol,
+            protocol=evaluation.protocol,
             summary=tables.summary,
             classes=tables.classes,
             images=tables.images,

@@ -29,10 +29,14 @@ from iou_eval.protocols.params import Protocol
 class Evaluation(TypingProtocol):
     """What every protocol's evaluation offers the wings above (bootstrap, slices, drawings).
 
-    ``point``: its matches at the operating point; ``summary``: its summary
+    ``protocol``: the parameters it used (those reported and compared with a
+    baseline's); ``point``: its matches at the operating point; ``summary``: its summary
     numbers; ``replicate(image_weight[I])``: the summary and ``[K]``
     per-class headline values on a resampled image set.
     """
+
+    @property
+    def protocol(self) -> Protocol: ...
 
     @property
     def point(self) -> OperatingPoint: ...
