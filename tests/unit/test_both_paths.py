@@ -36,6 +36,7 @@ BOTH_PATHS = (
     "test_iou_masks",
     "test_subsets",
     "test_boundary",
+    "test_lrp",
 )
 
 

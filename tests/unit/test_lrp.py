@@ -10,14 +10,8 @@ from iou_eval import evaluate
 from iou_eval.errors import UsageError
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def both_paths(request, monkeypatch) -> str:
-    """The compiled core as installed, and the numpy reference (``IOU_EVAL_NO_KERNEL=1``)."""
-    if request.param == "numpy":
-        monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
-    else:
-        monkeypatch.delenv("IOU_EVAL_NO_KERNEL", raising=False)
-    return request.param
+# LRP's rules on both paths: the compiled core and the numpy reference.
+pytestmark = pytest.mark.usefixtures("kernel_path")
 
 
 def _scene(write_json, anns, preds, cats=("a", "b")):
@@ -36,7 +30,7 @@ def _dt(img, cat, box, score):
     return {"image_id": img, "category_id": cat, "bbox": box, "score": score}
 
 
-def test_perfect_detections_give_olrp_zero(write_json, both_paths):
+def test_perfect_detections_give_olrp_zero(write_json):
     """Two objects of class a, each found exactly: no localisation, FP or FN error."""
     gt, pr = _scene(write_json, [_gt(1, 1, 1, [0, 0, 10, 10]), _gt(2, 2, 1, [5, 5, 20, 20])],
                     [_dt(1, 1, [0, 0, 10, 10], 0.9), _dt(2, 1, [5, 5, 20, 20], 0.8)])  # fmt: skip
@@ -49,7 +43,7 @@ def test_perfect_detections_give_olrp_zero(write_json, both_paths):
     assert r.summary["moLRP"] == 0.0
 
 
-def test_a_class_without_true_positive_has_olrp_one_and_undefined_parts(write_json, both_paths):
+def test_a_class_without_true_positive_has_olrp_one_and_undefined_parts(write_json):
     gt, pr = _scene(write_json, [_gt(1, 1, 1, [0, 0, 10, 10]), _gt(2, 1, 2, [50, 50, 10, 10])],
                     [_dt(1, 1, [0, 0, 10, 10], 0.9), _dt(1, 2, [0, 0, 10, 10], 0.7)])  # fmt: skip
     r = evaluate(gt, pr, protocol="lrp")
@@ -63,7 +57,7 @@ def test_a_class_without_true_positive_has_olrp_one_and_undefined_parts(write_js
     assert r.summary["moLRP_FN"] == 0.5
 
 
-def test_a_crowd_only_class_is_left_out_of_the_means(write_json, both_paths):
+def test_a_crowd_only_class_is_left_out_of_the_means(write_json):
     gt, pr = _scene(write_json, [_gt(1, 1, 1, [0, 0, 10, 10]), _gt(2, 1, 2, [0, 0, 50, 50], 1)],
                     [_dt(1, 1, [0, 0, 10, 10], 0.9), _dt(1, 2, [0, 0, 10, 10], 0.7)])  # fmt: skip
     r = evaluate(gt, pr, protocol="lrp")
@@ -71,7 +65,7 @@ def test_a_crowd_only_class_is_left_out_of_the_means(write_json, both_paths):
     assert r.summary["moLRP"] == 0.0
 
 
-def test_the_optimum_may_fall_inside_a_run_of_equal_scores(write_json, both_paths):
+def test_the_optimum_may_fall_inside_a_run_of_equal_scores(write_json):
     """Image 1: a true positive (IoU 1) then a false positive, both scored 0.5.
 
     At the first position LRP is (0 + 0 + 0) / 1 = 0; after both, (0 + 1 + 0) / 2.
@@ -84,7 +78,7 @@ def test_the_optimum_may_fall_inside_a_run_of_equal_scores(write_json, both_path
     assert r.per_class.set_index("class").loc["a"]["oLRP_threshold"] == 0.5
 
 
-def test_localisation_error_is_normalised_by_one_minus_the_threshold(write_json, both_paths):
+def test_localisation_error_is_normalised_by_one_minus_the_threshold(write_json):
     """One match of IoU 0.75 (a 10x10 box against 10x7.5): LRP = (0.25 / 0.5) / 1 = 0.5,
     Loc = 0.25 (not divided by 0.5)."""
     gt, pr = _scene(write_json, [_gt(1, 1, 1, [0, 0, 10, 10])], [_dt(1, 1, [0, 0, 10, 7.5], 0.9)])
