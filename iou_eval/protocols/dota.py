@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from iou_eval.data.oriented import DOTA_CLASS_LISTS, dataset_corners
+from iou_eval.data.oriented import DOTA_CLASS_LISTS, dataset_corners, not_convex_note
 from iou_eval.data.reconcile import Alignment
 from iou_eval.geometry.pairs import candidate_pairs
 from iou_eval.geometry.polyiou import iou_poly
@@ -241,10 +241,21 @@ def run_dota(
 def devkit_notes(alignment: Alignment, protocol: Protocol) -> list[str]:
     """What the DOTA devkit would have done otherwise with these files.
 
-    Its mAP divides by its fixed class list (15 classes for DOTA-v1.0) and
-    counts 0 for a class without ground truth that is not difficult; here
+    Predictions that are not convex quadrilaterals are scored as the devkit
+    scores them (its ``polyiou`` on the corners as given): one note says how
+    many.  Its mAP divides by its fixed class list (15 classes for DOTA-v1.0)
+    and counts 0 for a class without ground truth that is not difficult; here
     such a class has no AP and mAP averages the others.
     """
+    loose = not_convex_note(
+        alignment.pred,
+        "the DOTA protocols score them as the devkit does (its polyiou on the corners as given)",
+    )
+    return ([loose] if loose else []) + _class_list_notes(alignment, protocol)
+
+
+def _class_list_notes(alignment: Alignment, protocol: Protocol) -> list[str]:
+    """The devkit's mean over its fixed class list, when classes of that list lack ground truth."""
     gt = alignment.gt
     k = alignment.n_categories
     names = [str(n) for n in gt.categories.names[:k]]

@@ -311,3 +311,48 @@ def test_oriented_coco_in_worker_processes_gives_the_same_numbers(monkeypatch):
     two = evaluate(GT, TASK1, workers=2)
     assert two.summary == one.summary
     assert two.to_dict()["per_class"] == one.to_dict()["per_class"]
+
+
+@pytest.mark.parametrize("protocol", ["dota", "coco"])
+def test_difficult_ground_truth_of_no_area_is_a_placeholder_that_never_matches(tmp_path, protocol):
+    preds = tmp_path / "Task1_ship.txt"
+    preds.write_text("P1 0.9 0 0 10 0 10 10 0 10\nP1 0.8 0 0 0 0 0 0 0 0\n")
+    labels = _labels(tmp_path, "0 0 0 0 0 0 0 0 ship 1")
+    r = run(labels, preds, "-p", protocol, "-f", "json", "--honour-ignore")
+    doc = json.loads(r.out)
+    key = "AP[ship]" if protocol == "dota" else "AP50"
+    assert doc["summary"][key] == pytest.approx(1.0, abs=1e-12), doc["summary"]
+    assert "P1.txt:4), as placeholders do; they can never be matched" in r.err, r
+    # Not difficult, it is still an error naming the line.
+    r = run(_labels(tmp_path, "0 0 0 0 0 0 0 0 ship 0"), preds, "-p", protocol, expect=1)
+    assert "P1.txt:4: corners 0 0 0 0 0 0 0 0 do not make a convex" in r.err, r
+
+
+def test_mmrotate_placeholder_in_an_angle_table_is_accepted_as_difficult(tmp_path):
+    gt = tmp_path / "gt.csv"
+    head = "image,label,cx,cy,w,h,angle,difficult\n"
+    gt.write_text(head + "P1,ship,5,5,10,10,0,0\nP1,ship,0,0,0,0,0,1\n")
+    preds = tmp_path / "preds.csv"
+    preds.write_text("image,label,score,cx,cy,w,h,angle\nP1,ship,0.9,5,5,10,10,0\n")
+    doc = json.loads(run(gt, preds, "-p", "dota", "-f", "json").out)
+    assert doc["summary"]["AP[ship]"] == pytest.approx(1.0, abs=1e-12)
+    gt.write_text(head + "P1,ship,5,5,10,10,0,0\nP1,ship,0,0,0,0,0,0\n")
+    r = run(gt, preds, "-p", "dota", expect=1)
+    assert "gt.csv:3: an oriented box needs a positive width and height" in r.err, r
+
+
+def test_predictions_that_are_not_convex_are_scored_by_their_hull_coco_style(tmp_path):
+    """A dart whose inner corner lies inside the triangle of the others: COCO-style, it is scored
+    as that triangle (half the square: IoU 0.5); the DOTA devkit intersects the dart itself."""
+    preds = tmp_path / "Task1_ship.txt"
+    preds.write_text("P1 0.9 0 0 10 0 3 3 0 10\n")
+    labels = tmp_path / "labelTxt"
+    labels.mkdir()
+    (labels / "P1.txt").write_text("0 0 10 0 10 10 0 10 ship 0\n")
+    r = run(labels, preds, "-f", "json", "--iou-thresholds", "0.45,0.55")
+    ap = json.loads(r.out)["per_class"][0]["AP"]
+    assert ap == pytest.approx(0.5, abs=1e-12), ap  # matched at 0.45 (the dart's 0.3 is not)
+    assert "1 of 1 predicted boxes are not convex quadrilaterals (first: " in r.err, r
+    assert "Task1_ship.txt:1); the exact overlap (COCO-style) reads their convex hull" in r.err
+    dota = json.loads(run(labels, preds, "-p", "dota", "-f", "json").out)
+    assert dota["summary"]["AP[ship]"] == 0.0  # the dart covers 0.3 of the square
