@@ -28,6 +28,7 @@ from iou_eval.engine.memory import release_free_memory
 from iou_eval.engine.parallel import resolve_workers, start
 from iou_eval.errors import IouEvalError, UsageError
 from iou_eval.io.inputs import (
+    check_class_files,
     detect_pred_format,
     is_path,
     keypoint_notes,
@@ -176,6 +177,21 @@ def _size(path: Any) -> int:
 
 
 def _load_pair(
+    gt: Any,
+    preds: Any,
+    read: ReadOptions,
+    workers: int,
+    masks: bool = False,
+    executor: Any = None,
+    keypoints: bool = False,
+) -> tuple[Dataset, Dataset]:
+    """Both datasets (:func:`_read_pair`), the predictions' files checked against the ground truth."""
+    gt_ds, pred_ds = _read_pair(gt, preds, read, workers, masks, executor, keypoints)
+    check_class_files(gt_ds, pred_ds)
+    return gt_ds, pred_ds
+
+
+def _read_pair(
     gt: Any,
     preds: Any,
     read: ReadOptions,

@@ -378,8 +378,8 @@ def assemble_oriented(
         normalized=normalized, area=_areas(c, not_convex), origin=origin, origin_file=origin_file,
         files=files, warnings=notes, **columns,
     )  # fmt: skip
-    loose = not_convex if not_convex.any() else None
-    return replace(ds, oriented=OrientedBoxes(c, angle_unit, loose))
+    kept = not_convex if not_convex.any() else None
+    return replace(ds, oriented=OrientedBoxes(c, angle_unit, kept))
 
 
 def _loose(c: np.ndarray, score: Any, ignore: Any) -> np.ndarray:

@@ -356,3 +356,45 @@ def test_predictions_that_are_not_convex_are_scored_by_their_hull_coco_style(tmp
     assert "Task1_ship.txt:1); the exact overlap (COCO-style) reads their convex hull" in r.err
     dota = json.loads(run(labels, preds, "-p", "dota", "-f", "json").out)
     assert dota["summary"]["AP[ship]"] == 0.0  # the dart covers 0.3 of the square
+
+
+def test_ultralytics_obb_prediction_folder_beside_dota_labels_is_read_as_yolo(tmp_path):
+    """``predict/labels/*.txt`` of an OBB model ('class x1 y1 ... x4 y4 conf', fractions) against
+    a DOTA labelTxt/: read as Ultralytics predictions, not as 'class score x y w h' lines."""
+    labels = tmp_path / "predict" / "labels"
+    shutil.copytree(YOLO / "predictions" / "labels", labels)
+    names = tmp_path / "classes.txt"
+    names.write_text("plane\nship\nsmall-vehicle\nlarge-vehicle\nstorage-tank\ntennis-court\n")
+    common = ("-p", "dota", "--images", str(DOTA / "images"), "--names", str(names), "-f", "json")
+    r = run(GT, labels, *common)
+    assert "read as Ultralytics OBB predictions ('class x1 y1 ... x4 y4 conf'" in r.err, r
+    told = json.loads(run(GT, labels, *common, "--pred-format", "yolo").out)
+    assert json.loads(r.out)["summary"] == told["summary"]
+    assert told["summary"]["mAP"] > 0.5
+
+
+def _plain_results(tmp_path) -> Path:
+    """The sample's Task1_<class>.txt files, named <class>.txt."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for f in Path(TASK1).glob("Task1_*.txt"):
+        shutil.copy(f, folder / f.name.removeprefix("Task1_"))
+    return folder
+
+
+def test_dota_results_named_by_their_class_alone_are_read_with_a_note(tmp_path):
+    folder = _plain_results(tmp_path)
+    r = run(GT, folder, "-p", "dota", "-f", "json")
+    assert "one file per class named by the class alone (the devkit names them " in r.err, r
+    assert json.loads(r.out)["summary"] == _json(GT, TASK1, "-p", "dota")["summary"]
+
+
+def test_dota_results_whose_name_is_no_class_name_the_devkit_rule(tmp_path):
+    folder = _plain_results(tmp_path)
+    shutil.copy(folder / "ship.txt", folder / "boats.txt")
+    r = run(GT, folder, "-p", "dota", expect=1)
+    assert "boats.txt: lines read as DOTA task-1 results" in r.err, r
+    assert "the file name 'boats' is not a class of the ground truth" in r.err
+    assert "names its results Task1_<class>.txt" in r.err and "pass --pred-format yolo" not in r.err
+    r = run(GT, folder, "-p", "dota", "--pred-format", "txt", expect=1)
+    assert "is a DOTA task-1 result: the devkit names its files Task1_<class>.txt" in r.err, r

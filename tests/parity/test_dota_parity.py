@@ -256,7 +256,9 @@ def test_polygon_iou_of_quadrilaterals_that_are_not_convex_equals_the_devkit(pat
     loose = convex_order(dt)[2]
     assert loose.sum() > 50
     got = iou_poly(gt[loose], dt[loose])
-    ref = [reference_iou_poly(p.ravel(), q.ravel()) for p, q in zip(gt[loose], dt[loose], strict=True)]
+    ref = [
+        reference_iou_poly(p.ravel(), q.ravel()) for p, q in zip(gt[loose], dt[loose], strict=True)
+    ]
     assert got.tolist() == ref
 
 

@@ -39,6 +39,7 @@ class Format:
         textual: box numbers whose layout and scale the options say
             (``--box-format``, ``--normalized`` apply).
         describe: a few words for the docs and errors.
+        oriented: its files always hold oriented boxes (DOTA's).
     """
 
     name: str
@@ -48,6 +49,7 @@ class Format:
     detect_folder: Callable[[str, list[str]], bool] | None = None
     textual: bool = False
     describe: str = ""
+    oriented: bool = False
 
     def load(self) -> Reader:
         module, func = self.reader.split(":")
@@ -69,6 +71,12 @@ def register(fmt: Format) -> Format:
 
 def formats() -> tuple[Format, ...]:
     return tuple(_FORMATS.values())
+
+
+def holds_oriented(name: str | None) -> bool:
+    """Whether the format ``name`` (None or unknown: no) always holds oriented boxes."""
+    fmt = _FORMATS.get(name) if name else None
+    return fmt is not None and fmt.oriented
 
 
 def format_names() -> tuple[str, ...]:
@@ -199,12 +207,12 @@ register(Format(
     "dota-results", "dota:load_task1", roles=("pred",),
     detect_file=_looks("dota", "looks_like_task1", _name_has(".txt")),
     detect_folder=_looks("dota", "looks_like_task1_folder", _entries_have(".txt")), textual=False,
-    describe="the DOTA devkit's Task1_<class>.txt results"))  # fmt: skip
+    describe="the DOTA devkit's Task1_<class>.txt results", oriented=True))  # fmt: skip
 register(Format(
     "dota", "dota:load_dota", roles=("gt",),
     detect_file=_looks_head("dota", "dota_head", _name_has(".txt")),
     detect_folder=_looks("dota", "looks_like_dota", _entries_have(".txt", "labeltxt")),
-    describe="DOTA label files: x1 y1 ... x4 y4 class difficult"))  # fmt: skip
+    describe="DOTA label files: x1 y1 ... x4 y4 class difficult", oriented=True))  # fmt: skip
 register(Format(
     "yolo", "yolo_pose:load_yolo_or_pose",  # pose datasets (kpt_shape) there, the rest yolo.py
     detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
