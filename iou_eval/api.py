@@ -40,6 +40,7 @@ from iou_eval.io.inputs import (
     with_note,
 )
 from iou_eval.io.loaders import detect_format
+from iou_eval.io.loaders.registry import crowd_word
 from iou_eval.io.option_files import resolve, resolve_read
 from iou_eval.options import EvalOptions, ReadOptions
 from iou_eval.protocols.coco_run import run_coco
@@ -145,6 +146,7 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
             "images": len(gt.images),
             "boxes": len(gt),
             "crowd": int(gt.is_crowd.sum()),
+            **({"crowd_word": word} if (word := crowd_word(gt.format)) != "crowd" else {}),
             "categories": alignment.n_categories,
         },
         "predictions": {
@@ -403,6 +405,21 @@ SCORERS: dict[str, Callable[..., ProtocolResult]] = {
 }
 
 
+def _unit_images(gt_ds: Dataset, protocols: list[Protocol]) -> tuple[Dataset, list[Protocol]]:
+    """Without pixel sizes (Open Images) the area ranges would compare fractions with pixel
+    bounds: they are dropped, and the reader's note on them is kept only for a protocol that has
+    them (COCO, LVIS), not for ``openimages`` alone."""
+    if not unsized(gt_ds):
+        return gt_ds, protocols
+    kept = [p if p.is_voc else p.without_area_ranges() for p in protocols]
+    if any(p.coco_grid for p in protocols):
+        return gt_ds, kept
+    from iou_eval.io.loaders.openimages import UNIT_NOTE
+
+    notes = tuple(w for w in gt_ds.warnings if UNIT_NOTE not in w)
+    return dataclasses.replace(gt_ds, warnings=notes), kept
+
+
 def _challenge_inputs(
     gt: Any, gt_ds: Dataset, protocols: list[Protocol], opts: EvalOptions
 ) -> tuple[Dataset, Callable[[Alignment], Alignment], list[str]]:
@@ -416,7 +433,8 @@ def _challenge_inputs(
     po = opts.protocol
     if not any(p.name == "openimages" for p in protocols):
         given = [f for f, v in (("--oi-hierarchy", po.oi_hierarchy),
-                                ("--oi-image-labels", po.oi_image_labels)) if v]  # fmt: skip
+                                ("--oi-image-labels", po.oi_image_labels),
+                                ("--oi-group-of-weight", po.oi_group_of_weight != 1.0)) if v]  # fmt: skip
         if given:
             raise UsageError(f"{' and '.join(given)} apply to --protocol openimages")
         return gt_ds, lambda a: a, []
@@ -557,9 +575,7 @@ def _evaluate(
     protocols = build_protocols(opts.protocol, federated, oriented)
     protocol_notes = run_notes(gt, preds, gt_ds, pred_ds, opts, protocols, federated)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
-    if unsized(gt_ds):
-        # No pixel sizes: the area ranges would compare fractions with pixel bounds.
-        protocols = [p if p.is_voc else p.without_area_ranges() for p in protocols]
+    gt_ds, protocols = _unit_images(gt_ds, protocols)
     gt_ds, attach_labels, oi_notes = _challenge_inputs(gt, gt_ds, protocols, opts)
     alignment = attach_labels(align(gt_ds, pred_ds, opts.read.image_size))
     alignment, selected = select(alignment, opts.analysis.img_ids, opts.analysis.cat_ids)

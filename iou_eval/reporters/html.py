@@ -281,7 +281,7 @@ def facts(doc: Mapping[str, Any]) -> str:
     items = [
         ("ground truth", f"<code>{esc(g.get('path'))}</code> [{esc(g.get('format'))}]: "
          f"{esc(g.get('images'))} images, {esc(g.get('boxes'))} boxes ({esc(g.get('crowd'))} "
-         f"crowd), {esc(g.get('categories'))} categories"
+         f"{esc(g.get('crowd_word', 'crowd'))}), {esc(g.get('categories'))} categories"
          + (f"; {esc(g['shapes'])}" if g.get("shapes") else "")),
         ("predictions", f"<code>{esc(p.get('path'))}</code> [{esc(p.get('format'))}]: "
          f"{esc(p.get('boxes'))} boxes" + (f"; {esc(p['shapes'])}" if p.get("shapes") else "")

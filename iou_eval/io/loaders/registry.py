@@ -40,6 +40,8 @@ class Format:
             (``--box-format``, ``--normalized`` apply).
         describe: a few words for the docs and errors.
         oriented: its files always hold oriented boxes (DOTA's).
+        crowd_word: what its files call the boxes read as crowd regions
+            (Open Images' ``group-of``), for reports.
     """
 
     name: str
@@ -50,6 +52,7 @@ class Format:
     textual: bool = False
     describe: str = ""
     oriented: bool = False
+    crowd_word: str = "crowd"
 
     def load(self) -> Reader:
         module, func = self.reader.split(":")
@@ -77,6 +80,12 @@ def holds_oriented(name: str | None) -> bool:
     """Whether the format ``name`` (None or unknown: no) always holds oriented boxes."""
     fmt = _FORMATS.get(name) if name else None
     return fmt is not None and fmt.oriented
+
+
+def crowd_word(name: str | None) -> str:
+    """What the format ``name`` calls its crowd regions (``crowd`` when unknown)."""
+    fmt = _FORMATS.get(name) if name else None
+    return "crowd" if fmt is None else fmt.crowd_word
 
 
 def format_names() -> tuple[str, ...]:
@@ -231,7 +240,7 @@ register(Format(
 register(Format(
     "openimages", "openimages:load_openimages",
     detect_file=_looks_head("openimages", "openimages_head", _head_has(b"imageid", b"xmin")),
-    describe="Open Images CSV"))  # fmt: skip
+    describe="Open Images CSV", crowd_word="group-of"))  # fmt: skip
 register(Format(
     "obb-json", "yolo_obb:load_obb_json", roles=("pred",),
     detect_file=_looks_head("yolo_obb", "obb_json_head", _head_has(b'"poly"')),
