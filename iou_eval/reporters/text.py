@@ -54,9 +54,11 @@ def _describe_protocol(r: ProtocolResult) -> str:
         return f"{p.name} (VOC devkit: {ap}, IoU > {p.iou_thresholds[0]:g}, {p.pixel_convention.value} pixels, difficult ignored)"
     if not p.coco_grid:
         expanded = "hierarchy expanded" if p.extra.get("hierarchy") else "no hierarchy"
+        weight = float(p.extra.get("group_of_weight", 1.0))  # type: ignore[arg-type]
+        counts = "once" if weight == 1 else f"{weight:g} each"
         return (
             f"{p.name} (Open Images challenge: all-point AP, IoU >= {p.iou_thresholds[0]:g}, "
-            f"group-of boxes count once, verified classes only, {expanded})"
+            f"group-of boxes count {counts}, verified classes only, {expanded})"
         )
     thr = p.iou_thresholds
     thr_text = (

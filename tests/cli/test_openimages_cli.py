@@ -163,6 +163,8 @@ def test_group_of_weight_option_and_where_it_applies():
     one = json.loads(run(GT, PREDS, "-p", "openimages", "--oi-group-of-weight", "1",
                          "-f", "json", "--quiet").out)  # fmt: skip
     assert round(one["summary"]["mAP"], 4) == MAP_PLAIN
+    r = run(GT, PREDS, "-p", "openimages", "--oi-group-of-weight", "0.5")
+    assert "group-of boxes count 0.5 each, verified classes only" in r.out, r.out
     r = run(GT, PREDS, "--oi-group-of-weight", "0.5", expect=2)
     assert "--oi-group-of-weight apply to --protocol openimages" in r.err
     r = run(GT, PREDS, "-p", "openimages", "--oi-group-of-weight", "1.5", expect=2)
