@@ -304,3 +304,30 @@ def test_predictions_that_are_not_convex_are_scored_as_the_devkit_scores_them(
     assert len(notes) == 1, result.warnings
     assert f"{loose} of {len(dets)} predicted boxes are not convex quadrilaterals" in notes[0]
     assert notes[0].endswith("score them as the devkit does (its polyiou on the corners as given)")
+
+
+def _tied_scene() -> tuple[list, list]:
+    """One image, 24 ships and 30 detections of three confidences: half on a ship, half far
+    from any, in a shuffled file order.  Which of the equal confidences comes first decides
+    where the true positives fall in the ranking."""
+    rng = np.random.default_rng(17)
+    sq = lambda x, y: np.array([[x, y], [x + 10.0, y], [x + 10.0, y + 10.0], [x, y + 10.0]])  # noqa: E731
+    gts = [("T", "ship", sq(20.0 * i, 0.0), 0) for i in range(24)]
+    dets = [("T", "ship", float(rng.choice([0.9, 0.8072, 0.5])),
+             sq(20.0 * i, 0.0) if i % 2 == 0 else sq(20.0 * i, 500.0)) for i in range(30)]  # fmt: skip
+    order = rng.permutation(len(dets))
+    return gts, [dets[i] for i in order]
+
+
+@pytest.mark.parametrize("protocol", ["dota", "dota-allpoint"])
+def test_equal_confidences_are_ranked_as_the_devkits_argsort_ranks_them(tmp_path, protocol, path):
+    """The devkit ranks a class file's lines with ``np.argsort(-confidence)`` (numpy's default,
+    unstable sort): the same call on the same lines gives its order of the ties, on any machine."""
+    gts, dets = _tied_scene()
+    gt_path, pred_path = _write(tmp_path, gts, dets)
+    result = evaluate(gt_path, pred_path, protocol=protocol)
+    ref_gts, ref_dets = _reference_inputs(gts, dets)
+    aps, mean = task1(ref_gts, ref_dets, ["ship"], eleven_point=protocol == "dota")
+    assert result.summary == {"mAP": mean, "AP[ship]": aps["ship"]}
+    _, ref_tp, _ = task1_class_arrays(ref_gts, ref_dets, "ship", protocol)
+    assert np.array_equal(result.results[0].evaluation.point.tp.astype(float), ref_tp)
