@@ -2,7 +2,8 @@
 
 Written from the TensorFlow Object Detection API's rules, one image, one
 class and one detection at a time, as its classes lay them out: the
-challenge script groups the CSV rows by image (ids sorted), the challenge
+challenge script groups the CSV rows by image (ids sorted, as numbers when
+every id is one), the challenge
 evaluator keeps the verified classes of each image, ``PerImageEvaluation``
 sorts a class's detections (``np.argsort`` reversed), matches them to the
 non-group-of boxes and then to the group-of boxes, and ``metrics`` turns the
@@ -170,6 +171,15 @@ def average_precision(scores, labels, num_gt):
 # -- the challenge evaluator -----------------------------------------------------------
 
 
+def groupby_order(ids):
+    """The image ids in the order ``pandas.DataFrame.groupby('ImageID')`` gives them: as integers
+    when every id is one (pandas then reads the column as numbers), else as text."""
+    ids = set(ids)
+    if ids and all(str(i).isascii() and str(i).isdigit() for i in ids):
+        return sorted(ids, key=int)
+    return sorted(ids)
+
+
 def challenge_reference(
     gt_boxes, gt_labels, preds, class_list, thr=0.5, tree=None, group_of_weight=1.0
 ):
@@ -188,7 +198,7 @@ def challenge_reference(
     cls = {c: i for i, c in enumerate(class_list)}
     n_cls = len(class_list)
     num_gt = np.zeros(n_cls, dtype=float)
-    images = sorted({r[0] for r in gt_boxes} | {r[0] for r in gt_labels})
+    images = groupby_order({r[0] for r in gt_boxes} | {r[0] for r in gt_labels})
     gt_of, evaluatable = {}, {}
     for image in images:
         rows = [r for r in gt_boxes if r[0] == image]
@@ -202,7 +212,7 @@ def challenge_reference(
             num_gt[c] += np.sum(labels[~group] == c) + group_of_weight * np.sum(labels[group] == c)
     scores_per_class = [[] for _ in range(n_cls)]
     labels_per_class = [[] for _ in range(n_cls)]
-    for image in sorted({r[0] for r in preds}):
+    for image in groupby_order({r[0] for r in preds}):
         rows = [r for r in preds if r[0] == image]
         det_cls = np.array([cls[r[1]] for r in rows], dtype=int)
         det_scores = np.array([r[2] for r in rows], dtype=float)

@@ -327,3 +327,59 @@ def test_group_of_weight_on_seeded_scenes_equals_the_reference(tmp_path, weight)
         assert result.primary.protocol.extra["group_of_weight"] == weight
         want = challenge_reference(boxes, labels, preds, ALL, tree=TREE, group_of_weight=weight)
         assert_same(ours(result, ALL), want)
+
+
+def _tied_pair_scene(matching_first: bool, fillers: int, numeric_ids: bool = False):
+    """Image ``a``: one dog and two predictions of score 0.8072, one on the dog, one beside it
+    (the one on it first in the file, or second); ``fillers`` other images with a dog each and
+    predictions of scores 0.9, 0.8072 and 0.5, hits and misses, so that the class's entries
+    joined over the images hold more ties."""
+    rng = np.random.default_rng(fillers + matching_first)
+    name = (lambda k: str(100 + k)) if numeric_ids else (lambda k: f"{k:016x}")
+    dog = (0.1, 0.4, 0.1, 0.4)
+    on, beside = ("a" if not numeric_ids else "99", "/m/dog", 0.8072, *dog), None
+    beside = (on[0], "/m/dog", 0.8072, 0.6, 0.9, 0.6, 0.9)
+    boxes = [(on[0], "/m/dog", *dog, 0)]
+    preds = [on, beside] if matching_first else [beside, on]
+    for k in range(fillers):
+        image = name(k)
+        boxes.append((image, "/m/dog", *dog, 0))
+        for _ in range(int(rng.integers(1, 4))):
+            hit = rng.random() < 0.5
+            b = _near(rng, dog, 0.01) if hit else (0.6, 0.9, 0.6, 0.9)
+            preds.append((image, "/m/dog", float(rng.choice([0.9, 0.8072, 0.5])), *b))
+    return boxes, preds
+
+
+@pytest.mark.parametrize("fillers", [0, 3, 12, 40])
+@pytest.mark.parametrize("matching_first", [True, False])
+def test_a_tied_true_and_false_positive_in_one_image_rank_as_the_api_ranks_them(
+    tmp_path, matching_first, fillers
+):
+    """Two predictions of score 0.8072 on one image, one on the dog: the API sorts them with
+    ``np.argsort`` on the image, then sorts the class's entries joined over the images with
+    ``np.argsort`` again; which comes first (false-first or true-first) is what those calls
+    give, with as many entries in the class as the fillers make."""
+    boxes, preds = _tied_pair_scene(matching_first, fillers)
+    gt, pred, options = write_scene(tmp_path, boxes, [], preds, ALL)
+    result = evaluate(gt, pred, **options)
+    assert_same(ours(result, ALL), challenge_reference(boxes, [], preds, ALL))
+    if fillers == 0:
+        # One image, two entries: numpy's sort of two equal scores keeps them, reversed.
+        order = np.argsort(np.array([0.8072, 0.8072]))[::-1]
+        first_is_hit = (order[0] == 0) == matching_first
+        per_image = [first_is_hit, not first_is_hit]  # labels in the image's order
+        joined = np.argsort(np.array([0.8072, 0.8072]))[::-1]
+        ranked = [per_image[i] for i in joined]
+        want = 1.0 if ranked[0] else 0.5
+        assert result.summary["AP[Dog]"] == want
+
+
+@pytest.mark.parametrize("numeric_ids", [False, True])
+def test_images_join_in_the_order_pandas_groups_them(tmp_path, numeric_ids):
+    """Ids that are all digits are grouped as numbers (``'99' < '100'``), others as text: the
+    order of the images decides the order of tied entries in the class."""
+    boxes, preds = _tied_pair_scene(False, 12, numeric_ids=numeric_ids)
+    gt, pred, options = write_scene(tmp_path, boxes, [], preds, ALL)
+    result = evaluate(gt, pred, **options)
+    assert_same(ours(result, ALL), challenge_reference(boxes, [], preds, ALL))
