@@ -178,7 +178,7 @@ def _size(path: Any) -> int:
         return 0
 
 
-def _load_pair(
+def _loaded_pair(
     gt: Any,
     preds: Any,
     read: ReadOptions,
@@ -187,13 +187,13 @@ def _load_pair(
     executor: Any = None,
     keypoints: bool = False,
 ) -> tuple[Dataset, Dataset]:
-    """Both datasets (:func:`_read_pair`), the predictions' files checked against the ground truth."""
-    gt_ds, pred_ds = _read_pair(gt, preds, read, workers, masks, executor, keypoints)
+    """Both datasets (:func:`_load_pair`), the predictions' files checked against the ground truth."""
+    gt_ds, pred_ds = _load_pair(gt, preds, read, workers, masks, executor, keypoints)
     check_class_files(gt_ds, pred_ds)
     return gt_ds, pred_ds
 
 
-def _read_pair(
+def _load_pair(
     gt: Any,
     preds: Any,
     read: ReadOptions,
@@ -569,7 +569,7 @@ def _evaluate(
     n_workers = resolve_workers(opts.runtime.workers) if executor is None else 1
     stage("reading")
     masks, keypoints = opts.protocol.masks, opts.protocol.keypoints
-    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor, keypoints)
+    gt_ds, pred_ds = _loaded_pair(gt, preds, opts.read, n_workers, masks, executor, keypoints)
     federated = federated_ground_truth(gt_ds)
     oriented = gt_ds.oriented is not None or pred_ds.oriented is not None
     protocols = build_protocols(opts.protocol, federated, oriented)
