@@ -422,7 +422,7 @@ def protocol_sections(block: Mapping[str, Any], first: bool) -> list[str]:
     ident = "" if first else f"-{name}"
     per_class = block.get("per_class") or []
     keypoints = (block.get("params") or {}).get("iou_type") == "keypoints"
-    labels = KEYPOINT_LABELS if keypoints else SUMMARY_LABELS
+    labels = {**(KEYPOINT_LABELS if keypoints else SUMMARY_LABELS), **_range_labels(block)}
     out = [section("Summary" + suffix, summary_cards(block.get("summary") or {},
                                                       block.get("bootstrap"), labels), "summary" + ident)]  # fmt: skip
     if per_class:
@@ -431,6 +431,19 @@ def protocol_sections(block: Mapping[str, Any], first: bool) -> list[str]:
             per_class, CLASS_COLUMNS, bars={"AP", "AP50", "AP75", "AR100", "AR300", "AR", "F1"}
         ) + "</div>"  # fmt: skip
         out.append(section("Per class" + suffix, body, "per-class" + ident))
+    return out
+
+
+def _range_labels(block: Mapping[str, Any]) -> dict[str, str]:
+    """The card label of each custom area range's ``AP[label]`` and ``AR[label]``: its bounds."""
+    ranges = (block.get("params") or {}).get("area_ranges") or {}
+    out = {}
+    for label, bounds in ranges.items():
+        key = f"[{label}]"
+        if f"AP{key}" in (block.get("summary") or {}):
+            lo, hi = bounds
+            text = f"area {_g(lo)}–{'max' if hi >= 1e10 else _g(hi)} px²"
+            out[f"AP{key}"] = out[f"AR{key}"] = text
     return out
 
 
