@@ -277,6 +277,12 @@ def test_the_analyses_show_as_tables_with_the_documents_numbers(browser, analysi
     cal = _rows(browser, session, "#calibration table:first-of-type")
     assert [r[1] for r in cal] == [str(b["count"]) for b in doc["calibration"]["bins"]]
     assert cal[-1][0] == "[0.9, 1]"  # the last bin holds a score of exactly 1
+    note = browser.evaluate(session, "document.querySelector('#calibration .note').innerText")
+    c = doc["calibration"]
+    assert f"ECE {c['ece']:.4f}, MCE {c['mce']:.4f}" in note
+    per_class = {r[0]: r[1:] for r in _rows(browser, session, "#calibration table:last-of-type")}
+    for name, v in c["per_class"].items():
+        assert per_class[name][:2] == [f"{v['ece']:.4f}", f"{v['mce']:.4f}"], name
     screenshot(browser, session, tmp_path / "analysis-report.png")
 
 
