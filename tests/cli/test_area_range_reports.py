@@ -110,3 +110,14 @@ def test_gate_on_a_custom_area_range_in_json_checks(summary):
 def test_gate_on_a_class_still_reads_the_per_class_table():
     r = run(GT, PREDS, *RANGES, "--fail-under", "AP[dog]=0.9", expect=3)
     assert "0.2693 is below 0.9" in r.out
+
+
+def test_slices_report_and_gate_custom_area_ranges(tmp_path):
+    slices = tmp_path / "slices.csv"
+    slices.write_text("image_id,slice\n1,day\n2,day\n3,night\n")
+    doc = json.loads(run(GT, PREDS, *RANGES, "--slices", slices, "-f", "json", "-q").out)
+    day = doc["slices"]["day"]["summary"]
+    assert list(day) == list(doc["summary"]) and isinstance(day["AP[micro]"], float)
+    r = run(GT, PREDS, *RANGES, "--slices", slices, "--fail-under",
+            f"AP[micro]@day={day['AP[micro]'] + 0.01:.4f}", expect=3)  # fmt: skip
+    assert f"{day['AP[micro]']:.4f} is below" in r.out
