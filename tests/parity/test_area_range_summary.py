@@ -72,3 +72,26 @@ def test_custom_area_ranges_replace_the_coco_rows_not_leave_them_undefined(write
     coco = evaluate(write_json("gt.json", gt), write_json("preds.json", preds))
     assert ours.summary["AP[tiny]"] == coco.summary["APs"]
     assert ours.summary["AR[big]"] is not None
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_keypoint_custom_area_ranges_read_at_maxdets_20_as_pycocotools_arrays(seed, tmp_path):
+    """Keypoints: pycocotools' summarize reads APm/APl at maxDets 20; a custom range the same."""
+    from .test_keypoints_parity import _evaluate, make_keypoint_scene, pycocotools_keypoints
+
+    gt, results = make_keypoint_scene(seed)
+    ranges = [AreaRange("tiny", 0.0, 48.0**2), AreaRange("large", 48.0**2, 1e5**2)]
+    ours = _evaluate(tmp_path, gt, results, area_ranges=ranges)
+    ref = pycocotools_keypoints(
+        gt, results, areaRng=[[0, 1e5**2]] + [[r.lo, r.hi] for r in ranges],
+        areaRngLbl=["all", "tiny", "large"],
+    )  # fmt: skip
+    assert np.array_equal(ours.primary.arrays.precision, ref["precision"])
+    expected = {
+        "AP[tiny]": _reference_mean(ref["precision"][:, :, :, 1, 0]),
+        "APl": _reference_mean(ref["precision"][:, :, :, 2, 0]),
+        "AR[tiny]": _reference_mean(ref["recall"][:, :, 1, 0]),
+        "ARl": _reference_mean(ref["recall"][:, :, 2, 0]),
+    }
+    assert {k: ours.summary[k] for k in expected} == expected
+    assert "APm" not in ours.summary and ours.summary["AP[tiny]"] is not None
