@@ -177,8 +177,10 @@ def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, fl
     ]
     if rows.empty:
         names = ", ".join(map(str, table["class"].tolist()[:20]))
+        ranges = ", ".join(k for k in r.summary if k.startswith(f"{gate.metric}["))
         raise UsageError(
             f"--fail-under {quoted(gate.text)}: no class {quoted(gate.cls)} (classes: {names})"
+            + (f" and no area range of that name ({ranges})" if ranges else "")
         )
     v = rows.iloc[0][gate.metric]
     return r, None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)

@@ -121,3 +121,10 @@ def test_slices_report_and_gate_custom_area_ranges(tmp_path):
     r = run(GT, PREDS, *RANGES, "--slices", slices, "--fail-under",
             f"AP[micro]@day={day['AP[micro]'] + 0.01:.4f}", expect=3)  # fmt: skip
     assert f"{day['AP[micro]']:.4f} is below" in r.out
+
+
+def test_gate_on_an_unknown_range_names_the_classes_and_the_ranges():
+    r = run(GT, PREDS, *RANGES, "--fail-under", "AP[pico]=0.3", expect=2)
+    assert (
+        "no class 'pico'" in r.err and "no area range of that name (AP[nano], AP[micro])" in r.err
+    )
