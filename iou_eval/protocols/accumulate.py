@@ -566,15 +566,18 @@ def area_stat_key(ap: bool, label: str) -> str:
 
 def stats_for_ranges(base: Stats, area_labels: tuple[str, ...]) -> Stats:
     """``base``'s statistics with its area-range ones replaced by one AP and one AR per
-    range of ``area_labels`` (after the first, ``all``), in the order given.
+    range of ``area_labels`` (after the first, ``all``), in the order given; ``base``
+    itself when ``area_labels`` holds ``all`` only (its area statistics then undefined).
 
     Each is read as ``base`` reads its area statistics (pycocotools' summarize
     reads APs to ARl at IoU .50:.95 and ``maxDets[2]``; keypoints at 20), on
     that range's slice of the arrays.  COCO's own ranges keep their names.
     """
     area_stats = {k: v for k, v in base.items() if v[2] != "all"}
-    if tuple(v[2] for v in area_stats.values() if v[0]) == area_labels[1:]:
-        return base  # the reference's own ranges: its own table
+    own = tuple(v[2] for v in area_stats.values() if v[0])
+    if len(area_labels) < 2 or own == area_labels[1:]:
+        # The reference's own ranges, or none (sizes unknown: its rows stay, undefined).
+        return base
     ap_read = next(v[3] for v in area_stats.values() if v[0])
     ar_read = next(v[3] for v in area_stats.values() if not v[0])
     out: Stats = {}
