@@ -398,3 +398,16 @@ def test_dota_results_whose_name_is_no_class_name_the_devkit_rule(tmp_path):
     assert "names its results Task1_<class>.txt" in r.err and "pass --pred-format yolo" not in r.err
     r = run(GT, folder, "-p", "dota", "--pred-format", "txt", expect=1)
     assert "is a DOTA task-1 result: the devkit names its files Task1_<class>.txt" in r.err, r
+
+
+def test_gates_name_the_hyphenated_dota_allpoint_and_coco_obb_labels():
+    doc = _json(GT, TASK1, "-p", "dota-allpoint,coco")
+    mean, coco_ap = doc["summary"]["mAP"], doc["additional_protocols"][0]["summary"]["AP"]
+    r = run(GT, TASK1, "-p", "dota-allpoint,coco", "--fail-under", "dota-allpoint:mAP=0.7",
+            "--fail-under", "coco-obb:AP=0.4")  # fmt: skip
+    assert "Checks: all 2 checks passed" in r.out
+    r = run(GT, TASK1, "-p", "dota-allpoint,coco", "--fail-under", "dota-allpoint:mAP=0.8",
+            "--fail-under", "coco-obb:AP=0.6", expect=3)  # fmt: skip
+    assert f"{mean:.4f} is below 0.8" in r.out and f"{coco_ap:.4f} is below 0.6" in r.out
+    r = run(GT, TASK1, "-p", "dota", "--fail-under", "dota-allpoint:mAP=0.7", expect=2)
+    assert "protocol 'dota-allpoint' did not run (dota)" in r.err
