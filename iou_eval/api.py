@@ -27,6 +27,7 @@ from iou_eval.engine.memory import release_free_memory
 from iou_eval.engine.parallel import resolve_workers, start
 from iou_eval.errors import IouEvalError, UsageError
 from iou_eval.io.inputs import (
+    check_class_files,
     detect_pred_format,
     is_path,
     keypoint_notes,
@@ -38,6 +39,7 @@ from iou_eval.io.inputs import (
     with_note,
 )
 from iou_eval.io.loaders import detect_format
+from iou_eval.io.loaders.registry import crowd_word
 from iou_eval.io.option_files import resolve, resolve_read
 from iou_eval.options import EvalOptions, ReadOptions
 from iou_eval.protocols.builtin import federation_notes
@@ -107,6 +109,7 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
             "images": len(gt.images),
             "boxes": len(gt),
             "crowd": int(gt.is_crowd.sum()),
+            **({"crowd_word": word} if (word := crowd_word(gt.format)) != "crowd" else {}),
             "categories": alignment.n_categories,
         },
         "predictions": {
@@ -136,6 +139,21 @@ def _size(path: Any) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def _loaded_pair(
+    gt: Any,
+    preds: Any,
+    read: ReadOptions,
+    workers: int,
+    masks: bool = False,
+    executor: Any = None,
+    keypoints: bool = False,
+) -> tuple[Dataset, Dataset]:
+    """Both datasets (:func:`_load_pair`), the predictions' files checked against the ground truth."""
+    gt_ds, pred_ds = _load_pair(gt, preds, read, workers, masks, executor, keypoints)
+    check_class_files(gt_ds, pred_ds)
+    return gt_ds, pred_ds
 
 
 def _load_pair(
@@ -281,6 +299,21 @@ def _load_beside_cluster(
         return gt_ds, pending.result()
 
 
+def _unit_images(gt_ds: Dataset, protocols: list[Protocol]) -> tuple[Dataset, list[Protocol]]:
+    """Without pixel sizes (Open Images) the area ranges would compare fractions with pixel
+    bounds: they are dropped, and the reader's note on them is kept only for a protocol that has
+    them (COCO, LVIS), not for ``openimages`` alone."""
+    if not unsized(gt_ds):
+        return gt_ds, protocols
+    kept = [p.without_area_ranges() for p in protocols]
+    if any(len(p.area_ranges) > 1 for p in protocols):
+        return gt_ds, kept
+    from iou_eval.io.loaders.openimages import UNIT_NOTE
+
+    notes = tuple(w for w in gt_ds.warnings if UNIT_NOTE not in w)
+    return dataclasses.replace(gt_ds, warnings=notes), kept
+
+
 def _challenge_inputs(
     gt: Any, gt_ds: Dataset, protocols: list[Protocol], opts: EvalOptions
 ) -> tuple[Dataset, Callable[[Alignment], Alignment], list[str]]:
@@ -294,7 +327,8 @@ def _challenge_inputs(
     po = opts.protocol
     if not any(record_of(p).image_labels for p in protocols):
         given = [f for f, v in (("--oi-hierarchy", po.oi_hierarchy),
-                                ("--oi-image-labels", po.oi_image_labels)) if v]  # fmt: skip
+                                ("--oi-image-labels", po.oi_image_labels),
+                                ("--oi-group-of-weight", po.oi_group_of_weight != 1.0)) if v]  # fmt: skip
         if given:
             raise UsageError(f"{' and '.join(given)} apply to --protocol openimages")
         return gt_ds, lambda a: a, []
@@ -439,15 +473,13 @@ def _evaluate(
     n_workers = resolve_workers(opts.runtime.workers) if executor is None else 1
     stage("reading")
     masks, keypoints = opts.protocol.masks, opts.protocol.keypoints
-    gt_ds, pred_ds = _load_pair(gt, preds, opts.read, n_workers, masks, executor, keypoints)
+    gt_ds, pred_ds = _loaded_pair(gt, preds, opts.read, n_workers, masks, executor, keypoints)
     federated = federated_ground_truth(gt_ds)
     oriented = gt_ds.oriented is not None or pred_ds.oriented is not None
     protocols = build_protocols(opts.protocol, federated, oriented)
     protocol_notes = run_notes(gt, preds, gt_ds, pred_ds, opts, protocols, federated)
     gt_ds, pred_ds, shifted = prepare_pair(gt_ds, pred_ds, opts.read)
-    if unsized(gt_ds):
-        # No pixel sizes: the area ranges would compare fractions with pixel bounds.
-        protocols = [p.without_area_ranges() for p in protocols]
+    gt_ds, protocols = _unit_images(gt_ds, protocols)
     gt_ds, attach_labels, oi_notes = _challenge_inputs(gt, gt_ds, protocols, opts)
     alignment = attach_labels(align(gt_ds, pred_ds, opts.read.image_size))
     alignment, selected = select(alignment, opts.analysis.img_ids, opts.analysis.cat_ids)

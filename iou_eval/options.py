@@ -93,6 +93,10 @@ def _parse_boundary_dilation(text: str) -> float:
     return numbers.parse_unit_interval(text, "--boundary-dilation")
 
 
+def _parse_group_of_weight(text: str) -> float:
+    return numbers.parse_unit_interval(text, "--oi-group-of-weight")
+
+
 def _parse_score_thr(text: str) -> float:
     return numbers.parse_float(text, "--score-thr")
 
@@ -366,6 +370,11 @@ class ProtocolOptions:
         "--oi-image-labels", "Open Images verified image-level labels CSV "
         "(ImageID,...,LabelName,Confidence); by default the one beside the boxes file.",
         metavar="FILE"))  # fmt: skip
+    oi_group_of_weight: float = option(1.0, Cli(
+        "--oi-group-of-weight", "Open Images: what a group-of box counts, hit (a true positive) "
+        "or missed (a false negative): 1 in the challenge (default); the TF API's other "
+        "evaluators take 0.5 or 0 (0: a group-of box counts for nothing, the predictions "
+        "inside it are ignored).", parse=_parse_group_of_weight, metavar="W"))  # fmt: skip
 
     def __post_init__(self) -> None:
         names = (self.protocol,) if isinstance(self.protocol, str) else tuple(self.protocol)
@@ -389,6 +398,10 @@ class ProtocolOptions:
                 "files' boxes follow different loadRes branches)"
             )
         object.__setattr__(self, "iou_type", types)
+        weight = numbers.check_number(
+            self.oi_group_of_weight, "--oi-group-of-weight", low=0, high=1
+        )
+        object.__setattr__(self, "oi_group_of_weight", weight)
         if self.boundary_dilation is not None:
             if "boundary" not in types:
                 raise UsageError(

@@ -8,7 +8,9 @@ predictions matched to a crowd region are left out (``counted`` False).
 Bins: by default 10 equal-width bins of the score, ``[0, 0.1), ...,
 [0.9, 1.0]`` (the last one closed).  In each bin: the count, the mean score
 and the accuracy (fraction of true positives).  ECE is a fraction,
-``sum over bins of count / N * |accuracy - mean score|``, overall and per class.
+``sum over bins of count / N * |accuracy - mean score|``, overall and per class;
+MCE (maximum calibration error) is ``max over non-empty bins of |accuracy -
+mean score|``.  Both are None without counted predictions.
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ class CalibrationBin:
 
 @dataclass(frozen=True)
 class ClassCalibration:
-    """One class's ECE (None without counted predictions) and its counted predictions."""
+    """One class's ECE and MCE (None without counted predictions) and its counted predictions."""
 
     ece: float | None
     count: int
+    mce: float | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class CalibrationResult:
         iou_threshold: the threshold the true-positive flags were computed at.
         bins: ``[B]`` :class:`CalibrationBin` over every counted prediction.
         ece: the expected calibration error (a fraction), None without predictions.
+        mce: the maximum calibration error (the largest gap of a non-empty bin).
         per_class: ``{name: ClassCalibration}`` for every category, in index order.
     """
 
@@ -67,10 +71,11 @@ class CalibrationResult:
     bins: tuple[CalibrationBin, ...]
     ece: float | None
     per_class: dict[str, ClassCalibration]
+    mce: float | None = None
 
     def to_dict(self) -> dict:
         """``{"iou_threshold", "bins": [{lower, upper, count, mean_score, accuracy}],
-        "ece", "per_class": {name: {ece, count}}}``, None for undefined numbers."""
+        "ece", "mce", "per_class": {name: {ece, mce, count}}}``, None for undefined numbers."""
         return {
             "iou_threshold": self.iou_threshold,
             "bins": [
@@ -84,8 +89,10 @@ class CalibrationResult:
                 for b in self.bins
             ],
             "ece": self.ece,
+            "mce": self.mce,
             "per_class": {
-                name: {"ece": c.ece, "count": c.count} for name, c in self.per_class.items()
+                name: {"ece": c.ece, "mce": c.mce, "count": c.count}
+                for name, c in self.per_class.items()
             },
         }
 
@@ -155,11 +162,10 @@ def calibration(
     # [lower, upper): the last edge belongs to the last bin.
     which = np.searchsorted(edges[1:-1], score, side="right")
     count, total, hits = _bin_sums(which, score, tp, b)
-    per_class_ece = []
     flat = cat * b + which
     c_count, c_total, c_hits = (x.reshape(k, b) for x in _bin_sums(flat, score, tp, k * b))
-    for c in range(k):
-        per_class_ece.append(_ece(c_count[c], c_total[c], c_hits[c]))
+    per_class = [_errors(c_count[c], c_total[c], c_hits[c]) for c in range(k)]
+    ece, mce = _errors(count, total, hits)
     return CalibrationResult(
         iou_threshold=float(iou_threshold),
         bins=tuple(
@@ -172,9 +178,12 @@ def calibration(
             )
             for i in range(b)
         ),
-        ece=_ece(count, total, hits),
+        ece=ece,
+        mce=mce,
         per_class={
-            name: ClassCalibration(ece=per_class_ece[c], count=int(c_count[c].sum()))
+            name: ClassCalibration(
+                ece=per_class[c][0], mce=per_class[c][1], count=int(c_count[c].sum())
+            )
             for c, name in enumerate(names)
         },
     )
@@ -198,15 +207,18 @@ def _bin_sums(which: np.ndarray, score: np.ndarray, tp: np.ndarray, n: int):
     return count, total, hits
 
 
-def _ece(count: np.ndarray, total: np.ndarray, hits: np.ndarray) -> float | None:
-    """``sum count / N * |accuracy - mean score|`` over the non-empty bins; None when N = 0."""
+def _errors(
+    count: np.ndarray, total: np.ndarray, hits: np.ndarray
+) -> tuple[float | None, float | None]:
+    """``(ECE, MCE)``: ``sum count / N * |accuracy - mean score|`` and ``max |accuracy -
+    mean score|`` over the non-empty bins; None, None when N = 0."""
     n = int(count.sum())
     if n == 0:
-        return None
+        return None, None
     full = count > 0
     c = count[full].astype(np.float64)
     gap = np.abs(hits[full] / c - total[full] / c)
-    return float(np.sum(c / n * gap))
+    return float(np.sum(c / n * gap)), float(np.max(gap))
 
 
 class _PairGeometry:

@@ -95,6 +95,7 @@ class Analysis:
         if self.calibration is not None:
             cal = self.calibration
             rows.append((p, "calibration", "all", "ECE", cal.ece))
+            rows.append((p, "calibration", "all", "MCE", cal.mce))
             for b in cal.bins:
                 key = bin_label(b, last=b is cal.bins[-1])
                 rows += [
@@ -104,4 +105,5 @@ class Analysis:
                 ]
             for name, per in cal.per_class.items():
                 rows.append((p, "calibration", name, "ECE", per.ece))
+                rows.append((p, "calibration", name, "MCE", per.mce))
         return rows

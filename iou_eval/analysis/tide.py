@@ -35,10 +35,12 @@ datasets.COCOResult(dt), mode=TIDE.BOX)``; every rule below mirrors it.
   one: that order is kept, hence a small AP change even for a fix that
   changes nothing.
 
-Two departures, where tidecv stops with an error: an average over no class
-(no ground truth and no counted prediction, or a fix that removes them all)
-is 0 instead of a division by zero; and scores need not exceed -1 (tidecv's
-"best score so far" starts there).
+Where tidecv stops with an error, iou-eval gives an undefined number: an
+average over no class (no ground truth and no counted prediction, or a fix
+that removes them all, as fixing every miss does when nothing was predicted)
+divides by zero in tidecv; that AP, and a dAP taken from it, is None (``null``
+in JSON, ``n/a`` in text).  Scores need not exceed -1 (tidecv's "best score
+so far" starts there).
 """
 
 from __future__ import annotations
@@ -70,16 +72,16 @@ NO_ERROR = -1
 
 @dataclass(frozen=True)
 class TideErrors:
-    """One number per main error type (a dAP or a count)."""
+    """One number per main error type (a dAP, None where undefined, or a count)."""
 
-    cls: float
-    loc: float
-    both: float
-    dupe: float
-    bkg: float
-    miss: float
+    cls: float | None
+    loc: float | None
+    both: float | None
+    dupe: float | None
+    bkg: float | None
+    miss: float | None
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, float | None]:
         return {name: getattr(self, name) for name in ERROR_TYPES}
 
 
@@ -88,10 +90,13 @@ class TideResult:
     """TIDE's error breakdown.
 
     Attributes:
-        ap: the base AP (AP points, 0-100, tidecv's AP at ``pos_threshold``).
-        dap: the AP gained by fixing each main error type alone.
+        ap: the base AP (AP points, 0-100, tidecv's AP at ``pos_threshold``);
+            None with no class to average (no ground truth, no prediction).
+        dap: the AP gained by fixing each main error type alone; None where
+            the fixed run has no class left to average (tidecv divides by zero).
         fp_dap, fn_dap: the AP gained with no false positives (true positives
-            scored above every false one) / with no false negatives.
+            scored above every false one) / with no false negatives; None
+            where undefined.
         counts: the number of errors of each main type (ignored predictions
             that are errors included, as tidecv counts them).
         pred_error: ``[D]`` int8 error code of each prediction (``CLS``,
@@ -102,10 +107,10 @@ class TideResult:
         unit: what the AP numbers are.
     """
 
-    ap: float
+    ap: float | None
     dap: TideErrors
-    fp_dap: float
-    fn_dap: float
+    fp_dap: float | None
+    fn_dap: float | None
     counts: TideErrors
     pred_error: np.ndarray = field(repr=False)
     gt_missed: np.ndarray = field(repr=False)
@@ -122,7 +127,7 @@ class TideResult:
             "dap": self.dap.as_dict(),
             "fp_dap": self.fp_dap,
             "fn_dap": self.fn_dap,
-            "counts": {k: int(v) for k, v in self.counts.as_dict().items()},
+            "counts": {k: int(getattr(self.counts, k) or 0) for k in ERROR_TYPES},
             "pos_threshold": self.pos_threshold,
             "bg_threshold": self.bg_threshold,
             "max_dets": self.max_dets,
@@ -368,7 +373,7 @@ def _summarize(cols: Columns, out: _Outcome, pos: float, bg: float, max_dets: in
     pts = ranked(visit, fp | out.tp)
     base = _mean_ap(cat[pts], out.tp[pts], n_gt)
 
-    def fixed(error_type: int) -> float:
+    def fixed(error_type: int) -> float | None:
         # Other errors keep their false positive; this type's are removed,
         # except the best localisation / classification error per free ground
         # truth, which becomes a true positive (of the ground truth's class).
@@ -386,7 +391,7 @@ def _summarize(cols: Columns, out: _Outcome, pos: float, bg: float, max_dets: in
     pts = ranked(errors_first, fp | out.tp)
     missed_per_class = np.bincount(cols.gt_category[out.gt_missed], minlength=k)
     dap["miss"] = _mean_ap(cat[pts], out.tp[pts], n_gt - missed_per_class)
-    dap = {name: max(value - base, 0.0) for name, value in dap.items()}
+    dap = {name: _gain(value, base, clamp=True) for name, value in dap.items()}
     # Special errors, not clamped by tidecv: true positives re-scored 1 and
     # false ones 0 (so all true positives first, each group in push order);
     # or only the matched ground truths counted.
@@ -401,8 +406,8 @@ def _summarize(cols: Columns, out: _Outcome, pos: float, bg: float, max_dets: in
     return TideResult(
         ap=base,
         dap=TideErrors(**dap),
-        fp_dap=fp_ap - base,
-        fn_dap=fn_ap - base,
+        fp_dap=_gain(fp_ap, base),
+        fn_dap=_gain(fn_ap, base),
         counts=TideErrors(
             cls=int(counts[CLS]),
             loc=int(counts[LOC]),
@@ -420,11 +425,19 @@ def _summarize(cols: Columns, out: _Outcome, pos: float, bg: float, max_dets: in
     )
 
 
+def _gain(fixed: float | None, base: float | None, clamp: bool = False) -> float | None:
+    """``fixed - base`` (at least 0 when ``clamp``, as tidecv clamps the main errors);
+    None when either AP is undefined."""
+    if fixed is None or base is None:
+        return None
+    return max(fixed - base, 0.0) if clamp else fixed - base
+
+
 RECALL_POINTS = np.arange(101) / 100.0
 """tidecv samples precision at recalls ``x / 100`` for ``x`` in 0..100."""
 
 
-def _mean_ap(cls: np.ndarray, is_tp: np.ndarray, n_gt: np.ndarray) -> float:
+def _mean_ap(cls: np.ndarray, is_tp: np.ndarray, n_gt: np.ndarray) -> float | None:
     """tidecv's ``ClassedAPDataObject.get_mAP``, in AP points.
 
     Args:
@@ -433,7 +446,7 @@ def _mean_ap(cls: np.ndarray, is_tp: np.ndarray, n_gt: np.ndarray) -> float:
         n_gt: ``[K]`` ground-truth count per class.
 
     A class enters the mean when it has data points or ground truth; its AP
-    is 0 without ground truth.  An empty mean is 0 (tidecv divides by zero:
+    is 0 without ground truth.  An empty mean is None (tidecv divides by zero:
     no ground truth and no counted prediction, or a fix that removes them all).
     """
     k, n = len(n_gt), len(cls)
@@ -443,7 +456,7 @@ def _mean_ap(cls: np.ndarray, is_tp: np.ndarray, n_gt: np.ndarray) -> float:
     c, t = cls[by_class], is_tp[by_class]
     present = (np.bincount(c, minlength=k) > 0) | (n_gt > 0)
     if not present.any():
-        return 0.0
+        return None
     starts = np.searchsorted(c, np.arange(k + 1))
     ctp = np.cumsum(t)
     ctp = ctp - np.r_[0, ctp][starts[c]]

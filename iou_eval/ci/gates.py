@@ -2,8 +2,10 @@
 
 A gate ``AP=0.45`` (``--fail-under``) passes when AP >= 0.45; on a metric
 where lower is better (LRP) ``--fail-over lrp:moLRP=0.7`` passes when
-moLRP <= 0.7, and each flag refuses the other direction's metrics; ``AP[person]=0.5`` reads the
-per-class table; ``voc12:mAP=0.7`` names the protocol when several ran;
+moLRP <= 0.7, and each flag refuses the other direction's metrics;
+``AP[person]=0.5`` reads the per-class table, unless the summary holds
+``AP[person]`` (a custom area range ``AP[nano]``, DOTA's class APs);
+``voc12:mAP=0.7`` or ``dota-allpoint:mAP=0.7`` names the protocol when several ran;
 ``AP@night=0.4`` reads the summary of the ``--slices`` slice ``night``.
 A baseline is an earlier JSON result of iou-eval: every summary metric and
 every class's AP may drop by at most ``--max-drop`` (absolute, or ``2%``
@@ -31,7 +33,7 @@ CLASS_METRICS = (
     "AP", "AP50", "AP75", "AR100", "AR300", "AR", "precision", "recall", "F1", "best_F1",
 )  # fmt: skip
 _GATE = re.compile(
-    r"^\s*(?:(?P<protocol>[a-z0-9]+):)?(?P<metric>[A-Za-z0-9_]+)"
+    r"^\s*(?:(?P<protocol>[a-z0-9]+(?:-[a-z0-9]+)*):)?(?P<metric>[A-Za-z0-9_]+)"
     r"(?:\[(?P<cls>[^\]]+)\])?(?:\s*@\s*(?P<slice>[^=<>]+?))?\s*(?:>=|<=|=)\s*(?P<value>[-+0-9.eE]+)\s*$"
 )
 
@@ -53,6 +55,11 @@ class Gate:
     @property
     def flag(self) -> str:
         return "--fail-over" if self.over else "--fail-under"
+
+    @property
+    def summary_key(self) -> str:
+        """The summary key the gate names: ``AP``, or ``AP[nano]`` with a bracket."""
+        return self.metric if self.cls is None else f"{self.metric}[{self.cls}]"
 
 
 @dataclass(frozen=True)
@@ -114,11 +121,6 @@ def parse_gate(text: str, over: bool = False) -> Gate:
         )  # fmt: skip
         raise UsageError(f"{flag}: expected METRIC=VALUE such as {examples}, got {excerpt(text)}")
     value = parse_float(m.group("value"), f"{flag} {excerpt(text.strip())}")
-    if m.group("cls") is not None and m.group("slice") is not None:
-        raise UsageError(
-            f"{flag} {excerpt(text.strip())}: a slice has summary metrics only "
-            f"(AP@{m.group('slice').strip()}=..., not per class)"
-        )
     where = m.group("slice").strip() if m.group("slice") is not None else None
     return Gate(
         text.strip(), m.group("metric"), value, m.group("cls"), m.group("protocol"), where or None,
@@ -128,8 +130,8 @@ def parse_gate(text: str, over: bool = False) -> Gate:
 
 def gate_metric(r: ProtocolResult, gate: Gate) -> Metric | None:
     """The :class:`Metric` a gate reads (its direction), None for a count column (higher is better)."""
-    if gate.cls is None:
-        return r.record.metric(r.protocol, gate.metric)
+    if gate.cls is None or gate.summary_key in r.summary:
+        return r.record.metric(r.protocol, gate.summary_key)
     return next((m for m in r.record.metrics(r.protocol) if m.per_class == gate.metric), None)
 
 
@@ -162,10 +164,15 @@ def _protocol_for(result: EvaluationResult, gate: Gate) -> ProtocolResult:
             f"{gate.flag} {quoted(gate.text)}: protocol {quoted(gate.protocol)} did not run ({ran})"
         )
     for r in result.results:
-        if gate.cls is not None and gate.metric in r.per_class.columns:
+        if gate.summary_key in r.summary:
             return r
-        if gate.cls is None and gate.metric in r.summary:
+        if gate.cls is not None and gate.slice is None and gate.metric in r.per_class.columns:
             return r
+    if gate.slice is not None and gate.cls is not None:
+        raise UsageError(
+            f"{gate.flag} {quoted(gate.text)}: a slice has summary metrics only "
+            f"(AP@{gate.slice}=..., not per class)"
+        )
     known = sorted({k for r in result.results for k in r.summary})
     where = "per-class" if gate.cls else "summary"
     raise UsageError(
@@ -184,7 +191,12 @@ def _slice_value(result: EvaluationResult, r: ProtocolResult, gate: Gate) -> flo
         raise UsageError(
             f"{gate.flag} {gate.text!r}: no slice {gate.slice!r} (slices: {', '.join(names)})"
         )
-    v = s.summary.get(gate.metric)
+    if gate.summary_key not in s.summary:
+        raise UsageError(
+            f"{gate.flag} {gate.text!r}: a slice has summary metrics only "
+            f"(slice summary: {', '.join(s.summary)})"
+        )
+    v = s.summary.get(gate.summary_key)
     return None if v is None else float(v)
 
 
@@ -192,8 +204,8 @@ def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, fl
     r = _protocol_for(result, gate)
     if gate.slice is not None:
         return r, _slice_value(result, r, gate)
-    if gate.cls is None:
-        v = r.summary.get(gate.metric)
+    if gate.cls is None or gate.summary_key in r.summary:
+        v = r.summary.get(gate.summary_key)
         return r, None if v is None else float(v)
     own = tuple(m.per_class for m in r.record.metrics(r.protocol) if m.per_class)
     if gate.metric not in CLASS_METRICS and gate.metric not in own:
@@ -207,8 +219,10 @@ def gate_value(result: EvaluationResult, gate: Gate) -> tuple[ProtocolResult, fl
     ]
     if rows.empty:
         names = ", ".join(map(str, table["class"].tolist()[:20]))
+        ranges = ", ".join(k for k in r.summary if k.startswith(f"{gate.metric}["))
         raise UsageError(
             f"{gate.flag} {quoted(gate.text)}: no class {quoted(gate.cls)} (classes: {names})"
+            + (f" and no area range of that name ({ranges})" if ranges else "")
         )
     v = rows.iloc[0][gate.metric]
     return r, None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
@@ -223,8 +237,9 @@ def check_gates(
         r, v = gate_value(result, g)
         check_direction(r, g)
         boot = r.bootstrap
-        whole = g.cls is None and g.slice is None  # the bootstrap resamples the whole set
-        interval = boot.interval(g.metric) if boot is not None and whole else None
+        # The bootstrap resamples the whole set's summary.
+        whole = boot is not None and g.slice is None and g.summary_key in boot.replicates
+        interval = boot.interval(g.summary_key) if boot is not None and whole else None
         if v is None:
             why = "no image in the slice" if g.slice is not None else "no ground truth for it"
             out.append(Check(g.text, "gate", g.threshold, None, None, None, None, False,

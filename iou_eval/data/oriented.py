@@ -10,9 +10,14 @@ round the box (either winding).  A file may also give a box as Ultralytics'
 
 Four corners make a box when they are the corners of a convex
 quadrilateral.  Given in a crossing order (``1 3 2 4``), they are put in
-the order that goes round, and the dataset says so; corners of which one
-lies inside the triangle of the others, or three on one line (a box of no
-area), are refused with the file and line.
+the order that goes round, and the dataset says so.  Corners of which one
+lies inside the triangle of the others, or three on one line, are refused
+with the file and line in a ground truth; a prediction keeps them as given
+(quadrilateral-regressing detectors write such boxes, and the DOTA devkit
+scores them as they are), and so does a difficult ground truth of no area
+(a placeholder, which can never be matched).  Such rows are listed
+(``OrientedBoxes.not_convex``); the exact overlap reads their convex hull
+(:func:`convex_corners`).
 
 Every dataset keeps its axis-aligned ``xyxy`` too: the box enclosing the
 corners, which drawings label and matchers use to skip pairs far apart.
@@ -55,10 +60,13 @@ class OrientedBoxes:
             while the dataset's boxes are (``Dataset.fractions``).
         angle_unit: ``"rad"`` or ``"deg"`` when the file gave ``cx, cy, w, h,
             angle``; None when it gave corners.
+        not_convex: ``[N]`` bool, the rows whose corners make no convex
+            quadrilateral, kept as the file gave them; None: none.
     """
 
     corners: np.ndarray
     angle_unit: str | None = None
+    not_convex: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         c = self.corners
@@ -75,7 +83,8 @@ class OrientedBoxes:
         return len(self.corners)
 
     def take(self, rows: np.ndarray) -> OrientedBoxes:
-        return replace(self, corners=np.take(self.corners, rows, axis=0))
+        loose = None if self.not_convex is None else self.not_convex[rows]
+        return replace(self, corners=np.take(self.corners, rows, axis=0), not_convex=loose)
 
     def scaled(self, image_wh: np.ndarray) -> OrientedBoxes:
         """Fractions of the image size -> pixels; ``image_wh[N, 2]`` each row's image size."""
@@ -167,20 +176,92 @@ def polygon_area(corners: np.ndarray) -> np.ndarray:
     return np.abs(twice) / 2.0
 
 
+def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a[:, 0] - o[:, 0]) * (b[:, 1] - o[:, 1]) - (a[:, 1] - o[:, 1]) * (b[:, 0] - o[:, 0])
+
+
+def flat(corners: np.ndarray) -> np.ndarray:
+    """``[N]`` whether the four points of ``corners[N, 4, 2]`` lie on one line (a box of no area)."""
+    c = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
+    return np.asarray(
+        (_cross(c[:, 0], c[:, 1], c[:, 2]) == 0)
+        & (_cross(c[:, 0], c[:, 1], c[:, 3]) == 0)
+        & (_cross(c[:, 0], c[:, 2], c[:, 3]) == 0)
+        & (_cross(c[:, 1], c[:, 2], c[:, 3]) == 0)
+    )
+
+
+def hull_corners(corners: np.ndarray) -> np.ndarray:
+    """``[N, 4, 2]`` the convex hull of four points that make no convex quadrilateral.
+
+    One of the points lies inside (or on) the triangle of the other three:
+    the hull is that triangle, given as four corners going round it, the
+    inner point replaced by the corner before it.  Every row of
+    ``corners[N, 4, 2]`` is taken to be such a set.
+    """
+    c = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
+    n = len(c)
+    inner = np.full(n, 3, dtype=np.int64)
+    found = np.zeros(n, dtype=bool)
+    for k in range(4):
+        a, b, d = (c[:, j] for j in range(4) if j != k)
+        turns = np.stack([_cross(a, b, c[:, k]), _cross(b, d, c[:, k]), _cross(d, a, c[:, k])])
+        inside = ~((turns < 0).any(axis=0) & (turns > 0).any(axis=0))
+        pick = inside & ~found
+        inner[pick] = k
+        found |= pick
+    rows = np.arange(n)
+    out = c.copy()
+    out[rows, inner] = c[rows, (inner - 1) % 4]
+    return out
+
+
+def convex_corners(ds: Any) -> np.ndarray:
+    """``[N, 4, 2]`` the oriented boxes of ``ds`` as :func:`dataset_corners` gives them, the rows
+    that make no convex quadrilateral replaced by their convex hull (the exact overlap's input)."""
+    c = dataset_corners(ds)
+    loose = None if ds.oriented is None else ds.oriented.not_convex
+    if loose is None or not loose.any():
+        return c
+    rows = np.flatnonzero(loose)
+    out = c.copy()
+    out[rows] = hull_corners(c[rows])
+    return out
+
+
+def _areas(c: np.ndarray, not_convex: np.ndarray) -> np.ndarray:
+    """``[N]`` the area of each box, a box that is not convex measured by its convex hull."""
+    if not not_convex.any():
+        return polygon_area(c)
+    hull = c.copy()
+    hull[not_convex] = hull_corners(c[not_convex])
+    return polygon_area(hull)
+
+
 def enclosing_xyxy(corners: np.ndarray) -> np.ndarray:
     """``[N, 4]`` the axis-aligned box enclosing each of ``corners[N, 4, 2]``."""
     c = np.asarray(corners, dtype=np.float64)
     return np.concatenate([c.min(axis=1), c.max(axis=1)], axis=1)
 
 
-def check_xywhr(xywhr: np.ndarray, fail: Callable[[int, str], InputError]) -> None:
-    """Finite numbers and a positive width and height; the first bad row is cited through ``fail``."""
+def check_xywhr(
+    xywhr: np.ndarray, fail: Callable[[int, str], InputError], placeholders: Any = None
+) -> None:
+    """Finite numbers and a positive width and height; the first bad row is cited through ``fail``.
+
+    ``placeholders[N]`` (bool, optional): rows that may have no area (a width
+    or height of 0): difficult ground truths, such as mmrotate's placeholder
+    ``[0, 0, 0, 0, 0]``, which can never be matched.
+    """
     b = np.asarray(xywhr, dtype=np.float64).reshape(-1, 5)
     bad = ~np.isfinite(b).all(axis=1)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         raise fail(r, f"cx, cy, w, h, angle must be finite numbers, got {_numbers(b[r])}")
     flat = (b[:, 2] <= 0) | (b[:, 3] <= 0)
+    if placeholders is not None:
+        empty = (b[:, 2] >= 0) & (b[:, 3] >= 0) & ((b[:, 2] == 0) | (b[:, 3] == 0))
+        flat &= ~(np.asarray(placeholders, dtype=bool) & empty)
     if flat.any():
         r = int(np.flatnonzero(flat)[0])
         raise fail(
@@ -198,12 +279,28 @@ def checked_corners(
     Raises, through ``fail(row, message)``, for the first row that is not
     four finite corners of a convex quadrilateral.
     """
+    ordered, reordered, _ = ordered_corners(corners, fail)
+    return ordered, reordered
+
+
+def ordered_corners(
+    corners: np.ndarray,
+    fail: Callable[[int, str], InputError],
+    loose: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As :func:`checked_corners`, where the rows ``loose[N]`` may be no convex quadrilateral.
+
+    Returns ``(corners[N, 4, 2], reordered[N], not_convex[N])``: the rows of
+    ``loose`` that no order makes convex are kept as given; any other such
+    row raises through ``fail``.
+    """
     c = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
     finite = np.isfinite(c).all(axis=(1, 2))
     if not finite.all():
         r = int(np.flatnonzero(~finite)[0])
         raise fail(r, f"corners must be finite numbers, got {_numbers(c[r].ravel())}")
-    ordered, reordered, bad = convex_order(c)
+    ordered, reordered, not_convex = convex_order(c)
+    bad = not_convex if loose is None else not_convex & ~loose
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         raise fail(
@@ -211,7 +308,7 @@ def checked_corners(
             f"corners {_numbers(c[r].ravel())} do not make a convex quadrilateral (one "
             "lies inside the triangle of the others, or three are on one line)",
         )
-    return ordered, reordered
+    return ordered, reordered, not_convex
 
 
 def _numbers(values: np.ndarray) -> str:
@@ -263,8 +360,10 @@ def assemble_oriented(
     label = columns.get("origin_label", "line")
     fail = _Locator(files, origin, origin_file, label)
     notes = list(columns.pop("warnings", ()))
+    not_convex = np.zeros(n, dtype=bool)
     if not checked:
-        c, reordered = checked_corners(c, fail)
+        loose = _loose(c, columns.get("score"), columns.get("ignore"))
+        c, reordered, not_convex = ordered_corners(c, fail, loose)
         if reordered.any():
             f, place = _place(files, origin, origin_file, label, int(np.flatnonzero(reordered)[0]))
             notes.append(reorder_note(columns["source"], int(reordered.sum()), f"{f}:{place}"))
@@ -276,10 +375,21 @@ def assemble_oriented(
             normalized = False
     ds = assemble(
         images=images, image_idx=image_idx, boxes=enclosing_xyxy(c), box_format=BoxFormat.XYXY,
-        normalized=normalized, area=polygon_area(c), origin=origin, origin_file=origin_file,
+        normalized=normalized, area=_areas(c, not_convex), origin=origin, origin_file=origin_file,
         files=files, warnings=notes, **columns,
     )  # fmt: skip
-    return replace(ds, oriented=OrientedBoxes(c, angle_unit))
+    kept = not_convex if not_convex.any() else None
+    return replace(ds, oriented=OrientedBoxes(c, angle_unit, kept))
+
+
+def _loose(c: np.ndarray, score: Any, ignore: Any) -> np.ndarray:
+    """The rows of ``c[N, 4, 2]`` that may stay no convex quadrilateral: every prediction, and the
+    difficult ground truths of no area (placeholders: they can never be matched)."""
+    if score is not None:
+        return np.ones(len(c), dtype=bool)
+    if ignore is None:
+        return np.zeros(len(c), dtype=bool)
+    return np.asarray(ignore, dtype=bool) & flat(c)
 
 
 def _place(
@@ -297,14 +407,14 @@ def with_corners(ds: Any, corners: np.ndarray, angle_unit: str | None = None) ->
     quadrilateral's.
     """
     fail = _locator_of(ds)
-    c, reordered = checked_corners(corners, fail)
+    given = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
+    c, reordered, not_convex = ordered_corners(given, fail, _loose(given, ds.score, ds.ignore))
     notes = list(ds.warnings)
     if reordered.any():
         f, place = ds.where(int(np.flatnonzero(reordered)[0]))
         notes.append(reorder_note(ds.source, int(reordered.sum()), f"{f}:{place}"))
-    return replace(
-        ds, area=polygon_area(c), oriented=OrientedBoxes(c, angle_unit), warnings=tuple(notes)
-    )
+    boxes = OrientedBoxes(c, angle_unit, not_convex if not_convex.any() else None)
+    return replace(ds, area=_areas(c, not_convex), oriented=boxes, warnings=tuple(notes))
 
 
 def _locator_of(ds: Any) -> Callable[[int, str], InputError]:
@@ -329,6 +439,35 @@ def describe(ds: Any) -> str | None:
         return "oriented boxes (4 corners)"
     word = "degrees" if unit == "deg" else "radians"
     return f"oriented boxes (cx, cy, w, h, angle in {word})"
+
+
+def not_convex_note(ds: Any, scored_as: str) -> str | None:
+    """The note on the boxes of ``ds`` that make no convex quadrilateral (None: there are none).
+
+    ``scored_as``: how the run scores them, said after the count.
+    """
+    loose = None if ds.oriented is None else ds.oriented.not_convex
+    if loose is None or ds.score is None or not loose.any():
+        return None
+    f, place = ds.where(int(np.flatnonzero(loose)[0]))
+    return (
+        f"{ds.source}: {int(loose.sum())} of {len(ds)} predicted boxes are not convex "
+        f"quadrilaterals (first: {f}:{place}); {scored_as}"
+    )
+
+
+def placeholder_note(gt: Any) -> str | None:
+    """The note on difficult ground truths of no area (placeholders), None when there are none."""
+    if gt.oriented is None or gt.score is not None:
+        return None
+    empty = gt.ignore & (gt.area == 0)
+    if not empty.any():
+        return None
+    f, place = gt.where(int(np.flatnonzero(empty)[0]))
+    return (
+        f"{gt.source}: {int(empty.sum())} difficult ground truth(s) have no area (first: "
+        f"{f}:{place}), as placeholders do; they can never be matched"
+    )
 
 
 def oriented_doubts(alignment: Any, protocols: Any, analyses: bool = False) -> list[str]:
@@ -366,6 +505,10 @@ def oriented_doubts(alignment: Any, protocols: Any, analyses: bool = False) -> l
             "--iou-type obb: neither file holds oriented boxes; their boxes are scored as "
             "rectangles at angle 0 (the IoU of --iou-type bbox)"
         )
+    if any(p.iou_type == "obb" and not p.is_dota for p in protocols):
+        hull = not_convex_note(pred, "the exact overlap (COCO-style) reads their convex hull")
+        out += [hull] if hull else []
+    out += [n for n in (placeholder_note(gt),) if n]
     if analyses:
         out.append(Doubt(
             "--tide, --confusion and --calibration match axis-aligned boxes: on oriented boxes "

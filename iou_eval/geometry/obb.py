@@ -242,10 +242,13 @@ class OrientedGeometry:
 
     @staticmethod
     def of(gt, pred) -> OrientedGeometry:
-        """The geometry of an aligned pair of datasets: their oriented boxes, or rectangles."""
-        from iou_eval.data.oriented import dataset_corners
+        """The geometry of an aligned pair of datasets: their oriented boxes, or rectangles.
 
-        g, d = dataset_corners(gt), dataset_corners(pred)
+        A box whose corners make no convex quadrilateral is read as its convex hull.
+        """
+        from iou_eval.data.oriented import convex_corners
+
+        g, d = convex_corners(gt), convex_corners(pred)
         return OrientedGeometry(
             dt_corners=d, dt_box_area=quad_area(d), dt_xyxy=pred.xyxy,
             gt_corners=g, gt_box_area=quad_area(g), gt_xyxy=gt.xyxy, gt_crowd=gt.is_crowd,

@@ -46,6 +46,7 @@ from iou_eval.io.loaders import LoadOptions, detect_format
 from iou_eval.io.loaders import load as load_path
 from iou_eval.io.loaders.common import KEYPOINT_HINT
 from iou_eval.io.loaders.registry import get as get_format
+from iou_eval.io.loaders.registry import holds_oriented
 from iou_eval.options import ReadOptions
 
 # In-memory formats whose layout and scale the options set.
@@ -128,7 +129,54 @@ def detect_pred_format(path: Any, gt_format: str | None) -> tuple[str | None, st
         and ultralytics_prediction_lines(path)
     ):
         return "yolo", f"{path}: read as {_ULTRALYTICS}, beside a YOLO dataset"
+    if holds_oriented(gt_format) and fmt in (None, "txt") and folder:
+        return _beside_oriented(path, fmt)
     return fmt, None
+
+
+def _beside_oriented(path: str, fmt: str | None) -> tuple[str | None, str | None]:
+    """A folder of ``.txt`` beside an oriented ground truth (DOTA's ``labelTxt/``).
+
+    Ten numbers a line, the coordinates in [0, 1], are Ultralytics OBB
+    predictions (``class x1 y1 ... x4 y4 conf``); ``image score x1 y1 ...
+    x4 y4`` lines are the DOTA devkit's task-1 results in files named by
+    their class alone (the devkit names them ``Task1_<class>.txt``).
+    """
+    from iou_eval.io.loaders.yolo import task1_lines, ultralytics_prediction_lines
+
+    if ultralytics_prediction_lines(path, obb=True):
+        return "yolo", (
+            f"{path}: read as Ultralytics OBB predictions ('class x1 y1 ... x4 y4 conf', "
+            "fractions, confidence last), beside an oriented ground truth"
+        )
+    if task1_lines(path):
+        return "dota-results", None  # the reader names the files' classes
+    return fmt, None
+
+
+def check_class_files(gt: Dataset, pred: Dataset) -> None:
+    """Refuse DOTA task-1 results named by their class alone when a name is no ground-truth class.
+
+    Files named ``<class>.txt`` instead of the devkit's ``Task1_<class>.txt``
+    are read by their names only when every name is a class of the ground
+    truth: any other file name says the folder is something else.
+    """
+    from iou_eval.errors import InputError
+    from iou_eval.io.loaders.dota import class_stem, plain_named
+
+    if not plain_named(pred):
+        return
+    known = {str(n) for n in gt.categories.names}
+    stray = next((f for f in pred.files if class_stem(f) not in known), None)
+    if stray is not None:
+        shown = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
+        raise InputError(
+            stray,
+            f"lines read as DOTA task-1 results ('image score x1 y1 ... x4 y4'), but the file name "
+            f"{class_stem(stray)!r} is not a class of the ground truth (known: {shown})",
+            hint="the DOTA devkit names its results Task1_<class>.txt, one file per class "
+            "(--pred-format dota-results)",
+        )
 
 
 def with_note(ds: Dataset, note: str | None) -> Dataset:

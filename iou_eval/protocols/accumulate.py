@@ -553,6 +553,40 @@ KEYPOINT_STATS: dict[str, tuple[bool, float | None, str, tuple[str, int]]] = {
 
 Stats = dict[str, tuple[bool, float | None, str, tuple[str, int]]]
 
+# COCO's short names of its area ranges (APs, ARm); any other range is AP[label].
+COCO_AREA_SUFFIX = {"small": "s", "medium": "m", "large": "l"}
+
+
+def area_stat_key(ap: bool, label: str) -> str:
+    """The summary key of an area range's AP or AR: ``APs`` for COCO's ``small``, else ``AP[label]``."""
+    head = "AP" if ap else "AR"
+    suffix = COCO_AREA_SUFFIX.get(label)
+    return head + suffix if suffix else f"{head}[{label}]"
+
+
+def stats_for_ranges(base: Stats, area_labels: tuple[str, ...]) -> Stats:
+    """``base``'s statistics with its area-range ones replaced by one AP and one AR per
+    range of ``area_labels`` (after the first, ``all``), in the order given; ``base``
+    itself when ``area_labels`` holds ``all`` only (its area statistics then undefined).
+
+    Each is read as ``base`` reads its area statistics (pycocotools' summarize
+    reads APs to ARl at IoU .50:.95 and ``maxDets[2]``; keypoints at 20), on
+    that range's slice of the arrays.  COCO's own ranges keep their names.
+    """
+    area_stats = {k: v for k, v in base.items() if v[2] != "all"}
+    own = tuple(v[2] for v in area_stats.values() if v[0])
+    if len(area_labels) < 2 or own == area_labels[1:]:
+        # The reference's own ranges, or none (sizes unknown: its rows stay, undefined).
+        return base
+    ap_read = next(v[3] for v in area_stats.values() if v[0])
+    ar_read = next(v[3] for v in area_stats.values() if not v[0])
+    out: Stats = {}
+    for ap, read in ((True, ap_read), (False, ar_read)):
+        out.update({k: v for k, v in base.items() if v[0] is ap and v[2] == "all"})
+        for label in area_labels[1:]:
+            out[area_stat_key(ap, label)] = (ap, None, label, read)
+    return out
+
 
 def stat_max_det(key: str, max_dets: tuple[int, ...], stats: Stats = COCO_STATS) -> int | None:
     """The maxDets value statistic ``key`` of ``stats`` reads, or None where ``max_dets`` lacks it.

@@ -247,9 +247,11 @@ def _describe_dota(p: Protocol) -> str:
 
 def _describe_openimages(p: Protocol) -> str:
     expanded = "hierarchy expanded" if p.extra.get("hierarchy") else "no hierarchy"
+    weight = float(p.extra.get("group_of_weight", 1.0))  # type: ignore[arg-type]
+    counts = "once" if weight == 1 else f"{weight:g} each"
     return (
         f"{p.name} (Open Images challenge: all-point AP, IoU >= {p.iou_thresholds[0]:g}, "
-        f"group-of boxes count once, verified classes only, {expanded})"
+        f"group-of boxes count {counts}, verified classes only, {expanded})"
     )
 
 

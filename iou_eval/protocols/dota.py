@@ -1,6 +1,8 @@
 """The DOTA devkit's task-1 evaluation (``dota_evaluation_task1.py``), in numpy.
 
-Per class, predictions in descending confidence.  Each looks at the ground
+Per class, predictions in descending confidence, equal ones in the order
+the devkit's ``np.argsort(-confidence)`` leaves them (the same call on the
+same array).  Each looks at the ground
 truths of its image and class whose enclosing boxes overlap its own (the
 devkit's prefilter: IoU of the axis-aligned enclosures with +1-pixel
 extents above 0) and takes the one of highest polygon IoU, computed as the
@@ -13,9 +15,6 @@ precision envelope (``dota-allpoint``), summed as the devkit sums it.
 
 Where iou-eval departs from the devkit's code, on purpose:
 
-- equal confidences keep file order (the devkit's ``np.argsort`` is not
-  stable: its tie order is numpy's, and differs between numpy versions and
-  processors);
 - a class without ground truth has no AP (``null``) and mAP is the mean
   over the classes that have ground truth; the devkit divides by its fixed
   list of 15 classes and counts 0 for such a class (the report says what
@@ -30,7 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from iou_eval.data.oriented import DOTA_CLASS_LISTS, dataset_corners
+from iou_eval.data.oriented import DOTA_CLASS_LISTS, dataset_corners, not_convex_note
 from iou_eval.data.reconcile import Alignment
 from iou_eval.geometry.pairs import candidate_pairs
 from iou_eval.geometry.polyiou import iou_poly
@@ -98,6 +97,26 @@ def enclosure_overlap(dt_xyxy: np.ndarray, gt_xyxy: np.ndarray) -> np.ndarray:
     return inters / uni
 
 
+def devkit_order(dt_class: np.ndarray, dt_score: np.ndarray) -> np.ndarray:
+    """``[D]`` the predictions by class, each class ranked as the devkit's ``voc_eval`` ranks it.
+
+    The devkit reads a class's results file and sorts its lines with
+    ``np.argsort(-confidence)``: numpy's default sort, whose order of equal
+    confidences is numpy's (it depends on the numpy build and the CPU).  The
+    very same call is made on the very same array, the class's predictions
+    in file order (``dt_class`` and ``dt_score`` are in file order), so that
+    equal confidences come out as they come out of the devkit run with the
+    same numpy on the same machine.
+    """
+    by_class = np.argsort(dt_class, kind="stable")
+    bounds = np.searchsorted(dt_class[by_class], np.arange(int(dt_class.max(initial=-1)) + 2))
+    parts = [np.zeros(0, dtype=np.int64)]
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        rows = by_class[lo:hi]
+        parts.append(rows[np.argsort(-dt_score[rows])])
+    return np.concatenate(parts).astype(np.int64)
+
+
 def match_dota(
     *,
     gt_corners: np.ndarray,
@@ -118,12 +137,11 @@ def match_dota(
         dt_corners: ``[D, 4, 2]``; dt_score, dt_group, dt_class: ``[D]``.
 
     Returns:
-        ``order[D]`` (by class, then confidence descending, ties in input
-        order) and, aligned with it, ``tp[D]``, ``fp[D]`` bool, ``best_gt[D]``
+        ``order[D]`` (by class, then as :func:`devkit_order` ranks them) and, aligned with it, ``tp[D]``, ``fp[D]`` bool, ``best_gt[D]``
         (-1: none looked at), ``best_iou[D]``.
     """
     n_dt = len(dt_score)
-    order = np.lexsort((np.arange(n_dt), -dt_score, dt_class))
+    order = devkit_order(dt_class, dt_score)
     gt_sorted = np.argsort(gt_group, kind="stable")  # the file's order within an image
     g_starts = np.searchsorted(gt_group[gt_sorted], np.arange(n_groups + 1))
     gt_box = np.concatenate([gt_corners.min(axis=1), gt_corners.max(axis=1)], axis=1)
@@ -241,10 +259,21 @@ def run_dota(
 def devkit_notes(alignment: Alignment, protocol: Protocol) -> list[str]:
     """What the DOTA devkit would have done otherwise with these files.
 
-    Its mAP divides by its fixed class list (15 classes for DOTA-v1.0) and
-    counts 0 for a class without ground truth that is not difficult; here
+    Predictions that are not convex quadrilaterals are scored as the devkit
+    scores them (its ``polyiou`` on the corners as given): one note says how
+    many.  Its mAP divides by its fixed class list (15 classes for DOTA-v1.0)
+    and counts 0 for a class without ground truth that is not difficult; here
     such a class has no AP and mAP averages the others.
     """
+    loose = not_convex_note(
+        alignment.pred,
+        "the DOTA protocols score them as the devkit does (its polyiou on the corners as given)",
+    )
+    return ([loose] if loose else []) + _class_list_notes(alignment, protocol)
+
+
+def _class_list_notes(alignment: Alignment, protocol: Protocol) -> list[str]:
+    """The devkit's mean over its fixed class list, when classes of that list lack ground truth."""
     gt = alignment.gt
     k = alignment.n_categories
     names = [str(n) for n in gt.categories.names[:k]]

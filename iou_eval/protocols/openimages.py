@@ -55,8 +55,10 @@ class ClassCurves:
         label: ``[E]`` float64 1.0 (true positive or group-of box hit), 0.0
             (false positive).
         image: ``[E]`` int64 the image of each entry.
-        n_gt: ``[C]`` float64 ground truths that count (group-of boxes once).
+        n_gt: ``[C]`` float64 ground truths that count (a group-of box for the
+            group-of weight).
         gt_image, gt_class: ``[G]`` the ground truth's images and classes.
+        gt_weight: ``[G]`` what each counts (1, or the group-of weight); None: 1.
     """
 
     starts: np.ndarray
@@ -66,6 +68,7 @@ class ClassCurves:
     n_gt: np.ndarray
     gt_image: np.ndarray
     gt_class: np.ndarray
+    gt_weight: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -314,25 +317,56 @@ def _group_hits(
 
 
 def _entries(
-    alignment: Alignment, m: _Matches, image_rank: np.ndarray
+    alignment: Alignment, m: _Matches, image_rank: np.ndarray, weight: float = GROUP_OF_WEIGHT
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every class's entries in the order the API joins them: ``(class, image, score, label)``.
 
     Per class, images in the challenge's order; within an image the
     predictions left (in processing order), then the group-of boxes hit (in
-    file order).
+    file order), each labelled with the group-of ``weight`` (none at weight
+    0: the API keeps only hits of a positive label).
     """
     gt, pred = alignment.gt, alignment.pred
+    if weight <= 0:
+        m = replace(m, hit_rows=m.hit_rows[:0], hit_score=m.hit_score[:0])
     keep = ~m.absorbed
     rows = m.rows[keep]
     cls = np.r_[pred.category_idx[rows], gt.category_idx[m.hit_rows]].astype(np.int64)
     img = np.r_[pred.image_idx[rows], gt.image_idx[m.hit_rows]].astype(np.int64)
     score = np.r_[pred.scores[rows], m.hit_score]
-    label = np.r_[m.tp[keep].astype(np.float64), np.full(len(m.hit_rows), GROUP_OF_WEIGHT)]
+    label = np.r_[m.tp[keep].astype(np.float64), np.full(len(m.hit_rows), weight)]
     kind = np.r_[np.zeros(len(rows), np.int8), np.ones(len(m.hit_rows), np.int8)]
     seq = np.r_[np.flatnonzero(keep), m.hit_rows].astype(np.int64)
     order = np.lexsort((seq, kind, image_rank[img], cls))
     return cls[order], img[order], score[order], label[order]
+
+
+def ground_truth_counts(
+    gt_image: np.ndarray,
+    gt_class: np.ndarray,
+    group_of: np.ndarray,
+    image_rank: np.ndarray,
+    n_cls: int,
+    weight: float = GROUP_OF_WEIGHT,
+) -> np.ndarray:
+    """``[C]`` float64 what each class's ground truth counts, summed as the API sums it.
+
+    Per image, in the order the challenge adds the images, the API adds to
+    each class its boxes that are not group-of plus ``weight`` times its
+    group-of boxes (``n + w * g``, one float addition per image): with a
+    weight of 1 the counts are whole, with another the sum's order decides
+    the last bits.
+    """
+    n_img = np.int64(len(image_rank))
+    key = gt_class.astype(np.int64) * n_img + image_rank[gt_image]
+    size = int(n_cls * n_img)
+    plain = np.bincount(key[~group_of], minlength=size)
+    groups = np.bincount(key[group_of], minlength=size)
+    pairs = np.flatnonzero(plain + groups)  # by class, then image in the challenge's order
+    terms = plain[pairs] + weight * groups[pairs]
+    counts = np.zeros(n_cls)
+    np.add.at(counts, pairs // n_img, terms)  # one addition after another, in that order
+    return counts
 
 
 def average_precision(precision: np.ndarray, recall: np.ndarray) -> float:
@@ -363,6 +397,8 @@ def class_aps(curves: ClassCurves, image_weight: np.ndarray | None = None) -> np
     n_gt = curves.n_gt
     if image_weight is not None:
         w_gt = image_weight[curves.gt_image].astype(np.float64)
+        if curves.gt_weight is not None:
+            w_gt = w_gt * curves.gt_weight
         n_gt = np.bincount(curves.gt_class, weights=w_gt, minlength=len(n_gt))[: len(n_gt)]
     ap = np.full(len(n_gt), np.nan)
     for c in np.flatnonzero(n_gt > 0).tolist():
@@ -442,10 +478,14 @@ def run_openimages(
     m = match_challenge(alignment, rows, thr)
     n_cls = len(gt.categories)
     image_rank = challenge_image_rank(gt.images.ids)
-    n_gt = np.bincount(gt.category_idx, minlength=n_cls)[:n_cls].astype(np.float64)
-    cls, img, score, label = _entries(alignment, m, image_rank)
+    weight = float(protocol.extra.get("group_of_weight", GROUP_OF_WEIGHT))  # type: ignore[arg-type]
+    n_gt = ground_truth_counts(
+        gt.image_idx, gt.category_idx, gt.is_crowd, image_rank, n_cls, weight
+    )
+    cls, img, score, label = _entries(alignment, m, image_rank, weight)
     starts = np.searchsorted(cls, np.arange(n_cls + 1))
-    curves = ClassCurves(starts, score, label, img, n_gt, gt.image_idx, gt.category_idx)
+    gt_weight = np.where(gt.is_crowd, weight, 1.0)
+    curves = ClassCurves(starts, score, label, img, n_gt, gt.image_idx, gt.category_idx, gt_weight)
     ap = class_aps(curves)
     positions, size = class_list_positions(alignment, labels)
     names = tuple(str(n) for n in gt.categories.names)

@@ -20,7 +20,13 @@ import numpy as np
 from iou_eval.errors import UsageError
 from iou_eval.geometry.boxes import PixelConvention
 from iou_eval.options import AreaRange
-from iou_eval.protocols.accumulate import COCO_STATS, KEYPOINT_STATS, Stats, stat_max_det
+from iou_eval.protocols.accumulate import (
+    COCO_STATS,
+    KEYPOINT_STATS,
+    Stats,
+    stat_max_det,
+    stats_for_ranges,
+)
 
 # pycocotools builds its grids with linspace; the same expressions give the
 # same floats, so a threshold such as 0.75 compares equal in both tools.
@@ -154,8 +160,10 @@ class Protocol:
 
     @property
     def stats(self) -> Stats:
-        """The summary statistics: pycocotools' 12 (boxes, masks) or its 10 of keypoints."""
-        return KEYPOINT_STATS if self.iou_type == "keypoints" else COCO_STATS
+        """The summary statistics: pycocotools' 12 (boxes, masks) or its 10 of keypoints, with
+        an ``AP[label]`` and ``AR[label]`` in place of APs ... ARl for each custom area range."""
+        base = KEYPOINT_STATS if self.iou_type == "keypoints" else COCO_STATS
+        return stats_for_ranges(base, tuple(a.label for a in self.area_ranges))
 
     @property
     def class_recall_key(self) -> str:
@@ -274,7 +282,8 @@ class Protocol:
                 "not among them, and reports -1; AP is left undefined (null). AP50 to APl and "
                 "AR1 to ARl are read at the first, second and third caps, as pycocotools reads them"
             )
-        short = [k for k in COCO_STATS if k != "AP" and stat_max_det(k, self.max_dets) is None]
+        stats = self.stats
+        short = [k for k in stats if k != "AP" and stat_max_det(k, self.max_dets, stats) is None]
         if short:
             out.append(
                 f"--max-dets {md}: pycocotools' summary needs three caps (it reads maxDets[0], "

@@ -184,7 +184,8 @@ def _open_images(p: Protocol, o: ProtocolOptions) -> Protocol:
                 f"{flag} does not apply to --protocol openimages (per class, continuous "
                 "extents, as the challenge scores)"
             )
-    return replace(p, extra={**p.extra, "hierarchy": o.oi_hierarchy})
+    extra = {**p.extra, "hierarchy": o.oi_hierarchy, "group_of_weight": o.oi_group_of_weight}
+    return replace(p, extra=extra)
 
 
 def _lrp(p: Protocol, o: ProtocolOptions, iou_type: str) -> Protocol:

@@ -36,6 +36,7 @@ from iou_eval.protocols.accumulate import (
     Stats,
     sort_records,
     stat_max_det,
+    stats_for_ranges,
 )
 
 # pycocotools divides by (fp + tp + eps), as accumulate.py does.
@@ -43,12 +44,15 @@ _EPS = np.spacing(1)
 
 
 def needed_slices(
-    area_labels: tuple[str, ...], max_dets: tuple[int, ...], stats: Stats = COCO_STATS
+    area_labels: tuple[str, ...], max_dets: tuple[int, ...], stats: Stats | None = None
 ) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
-    """``(precision, recall)``: the ``(area, maxDets)`` index pairs the summary reads.
+    """``(precision, recall)``: the ``(area, maxDets)`` index pairs the summary reads
+    (``stats``; None: COCO's, with ``AP[label]`` / ``AR[label]`` for custom ranges).
 
     The per-class AP reads precision at area 0, the last maxDets, too.
     """
+    if stats is None:
+        stats = stats_for_ranges(COCO_STATS, area_labels)
     precision = {(0, len(max_dets) - 1)} if area_labels and max_dets else set()
     recall: set[tuple[int, int]] = set()
     for key, (is_ap, _iou, area, _) in stats.items():

@@ -61,15 +61,19 @@ def analysis_sections(result: EvaluationResult) -> list[Section]:
 
 
 def _tide(t) -> list[Section]:
-    rows = [[label, _num(getattr(t.dap, key), 2), str(int(getattr(t.counts, key)))]
+    # A dAP tidecv cannot compute (no class left to average after the fix) is n/a.
+    def dap(value: float | None) -> str:
+        return _num(value, 2) or "n/a"
+
+    rows = [[label, dap(getattr(t.dap, key)), str(int(getattr(t.counts, key)))]
             for key, label in TIDE_ROWS]  # fmt: skip
     rows += [
-        ["false positives (FP)", _num(t.fp_dap, 2), ""],
-        ["false negatives (FN)", _num(t.fn_dap, 2), ""],
+        ["false positives (FP)", dap(t.fp_dap), ""],
+        ["false negatives (FN)", dap(t.fn_dap), ""],
     ]
     title = (
         f"TIDE (dAP: AP points gained by fixing each error type; {t.unit}; "
-        f"AP{round(100 * t.pos_threshold)} {t.ap:.2f})"
+        f"AP{round(100 * t.pos_threshold)} {dap(t.ap)})"
     )
     return [(title, (["error", "dAP", "count"], rows, [False, True, True]))]
 
@@ -99,8 +103,9 @@ def _calibration(cal, source: str, top: int = 10) -> list[Section]:
         gap = None if b.accuracy is None else abs(b.accuracy - b.mean_score)
         rows.append([bin_label(b, b is cal.bins[-1]), str(b.count), _num(b.mean_score),
                      _num(b.accuracy), _num(gap)])  # fmt: skip
-    ece = "n/a" if cal.ece is None else f"{cal.ece:.4f}"
-    title = f"Calibration (reliability; ECE {ece}; true positives: {source})"
+    ece = _num(cal.ece) or "n/a"
+    mce = _num(cal.mce) or "n/a"
+    title = f"Calibration (reliability; ECE {ece}; MCE {mce}; true positives: {source})"
     table = (["score", "count", "mean score", "accuracy", "|gap|"], rows,
              [False, True, True, True, True])  # fmt: skip
     out = [(title, table)]
@@ -109,9 +114,9 @@ def _calibration(cal, source: str, top: int = 10) -> list[Section]:
         key=lambda item: -item[1].ece,
     )[:top]
     if worst:
-        per_class = [[name, str(c.count), _num(c.ece)] for name, c in worst]
+        per_class = [[name, str(c.count), _num(c.ece), _num(c.mce)] for name, c in worst]
         out.append((
             f"Calibration per class (largest ECE first{', first ' + str(top) if len(cal.per_class) > top else ''})",
-            (["class", "count", "ECE"], per_class, [False, True, True]),
+            (["class", "count", "ECE", "MCE"], per_class, [False, True, True, True]),
         ))  # fmt: skip
     return out

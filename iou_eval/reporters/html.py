@@ -262,7 +262,7 @@ def facts(doc: Mapping[str, Any]) -> str:
     items = [
         ("ground truth", f"<code>{esc(g.get('path'))}</code> [{esc(g.get('format'))}]: "
          f"{esc(g.get('images'))} images, {esc(g.get('boxes'))} boxes ({esc(g.get('crowd'))} "
-         f"crowd), {esc(g.get('categories'))} categories"
+         f"{esc(g.get('crowd_word', 'crowd'))}), {esc(g.get('categories'))} categories"
          + (f"; {esc(g['shapes'])}" if g.get("shapes") else "")),
         ("predictions", f"<code>{esc(p.get('path'))}</code> [{esc(p.get('format'))}]: "
          f"{esc(p.get('boxes'))} boxes" + (f"; {esc(p['shapes'])}" if p.get("shapes") else "")
@@ -403,7 +403,7 @@ def protocol_sections(block: Mapping[str, Any], first: bool) -> list[str]:
     ident = "" if first else f"-{name}"
     per_class = block.get("per_class") or []
     keypoints = (block.get("params") or {}).get("iou_type") == "keypoints"
-    labels = KEYPOINT_LABELS if keypoints else SUMMARY_LABELS
+    labels = {**(KEYPOINT_LABELS if keypoints else SUMMARY_LABELS), **_range_labels(block)}
     out = [section("Summary" + suffix, summary_cards(block.get("summary") or {},
                                                       block.get("bootstrap"), labels), "summary" + ident)]  # fmt: skip
     if per_class:
@@ -412,6 +412,19 @@ def protocol_sections(block: Mapping[str, Any], first: bool) -> list[str]:
             per_class, CLASS_COLUMNS, bars={"AP", "AP50", "AP75", "AR100", "AR300", "AR", "F1"}
         ) + "</div>"  # fmt: skip
         out.append(section("Per class" + suffix, body, "per-class" + ident))
+    return out
+
+
+def _range_labels(block: Mapping[str, Any]) -> dict[str, str]:
+    """The card label of each custom area range's ``AP[label]`` and ``AR[label]``: its bounds."""
+    ranges = (block.get("params") or {}).get("area_ranges") or {}
+    out = {}
+    for label, bounds in ranges.items():
+        key = f"[{label}]"
+        if f"AP{key}" in (block.get("summary") or {}):
+            lo, hi = bounds
+            text = f"area {_g(lo)}–{'max' if hi >= 1e10 else _g(hi)} px²"
+            out[f"AP{key}"] = out[f"AR{key}"] = text
     return out
 
 
@@ -440,8 +453,9 @@ def tide_block(tide: Mapping[str, Any]) -> str:
     rows = [{"error": TIDE_NAMES.get(k, k), "dAP": dap.get(k), "count": counts.get(k)} for k in dap]
     rows += [{"error": "all false positives", "dAP": tide.get("fp_dap")},
              {"error": "all false negatives", "dAP": tide.get("fn_dap")}]  # fmt: skip
-    note = (f'<p class="note">{esc(tide.get("unit"))}: base AP {_g(tide.get("ap"))}; each dAP is '
-            "the AP gained by fixing that error alone.</p>")  # fmt: skip
+    note = (f'<p class="note">{esc(tide.get("unit"))}: base AP {fmt(tide.get("ap")) or "n/a"}; each '
+            "dAP is the AP gained by fixing that error alone; an empty cell is undefined "
+            "(no class left to average).</p>")  # fmt: skip
     return note + table(rows, {"error": "error", "dAP": "dAP", "count": "count"}, sortable=False)
 
 
@@ -460,21 +474,22 @@ def confusion_block(confusion: Mapping[str, Any]) -> str:
 
 
 def calibration_block(cal: Mapping[str, Any]) -> str:
-    """Expected calibration error, the reliability bins and each class's ECE."""
+    """Expected and maximum calibration errors, the reliability bins and each class's ECE and MCE."""
     edges = cal.get("bins") or []
     # Bins are [lower, upper) but for the last, which holds a score of exactly its upper edge.
     bins = [{"scores": f"[{_g(b.get('lower'))}, {_g(b.get('upper'))}{']' if i == len(edges) - 1 else ')'}",
              "count": b.get("count"), "mean score": b.get("mean_score"), "accuracy": b.get("accuracy")}
             for i, b in enumerate(edges)]  # fmt: skip
-    per_class = [{"class": k, "ECE": v.get("ece"), "count": v.get("count")}
+    per_class = [{"class": k, "ECE": v.get("ece"), "MCE": v.get("mce"), "count": v.get("count")}
                  for k, v in (cal.get("per_class") or {}).items()]  # fmt: skip
-    note = (f'<p class="note">ECE {fmt(cal.get("ece"))} (matching at IoU '
-            f'{_g(cal.get("iou_threshold"))}; a fraction, 0 is perfectly calibrated).</p>')  # fmt: skip
+    note = (f'<p class="note">ECE {fmt(cal.get("ece")) or "n/a"}, MCE '
+            f'{fmt(cal.get("mce")) or "n/a"} (matching at IoU {_g(cal.get("iou_threshold"))}; '
+            "fractions, 0 is perfectly calibrated; MCE is the largest gap of a bin).</p>")  # fmt: skip
     body = note + table(bins, {"scores": "scores", "count": "count", "mean score": "mean score",
                                "accuracy": "accuracy"}, sortable=False)  # fmt: skip
     if per_class:
         body += "<h3>Per class</h3>" + table(
-            per_class, {"class": "class", "ECE": "ECE", "count": "count"}
+            per_class, {"class": "class", "ECE": "ECE", "MCE": "MCE", "count": "count"}
         )
     return body
 

@@ -54,7 +54,7 @@ def _header(result: EvaluationResult) -> list[str]:
     lines = [f"iou-eval {__version__}"]
     lines.append(
         f"ground truth  {g['path']} [{g['format']}]: {g['images']} images, {g['boxes']} boxes"
-        f" ({g['crowd']} crowd), {g['categories']} categories"
+        f" ({g['crowd']} {g.get('crowd_word', 'crowd')}), {g['categories']} categories"
         + (f"; {g['shapes']}" if g.get("shapes") else "")
     )
     pred = f"predictions   {p['path']} [{p['format']}]: {p['boxes']} boxes"

@@ -277,4 +277,40 @@ def test_the_analyses_show_as_tables_with_the_documents_numbers(browser, analysi
     cal = _rows(browser, session, "#calibration table:first-of-type")
     assert [r[1] for r in cal] == [str(b["count"]) for b in doc["calibration"]["bins"]]
     assert cal[-1][0] == "[0.9, 1]"  # the last bin holds a score of exactly 1
+    note = browser.evaluate(session, "document.querySelector('#calibration .note').innerText")
+    c = doc["calibration"]
+    assert f"ECE {c['ece']:.4f}, MCE {c['mce']:.4f}" in note
+    per_class = {r[0]: r[1:] for r in _rows(browser, session, "#calibration table:last-of-type")}
+    for name, v in c["per_class"].items():
+        assert per_class[name][:2] == [f"{v['ece']:.4f}", f"{v['mce']:.4f}"], name
     screenshot(browser, session, tmp_path / "analysis-report.png")
+
+
+def test_custom_area_ranges_show_as_cards_with_their_bounds(browser, tmp_path):
+    """``--area-ranges nano=0:700,micro=700:10000,large=10000:inf``: a visible card per range."""
+    from tests.cli.helpers import run
+
+    page = tmp_path / "ranges.html"
+    gt, preds = str(SAMPLE / "gt.json"), str(SAMPLE / "preds.json")
+    ranges = ("--area-ranges", "nano=0:700,micro=700:10000,large=10000:inf")
+    run(gt, preds, *ranges, "-f", "html", "-o", page, "-q")
+    summary = json.loads(run(gt, preds, *ranges, "-f", "json", "-q").out)["summary"]
+    session = load(browser, page)
+    assert browser.problems() == []
+    cards = browser.evaluate(
+        session,
+        "Array.from(document.querySelectorAll('#summary .card')).map(c => {"
+        " const r = c.getBoundingClientRect();"
+        " return [c.querySelector('.name').innerText, c.querySelector('.value').innerText,"
+        " c.querySelector('.label').innerText, r.width > 0 && r.height > 0 && r.top < innerHeight]; })",
+    )
+    shown = {name: (value, label, visible) for name, value, label, visible in cards}
+    assert list(shown) == list(summary)
+    for key, bounds in (("nano", "0–700"), ("micro", "700–10000")):
+        for head in ("AP", "AR"):
+            value, label, visible = shown[f"{head}[{key}]"]
+            assert value == f"{summary[f'{head}[{key}]']:.4f}" and visible
+            assert label == f"area {bounds} px²"
+    assert shown["APl"][:2] == (f"{summary['APl']:.4f}", "large")
+    assert not {"APs", "APm", "ARs", "ARm"} & set(shown)
+    screenshot(browser, session, tmp_path / "area-ranges.png")

@@ -191,7 +191,7 @@ def test_calibration_from_the_coco_matches_equals_the_library(scene, protocol, t
     gt, dt = scene
     doc = doc_of(gt, dt, "--calibration", "--iou-thr", thr, "-p", protocol)
     cal = doc["calibration"]
-    assert list(cal) == ["iou_threshold", "bins", "ece", "per_class"]
+    assert list(cal) == ["iou_threshold", "bins", "ece", "mce", "per_class"]
     assert list(cal["bins"][0]) == ["lower", "upper", "count", "mean_score", "accuracy"]
     assert cal == library_calibration(gt, dt, float(thr))
     assert len(cal["bins"]) == 10 and cal["bins"][-1]["upper"] == 1.0

@@ -155,3 +155,11 @@ def test_other_k_without_sigmas_warns_once(tmp_path):
     r = run(tmp_path / "g.json", tmp_path / "p.json", *KP)
     assert r.err.count("sigmas 1/K each, as Ultralytics does") == 1, r.err
     assert "have no 'num_keypoints'; counted from their labels" in r.err
+
+
+def test_a_gate_names_the_hyphenated_coco_keypoints_label():
+    doc = json.loads(run(GT, PREDS, "--iou-type", "keypoints,bbox", "-f", "json").out)
+    ap = doc["summary"]["AP"]
+    r = run(GT, PREDS, "--iou-type", "keypoints,bbox", "--fail-under",
+            f"coco-keypoints:AP={ap + 0.01:.4f}", expect=3)  # fmt: skip
+    assert f"{ap:.4f} is below" in r.out

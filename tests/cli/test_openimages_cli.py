@@ -154,3 +154,26 @@ def test_pixel_sizes_are_noted(tmp_path):
     doc = json.loads(r.out)
     assert any("scored in pixels" in w for w in doc["warnings"])
     assert round(doc["summary"]["mAP"], 4) == MAP_PLAIN
+
+
+def test_group_of_weight_option_and_where_it_applies():
+    half = json.loads(run(GT, PREDS, "-p", "openimages", "--oi-group-of-weight", "0.5",
+                          "-f", "json", "--quiet").out)  # fmt: skip
+    assert half["summary"]["mAP"] != pytest.approx(MAP_PLAIN, abs=1e-4)
+    one = json.loads(run(GT, PREDS, "-p", "openimages", "--oi-group-of-weight", "1",
+                         "-f", "json", "--quiet").out)  # fmt: skip
+    assert round(one["summary"]["mAP"], 4) == MAP_PLAIN
+    r = run(GT, PREDS, "-p", "openimages", "--oi-group-of-weight", "0.5")
+    assert "group-of boxes count 0.5 each, verified classes only" in r.out, r.out
+    r = run(GT, PREDS, "--oi-group-of-weight", "0.5", expect=2)
+    assert "--oi-group-of-weight apply to --protocol openimages" in r.err
+    r = run(GT, PREDS, "-p", "openimages", "--oi-group-of-weight", "1.5", expect=2)
+    assert "--oi-group-of-weight: expected a number in [0, 1], got '1.5'" in r.err, r
+
+
+def test_header_says_group_of_and_area_ranges_are_not_spoken_of_without_coco():
+    r = run(GT, PREDS, "-p", "openimages")
+    assert re.search(r"boxes \(\d+ group-of\)", r.out) and " crowd)" not in r.out, r.out
+    assert "area ranges" not in r.err, r.err
+    r = run(GT, PREDS, "-p", "openimages,coco")
+    assert "but the area ranges do: APs, APm, APl" in r.err, r.err

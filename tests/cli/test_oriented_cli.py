@@ -311,3 +311,103 @@ def test_oriented_coco_in_worker_processes_gives_the_same_numbers(monkeypatch):
     two = evaluate(GT, TASK1, workers=2)
     assert two.summary == one.summary
     assert two.to_dict()["per_class"] == one.to_dict()["per_class"]
+
+
+@pytest.mark.parametrize("protocol", ["dota", "coco"])
+def test_difficult_ground_truth_of_no_area_is_a_placeholder_that_never_matches(tmp_path, protocol):
+    preds = tmp_path / "Task1_ship.txt"
+    preds.write_text("P1 0.9 0 0 10 0 10 10 0 10\nP1 0.8 0 0 0 0 0 0 0 0\n")
+    labels = _labels(tmp_path, "0 0 0 0 0 0 0 0 ship 1")
+    r = run(labels, preds, "-p", protocol, "-f", "json", "--honour-ignore")
+    doc = json.loads(r.out)
+    key = "AP[ship]" if protocol == "dota" else "AP50"
+    assert doc["summary"][key] == pytest.approx(1.0, abs=1e-12), doc["summary"]
+    assert "P1.txt:4), as placeholders do; they can never be matched" in r.err, r
+    # Not difficult, it is still an error naming the line.
+    r = run(_labels(tmp_path, "0 0 0 0 0 0 0 0 ship 0"), preds, "-p", protocol, expect=1)
+    assert "P1.txt:4: corners 0 0 0 0 0 0 0 0 do not make a convex" in r.err, r
+
+
+def test_mmrotate_placeholder_in_an_angle_table_is_accepted_as_difficult(tmp_path):
+    gt = tmp_path / "gt.csv"
+    head = "image,label,cx,cy,w,h,angle,difficult\n"
+    gt.write_text(head + "P1,ship,5,5,10,10,0,0\nP1,ship,0,0,0,0,0,1\n")
+    preds = tmp_path / "preds.csv"
+    preds.write_text("image,label,score,cx,cy,w,h,angle\nP1,ship,0.9,5,5,10,10,0\n")
+    doc = json.loads(run(gt, preds, "-p", "dota", "-f", "json").out)
+    assert doc["summary"]["AP[ship]"] == pytest.approx(1.0, abs=1e-12)
+    gt.write_text(head + "P1,ship,5,5,10,10,0,0\nP1,ship,0,0,0,0,0,0\n")
+    r = run(gt, preds, "-p", "dota", expect=1)
+    assert "gt.csv:3: an oriented box needs a positive width and height" in r.err, r
+
+
+def test_predictions_that_are_not_convex_are_scored_by_their_hull_coco_style(tmp_path):
+    """A dart whose inner corner lies inside the triangle of the others: COCO-style, it is scored
+    as that triangle (half the square: IoU 0.5); the DOTA devkit intersects the dart itself."""
+    preds = tmp_path / "Task1_ship.txt"
+    preds.write_text("P1 0.9 0 0 10 0 3 3 0 10\n")
+    labels = tmp_path / "labelTxt"
+    labels.mkdir()
+    (labels / "P1.txt").write_text("0 0 10 0 10 10 0 10 ship 0\n")
+    r = run(labels, preds, "-f", "json", "--iou-thresholds", "0.45,0.55")
+    ap = json.loads(r.out)["per_class"][0]["AP"]
+    assert ap == pytest.approx(0.5, abs=1e-12), ap  # matched at 0.45 (the dart's 0.3 is not)
+    assert "1 of 1 predicted boxes are not convex quadrilaterals (first: " in r.err, r
+    assert "Task1_ship.txt:1); the exact overlap (COCO-style) reads their convex hull" in r.err
+    dota = json.loads(run(labels, preds, "-p", "dota", "-f", "json").out)
+    assert dota["summary"]["AP[ship]"] == 0.0  # the dart covers 0.3 of the square
+
+
+def test_ultralytics_obb_prediction_folder_beside_dota_labels_is_read_as_yolo(tmp_path):
+    """``predict/labels/*.txt`` of an OBB model ('class x1 y1 ... x4 y4 conf', fractions) against
+    a DOTA labelTxt/: read as Ultralytics predictions, not as 'class score x y w h' lines."""
+    labels = tmp_path / "predict" / "labels"
+    shutil.copytree(YOLO / "predictions" / "labels", labels)
+    names = tmp_path / "classes.txt"
+    names.write_text("plane\nship\nsmall-vehicle\nlarge-vehicle\nstorage-tank\ntennis-court\n")
+    common = ("-p", "dota", "--images", str(DOTA / "images"), "--names", str(names), "-f", "json")
+    r = run(GT, labels, *common)
+    assert "read as Ultralytics OBB predictions ('class x1 y1 ... x4 y4 conf'" in r.err, r
+    told = json.loads(run(GT, labels, *common, "--pred-format", "yolo").out)
+    assert json.loads(r.out)["summary"] == told["summary"]
+    assert told["summary"]["mAP"] > 0.5
+
+
+def _plain_results(tmp_path) -> Path:
+    """The sample's Task1_<class>.txt files, named <class>.txt."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for f in Path(TASK1).glob("Task1_*.txt"):
+        shutil.copy(f, folder / f.name.removeprefix("Task1_"))
+    return folder
+
+
+def test_dota_results_named_by_their_class_alone_are_read_with_a_note(tmp_path):
+    folder = _plain_results(tmp_path)
+    r = run(GT, folder, "-p", "dota", "-f", "json")
+    assert "one file per class named by the class alone (the devkit names them " in r.err, r
+    assert json.loads(r.out)["summary"] == _json(GT, TASK1, "-p", "dota")["summary"]
+
+
+def test_dota_results_whose_name_is_no_class_name_the_devkit_rule(tmp_path):
+    folder = _plain_results(tmp_path)
+    shutil.copy(folder / "ship.txt", folder / "boats.txt")
+    r = run(GT, folder, "-p", "dota", expect=1)
+    assert "boats.txt: lines read as DOTA task-1 results" in r.err, r
+    assert "the file name 'boats' is not a class of the ground truth" in r.err
+    assert "names its results Task1_<class>.txt" in r.err and "pass --pred-format yolo" not in r.err
+    r = run(GT, folder, "-p", "dota", "--pred-format", "txt", expect=1)
+    assert "is a DOTA task-1 result: the devkit names its files Task1_<class>.txt" in r.err, r
+
+
+def test_gates_name_the_hyphenated_dota_allpoint_and_coco_obb_labels():
+    doc = _json(GT, TASK1, "-p", "dota-allpoint,coco")
+    mean, coco_ap = doc["summary"]["mAP"], doc["additional_protocols"][0]["summary"]["AP"]
+    r = run(GT, TASK1, "-p", "dota-allpoint,coco", "--fail-under", "dota-allpoint:mAP=0.7",
+            "--fail-under", "coco-obb:AP=0.4")  # fmt: skip
+    assert "Checks: all 2 checks passed" in r.out
+    r = run(GT, TASK1, "-p", "dota-allpoint,coco", "--fail-under", "dota-allpoint:mAP=0.8",
+            "--fail-under", "coco-obb:AP=0.6", expect=3)  # fmt: skip
+    assert f"{mean:.4f} is below 0.8" in r.out and f"{coco_ap:.4f} is below 0.6" in r.out
+    r = run(GT, TASK1, "-p", "dota", "--fail-under", "dota-allpoint:mAP=0.7", expect=2)
+    assert "protocol 'dota-allpoint' did not run (dota)" in r.err

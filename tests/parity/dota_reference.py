@@ -13,8 +13,9 @@ The rules:
   two edges make with the origin; a triangle is clipped by the three sides
   of the other with a tolerance of 1e-8 (points within 1e-8 of a line are on
   it, points within 1e-8 on both axes are one);
-* per class: predictions by descending confidence (ties in file order
-  here: the devkit's unstable ``np.argsort`` leaves them to numpy's sort);
+* per class: predictions by ``np.argsort(-confidence)`` over the class's
+  lines in file order, as the devkit sorts them (equal confidences in the
+  order numpy's default sort leaves them);
   a prediction looks only at the ground truths of its image whose enclosing
   boxes overlap its own (+1 pixel, IoU > 0), takes the one of highest
   polygon IoU (the first of equal ones), and is a true positive when that
@@ -161,7 +162,7 @@ def task1_class(gts, dets, classname, thr=0.5, eleven_point=True):
         npos += 0 if diff else 1
     mine = [d for d in dets if d[1] == classname]
     conf = np.array([d[2] for d in mine], dtype=float)
-    order = np.argsort(-conf, kind="stable")
+    order = np.argsort(-conf)
     tp = np.zeros(len(mine))
     fp = np.zeros(len(mine))
     for k, idx in enumerate(order):

@@ -2,7 +2,8 @@
 
 Written from the TensorFlow Object Detection API's rules, one image, one
 class and one detection at a time, as its classes lay them out: the
-challenge script groups the CSV rows by image (ids sorted), the challenge
+challenge script groups the CSV rows by image (ids sorted, as numbers when
+every id is one), the challenge
 evaluator keeps the verified classes of each image, ``PerImageEvaluation``
 sorts a class's detections (``np.argsort`` reversed), matches them to the
 non-group-of boxes and then to the group-of boxes, and ``metrics`` turns the
@@ -100,7 +101,7 @@ def ioa(b1: np.ndarray, b2: np.ndarray) -> np.ndarray:
 # -- PerImageEvaluation ---------------------------------------------------------------
 
 
-def tp_fp_single_class(det_boxes, det_scores, gt_boxes, gt_group_of, thr):
+def tp_fp_single_class(det_boxes, det_scores, gt_boxes, gt_group_of, thr, group_of_weight=1.0):
     """Scores and labels of one class on one image."""
     if det_boxes.size == 0:
         return np.array([], dtype=float), np.array([], dtype=bool)
@@ -135,9 +136,10 @@ def tp_fp_single_class(det_boxes, det_scores, gt_boxes, gt_group_of, thr):
             if not tp[i] and m[i, g] >= thr:
                 in_group[i] = True
                 group_scores[g] = max(group_scores[g], det_scores[i])
-        hit = group_scores > 0
+        group_labels = group_of_weight * np.ones(len(group_scores), dtype=float)
+        hit = (group_scores > 0) & (group_labels > 0)
         group_scores = group_scores[hit]
-        group_labels = np.ones(len(group_scores), dtype=float)
+        group_labels = group_labels[hit]
     valid = ~in_group
     return (
         np.concatenate((det_scores[valid], group_scores)),
@@ -169,7 +171,18 @@ def average_precision(scores, labels, num_gt):
 # -- the challenge evaluator -----------------------------------------------------------
 
 
-def challenge_reference(gt_boxes, gt_labels, preds, class_list, thr=0.5, tree=None):
+def groupby_order(ids):
+    """The image ids in the order ``pandas.DataFrame.groupby('ImageID')`` gives them: as integers
+    when every id is one (pandas then reads the column as numbers), else as text."""
+    ids = set(ids)
+    if ids and all(str(i).isascii() and str(i).isdigit() for i in ids):
+        return sorted(ids, key=int)
+    return sorted(ids)
+
+
+def challenge_reference(
+    gt_boxes, gt_labels, preds, class_list, thr=0.5, tree=None, group_of_weight=1.0
+):
     """AP per class ``[len(class_list)]`` (NaN without ground truth) and mAP.
 
     Args:
@@ -178,13 +191,14 @@ def challenge_reference(gt_boxes, gt_labels, preds, class_list, thr=0.5, tree=No
         preds: ``(image, label, score, xmin, xmax, ymin, ymax)`` in file order.
         class_list: the label map, every label of the data in it.
         tree: the hierarchy (parsed JSON), or None.
+        group_of_weight: what a group-of box counts (the challenge's 1).
     """
     if tree is not None:
         gt_boxes, gt_labels = expand_rows(tree, gt_boxes, gt_labels)
     cls = {c: i for i, c in enumerate(class_list)}
     n_cls = len(class_list)
     num_gt = np.zeros(n_cls, dtype=float)
-    images = sorted({r[0] for r in gt_boxes} | {r[0] for r in gt_labels})
+    images = groupby_order({r[0] for r in gt_boxes} | {r[0] for r in gt_labels})
     gt_of, evaluatable = {}, {}
     for image in images:
         rows = [r for r in gt_boxes if r[0] == image]
@@ -195,10 +209,10 @@ def challenge_reference(gt_boxes, gt_labels, preds, class_list, thr=0.5, tree=No
         evaluatable[image] = np.unique(np.concatenate((verified, labels)))
         gt_of[image] = (boxes, labels, group)
         for c in range(n_cls):
-            num_gt[c] += np.sum(labels[~group] == c) + 1.0 * np.sum(labels[group] == c)
+            num_gt[c] += np.sum(labels[~group] == c) + group_of_weight * np.sum(labels[group] == c)
     scores_per_class = [[] for _ in range(n_cls)]
     labels_per_class = [[] for _ in range(n_cls)]
-    for image in sorted({r[0] for r in preds}):
+    for image in groupby_order({r[0] for r in preds}):
         rows = [r for r in preds if r[0] == image]
         det_cls = np.array([cls[r[1]] for r in rows], dtype=int)
         det_scores = np.array([r[2] for r in rows], dtype=float)
@@ -213,7 +227,7 @@ def challenge_reference(gt_boxes, gt_labels, preds, class_list, thr=0.5, tree=No
         for c in range(n_cls):
             s, t = tp_fp_single_class(
                 det_boxes[det_cls == c], det_scores[det_cls == c], boxes[labels == c],
-                group[labels == c], thr,
+                group[labels == c], thr, group_of_weight,
             )  # fmt: skip
             if s.shape[0] > 0:
                 scores_per_class[c].append(s)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from iou_eval.api import evaluate
-from iou_eval.data.oriented import DOTA_V1_0, corners_from_xywhr
+from iou_eval.data.oriented import DOTA_V1_0, convex_order, corners_from_xywhr
 from iou_eval.geometry.polyiou import iou_poly
 
 from ..skip_reasons import compiled_missing
@@ -219,3 +219,115 @@ def test_pairs_looked_at_in_small_steps_give_the_same_outcome(tmp_path, monkeypa
     a, b = whole.results[0].evaluation.point, steps.results[0].evaluation.point
     assert np.array_equal(a.tp, b.tp) and np.array_equal(a.match_gt, b.match_gt)
     assert np.array_equal(a.match_iou, b.match_iou)
+
+
+# Quadrilaterals that are not convex, each paired with a box, and the IoU the DOTA devkit's
+# compiled polyiou (x86-64, no fused multiply-add) gives for the pair as written.
+_DART = np.array([[0.0, 0.0], [10.0, 0.0], [3.0, 3.0], [0.0, 10.0]])  # (3, 3) is inside
+_DART2 = np.array([[2.0, 1.0], [12.0, 2.0], [6.0, 5.0], [3.0, 11.0]])
+_SQ = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]])
+_BOW = np.array([[0.0, 0.0], [10.0, 10.0], [10.0, 0.0], [0.0, 10.0]])  # crosses itself
+_NOT_CONVEX = [
+    (_SQ, _DART, 0.3),
+    (_DART, _SQ, 0.3),
+    (_DART, _DART2, 0.0958043527036123),
+    (_DART2, _DART, 0.09580435270361226),
+    (_SQ, np.zeros((4, 2)), 0.0),
+    (_SQ, np.array([[0.0, 0.0], [5.0, 0.0], [10.0, 0.0], [2.0, 0.0]]), 0.0),
+    (_SQ, _BOW, 0.0),
+    (_DART * 37.3 + [2000.5, 1500.25], _SQ * 40 + [2000, 1500], 0.26086687500000116),
+    (_DART, _DART, 1.0),
+]
+
+
+def test_polygon_iou_of_quadrilaterals_that_are_not_convex_equals_the_devkit(path):
+    """A dart, a box of no area, three points on a line, a crossing outline: the devkit's
+    figures, and the reference's on noisy boxes of which some are not convex."""
+    g = np.stack([p for p, _, _ in _NOT_CONVEX])
+    d = np.stack([q for _, q, _ in _NOT_CONVEX])
+    assert iou_poly(g, d).tolist() == [v for _, _, v in _NOT_CONVEX]
+    rng = np.random.default_rng(4)
+    boxes = np.column_stack([
+        rng.uniform(50, 950, 3000), rng.uniform(50, 950, 3000), rng.uniform(3, 40, 3000),
+        rng.uniform(3, 12, 3000), rng.uniform(0, np.pi, 3000),
+    ])  # fmt: skip
+    gt = corners_from_xywhr(boxes)
+    dt = gt + rng.normal(0, 3, gt.shape)
+    loose = convex_order(dt)[2]
+    assert loose.sum() > 50
+    got = iou_poly(gt[loose], dt[loose])
+    ref = [
+        reference_iou_poly(p.ravel(), q.ravel()) for p, q in zip(gt[loose], dt[loose], strict=True)
+    ]
+    assert got.tolist() == ref
+
+
+def _noisy_scene(seed: int) -> tuple[list, list]:
+    """Thin boxes and their detections with 3 px of corner noise: some are not convex.
+
+    Detections whose noise crossed their outline (read in the order that goes
+    round, which is not the devkit's reading) are left out.
+    """
+    rng = np.random.default_rng(seed)
+    gts, dets = [], []
+    for i in range(6):
+        n = 25
+        boxes = np.column_stack([
+            rng.uniform(40, 760, n), rng.uniform(40, 760, n), rng.uniform(8, 40, n),
+            rng.uniform(4, 12, n), rng.uniform(0, np.pi, n),
+        ])  # fmt: skip
+        corners = np.round(corners_from_xywhr(boxes), 1)
+        classes = rng.choice(["small-vehicle", "ship"], n)
+        noisy = np.round(corners + rng.normal(0, 3, corners.shape), 1)
+        reordered = convex_order(noisy)[1]
+        for c, q, cls, crossed in zip(corners, noisy, classes, reordered, strict=True):
+            gts.append((f"N{i}", str(cls), c, int(rng.random() < 0.1)))
+            if not crossed:
+                dets.append((f"N{i}", str(cls), round(float(rng.random()), 3), q))
+    return gts, dets
+
+
+@pytest.mark.parametrize("protocol", ["dota", "dota-allpoint"])
+def test_predictions_that_are_not_convex_are_scored_as_the_devkit_scores_them(
+    tmp_path, protocol, path
+):
+    gts, dets = _noisy_scene(3)
+    loose = int(convex_order(np.stack([d[3] for d in dets]))[2].sum())
+    assert loose >= 5
+    gt_path, pred_path = _write(tmp_path, gts, dets)
+    result = evaluate(gt_path, pred_path, protocol=protocol)
+    ref_gts, ref_dets = _reference_inputs(gts, dets)
+    classes = ["small-vehicle", "ship"]
+    aps, mean = task1(ref_gts, ref_dets, classes, eleven_point=protocol == "dota")
+    assert result.summary == {"mAP": mean, **{f"AP[{c}]": aps[c] for c in classes}}
+    notes = [w for w in result.warnings if "not convex" in w]
+    assert len(notes) == 1, result.warnings
+    assert f"{loose} of {len(dets)} predicted boxes are not convex quadrilaterals" in notes[0]
+    assert notes[0].endswith("score them as the devkit does (its polyiou on the corners as given)")
+
+
+def _tied_scene() -> tuple[list, list]:
+    """One image, 24 ships and 30 detections of three confidences: half on a ship, half far
+    from any, in a shuffled file order.  Which of the equal confidences comes first decides
+    where the true positives fall in the ranking."""
+    rng = np.random.default_rng(17)
+    sq = lambda x, y: np.array([[x, y], [x + 10.0, y], [x + 10.0, y + 10.0], [x, y + 10.0]])  # noqa: E731
+    gts = [("T", "ship", sq(20.0 * i, 0.0), 0) for i in range(24)]
+    dets = [("T", "ship", float(rng.choice([0.9, 0.8072, 0.5])),
+             sq(20.0 * i, 0.0) if i % 2 == 0 else sq(20.0 * i, 500.0)) for i in range(30)]  # fmt: skip
+    order = rng.permutation(len(dets))
+    return gts, [dets[i] for i in order]
+
+
+@pytest.mark.parametrize("protocol", ["dota", "dota-allpoint"])
+def test_equal_confidences_are_ranked_as_the_devkits_argsort_ranks_them(tmp_path, protocol, path):
+    """The devkit ranks a class file's lines with ``np.argsort(-confidence)`` (numpy's default,
+    unstable sort): the same call on the same lines gives its order of the ties, on any machine."""
+    gts, dets = _tied_scene()
+    gt_path, pred_path = _write(tmp_path, gts, dets)
+    result = evaluate(gt_path, pred_path, protocol=protocol)
+    ref_gts, ref_dets = _reference_inputs(gts, dets)
+    aps, mean = task1(ref_gts, ref_dets, ["ship"], eleven_point=protocol == "dota")
+    assert result.summary == {"mAP": mean, "AP[ship]": aps["ship"]}
+    _, ref_tp, _ = task1_class_arrays(ref_gts, ref_dets, "ship", protocol)
+    assert np.array_equal(result.results[0].evaluation.point.tp.astype(float), ref_tp)

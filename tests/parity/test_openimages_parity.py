@@ -261,3 +261,125 @@ def test_sample_generator_rewrites_identical_files(tmp_path):
     assert written == sorted(p.name for p in SAMPLE.iterdir())
     for name in written:
         assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
+
+
+def _tf_api_test_scene():
+    """The scene of the TF API's ``OpenImagesChallengeEvaluatorTest`` (its boxes, in units of
+    1/1024 of the image: fractions of the same shapes, overlaps exact).
+
+    img1: a cat, an elephant and a group-of cat, every class verified; two dog predictions.
+    img2: two cats and a group-of elephant; predictions: two cats, a dog (not verified
+    there: left out) and an elephant inside the group-of box.  img3: a dog, found.
+    """
+    u = 1024.0
+
+    def box(image, label, ymin, xmin, ymax, xmax, group=0):
+        return (image, label, xmin / u, xmax / u, ymin / u, ymax / u, group)
+
+    def pred(image, label, score, ymin, xmin, ymax, xmax):
+        return (image, label, score, xmin / u, xmax / u, ymin / u, ymax / u)
+
+    boxes = [
+        box("img1", "/m/cat", 0, 0, 1, 1), box("img1", "/m/elephant", 0, 0, 2, 2),
+        box("img1", "/m/cat", 0, 0, 3, 3, 1), box("img2", "/m/cat", 10, 10, 11, 11),
+        box("img2", "/m/cat", 500, 500, 510, 510), box("img2", "/m/elephant", 10, 10, 12, 12, 1),
+        box("img3", "/m/dog", 0, 0, 1, 1),
+    ]  # fmt: skip
+    labels = [("img1", c, 1) for c in ("/m/cat", "/m/dog", "/m/elephant")]
+    preds = [
+        pred("img1", "/m/dog", 0.7, 10, 10, 11, 11), pred("img1", "/m/dog", 0.8, 100, 100, 120, 120),
+        pred("img2", "/m/cat", 0.7, 10, 10, 11, 11), pred("img2", "/m/cat", 0.8, 100, 100, 120, 120),
+        pred("img2", "/m/dog", 0.5, 100, 100, 220, 220),
+        pred("img2", "/m/elephant", 0.9, 10, 10, 11, 11), pred("img3", "/m/dog", 0.5, 0, 0, 1, 1),
+    ]  # fmt: skip
+    return boxes, labels, preds, ["/m/cat", "/m/dog", "/m/elephant"]
+
+
+def test_group_of_weight_half_gives_the_tf_api_unit_tests_numbers(tmp_path):
+    """``OpenImagesChallengeEvaluator(categories, group_of_weight=0.5)`` in the API's
+    object_detection_evaluation_test.py: dog 0.3333, elephant 0.3333, cat 0.142857, mAP 0.269841."""
+    boxes, labels, preds, classes = _tf_api_test_scene()
+    gt, pred, options = write_scene(tmp_path, boxes, labels, preds, classes)
+    result = evaluate(gt, pred, oi_group_of_weight=0.5, **options)
+    s = result.summary
+    assert s["AP[Dog]"] == pytest.approx(1 / 3, abs=1e-9)
+    assert s["AP[Elephant]"] == pytest.approx(1 / 3, abs=1e-9)
+    assert s["AP[Cat]"] == pytest.approx(0.142857142857, abs=1e-9)
+    assert s["mAP"] == pytest.approx(0.269841269, abs=1e-8)
+    assert_same(ours(result, classes), challenge_reference(boxes, labels, preds, classes,
+                                                           group_of_weight=0.5))  # fmt: skip
+    # The challenge's weight (1) and none (0) on the same scene.
+    for w in (1.0, 0.0):
+        got = ours(evaluate(gt, pred, oi_group_of_weight=w, **options), classes)
+        assert_same(got, challenge_reference(boxes, labels, preds, classes, group_of_weight=w))
+    assert evaluate(gt, pred, **options).summary["AP[Cat]"] == 0.125
+
+
+@pytest.mark.parametrize("weight", [0.5, 0.3, 0.0])
+def test_group_of_weight_on_seeded_scenes_equals_the_reference(tmp_path, weight):
+    """0.3 is no binary fraction: the per-image sums' order decides the last bits of the counts."""
+    for seed in (3, 8):
+        folder = tmp_path / str(seed)
+        folder.mkdir()
+        boxes, labels, preds = scene(seed, n_images=60)
+        gt, pred, options = write_scene(folder, boxes, labels, preds, ALL, TREE)
+        result = evaluate(gt, pred, oi_group_of_weight=weight, **options)
+        assert result.primary.protocol.extra["group_of_weight"] == weight
+        want = challenge_reference(boxes, labels, preds, ALL, tree=TREE, group_of_weight=weight)
+        assert_same(ours(result, ALL), want)
+
+
+def _tied_pair_scene(matching_first: bool, fillers: int, numeric_ids: bool = False):
+    """Image ``a``: one dog and two predictions of score 0.8072, one on the dog, one beside it
+    (the one on it first in the file, or second); ``fillers`` other images with a dog each and
+    predictions of scores 0.9, 0.8072 and 0.5, hits and misses, so that the class's entries
+    joined over the images hold more ties."""
+    rng = np.random.default_rng(fillers + matching_first)
+    name = (lambda k: str(100 + k)) if numeric_ids else (lambda k: f"{k:016x}")
+    dog = (0.1, 0.4, 0.1, 0.4)
+    on, beside = ("a" if not numeric_ids else "99", "/m/dog", 0.8072, *dog), None
+    beside = (on[0], "/m/dog", 0.8072, 0.6, 0.9, 0.6, 0.9)
+    boxes = [(on[0], "/m/dog", *dog, 0)]
+    preds = [on, beside] if matching_first else [beside, on]
+    for k in range(fillers):
+        image = name(k)
+        boxes.append((image, "/m/dog", *dog, 0))
+        for _ in range(int(rng.integers(1, 4))):
+            hit = rng.random() < 0.5
+            b = _near(rng, dog, 0.01) if hit else (0.6, 0.9, 0.6, 0.9)
+            preds.append((image, "/m/dog", float(rng.choice([0.9, 0.8072, 0.5])), *b))
+    return boxes, preds
+
+
+@pytest.mark.parametrize("fillers", [0, 3, 12, 40])
+@pytest.mark.parametrize("matching_first", [True, False])
+def test_a_tied_true_and_false_positive_in_one_image_rank_as_the_api_ranks_them(
+    tmp_path, matching_first, fillers
+):
+    """Two predictions of score 0.8072 on one image, one on the dog: the API sorts them with
+    ``np.argsort`` on the image, then sorts the class's entries joined over the images with
+    ``np.argsort`` again; which comes first (false-first or true-first) is what those calls
+    give, with as many entries in the class as the fillers make."""
+    boxes, preds = _tied_pair_scene(matching_first, fillers)
+    gt, pred, options = write_scene(tmp_path, boxes, [], preds, ALL)
+    result = evaluate(gt, pred, **options)
+    assert_same(ours(result, ALL), challenge_reference(boxes, [], preds, ALL))
+    if fillers == 0:
+        # One image, two entries: numpy's sort of two equal scores keeps them, reversed.
+        order = np.argsort(np.array([0.8072, 0.8072]))[::-1]
+        first_is_hit = (order[0] == 0) == matching_first
+        per_image = [first_is_hit, not first_is_hit]  # labels in the image's order
+        joined = np.argsort(np.array([0.8072, 0.8072]))[::-1]
+        ranked = [per_image[i] for i in joined]
+        want = 1.0 if ranked[0] else 0.5
+        assert result.summary["AP[Dog]"] == want
+
+
+@pytest.mark.parametrize("numeric_ids", [False, True])
+def test_images_join_in_the_order_pandas_groups_them(tmp_path, numeric_ids):
+    """Ids that are all digits are grouped as numbers (``'99' < '100'``), others as text: the
+    order of the images decides the order of tied entries in the class."""
+    boxes, preds = _tied_pair_scene(False, 12, numeric_ids=numeric_ids)
+    gt, pred, options = write_scene(tmp_path, boxes, [], preds, ALL)
+    result = evaluate(gt, pred, **options)
+    assert_same(ours(result, ALL), challenge_reference(boxes, [], preds, ALL))

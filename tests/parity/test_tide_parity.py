@@ -130,3 +130,27 @@ def test_image_order_decides_ties_across_images(write_json):
     # Image 2 comes first in the file: its false positive ranks before the
     # true positive, so precision at recall 0.5 is 1/2.
     assert r.ap == pytest.approx(50.0 * 51 / 101)
+
+
+def test_a_fix_that_leaves_no_class_is_undefined_where_tidecv_divides_by_zero(write_json):
+    """One cat and one prediction inside a cat crowd region (ignored): fixing the miss
+    leaves no ground truth and no prediction; tidecv's mean over no class raises."""
+    square = [[0, 0, 10, 0, 10, 10, 0, 10]]
+    gt = {
+        "images": [{"id": 1, "width": 100, "height": 100, "file_name": "a.jpg"}],
+        "categories": [{"id": 1, "name": "cat"}],
+        "annotations": [
+            {"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "area": 100,
+             "iscrowd": 0, "segmentation": square},
+            {"id": 2, "image_id": 1, "category_id": 1, "bbox": [50, 50, 40, 40], "area": 1600,
+             "iscrowd": 1, "segmentation": [[50, 50, 90, 50, 90, 90, 50, 90]]},
+        ],
+    }  # fmt: skip
+    dt = [{"image_id": 1, "category_id": 1, "bbox": [55, 55, 30, 30], "score": 0.9}]
+    gt_path, dt_path = write_json("gt.json", gt), write_json("dt.json", dt)
+    with pytest.raises(ZeroDivisionError):
+        run_tidecv(gt_path, dt_path)
+    r = run_ours(gt_path, dt_path)
+    assert r.ap == 0.0 and r.counts.miss == 1
+    assert r.dap.miss is None and r.fn_dap is None
+    assert [getattr(r.dap, n) for n in NAMES[:5]] == [0.0] * 5 and r.fp_dap == 0.0

@@ -47,19 +47,30 @@ def test_tiny_scene_literals():
     assert r.per_class["bird"].ece is None and r.per_class["bird"].count == 0
 
 
+def test_tiny_scene_mce_is_the_largest_gap_of_a_non_empty_bin():
+    r = calibration(SCORES, CATS, TP, COUNTED, NAMES, iou_threshold=0.5)
+    # Gaps 0.05, 0.3, |0.5 - 0.835|, |1 - 0.975|; the seven empty bins do not count.
+    assert r.mce == pytest.approx(0.335)
+    assert r.per_class["cat"].mce == pytest.approx(0.15)  # 0.85, a true positive
+    assert r.per_class["dog"].mce == pytest.approx(0.82)  # 0.82, a false positive
+    assert r.per_class["bird"].mce is None
+
+
 def test_json_shape():
     d = calibration(SCORES, CATS, TP, COUNTED, NAMES, iou_threshold=0.75).to_dict()
-    assert set(d) == {"iou_threshold", "bins", "ece", "per_class"}
+    assert list(d) == ["iou_threshold", "bins", "ece", "mce", "per_class"]
     assert d["iou_threshold"] == 0.75
     assert set(d["bins"][0]) == {"lower", "upper", "count", "mean_score", "accuracy"}
-    assert d["per_class"]["bird"] == {"ece": None, "count": 0}
+    assert d["per_class"]["bird"] == {"ece": None, "mce": None, "count": 0}
+    assert d["mce"] == pytest.approx(0.335)
+    assert list(d["per_class"]["dog"]) == ["ece", "mce", "count"]
     assert "null" in json.dumps(d)
 
 
 def test_no_counted_prediction():
     r = calibration(SCORES, CATS, TP, [False] * 7, NAMES, iou_threshold=0.5)
-    assert r.ece is None and sum(b.count for b in r.bins) == 0
-    assert all(c.ece is None for c in r.per_class.values())
+    assert r.ece is None and r.mce is None and sum(b.count for b in r.bins) == 0
+    assert all(c.ece is None and c.mce is None for c in r.per_class.values())
 
 
 def test_scores_outside_the_bins_are_refused():
@@ -92,17 +103,17 @@ def naive_calibration(score, cat, tp, counted, k, n_bins):
                 per[c][i].append((s, t))
                 break
 
+    def gap(b):
+        return abs(sum(t for _, t in b) / len(b) - sum(s for s, _ in b) / len(b))
+
     def ece(bs):
         n = sum(len(b) for b in bs)
-        if n == 0:
-            return None
-        return sum(
-            len(b) / n * abs(sum(t for _, t in b) / len(b) - sum(s for s, _ in b) / len(b))
-            for b in bs
-            if b
-        )
+        return None if n == 0 else sum(len(b) / n * gap(b) for b in bs if b)
 
-    return [len(b) for b in bins], ece(bins), [ece(p) for p in per]
+    def mce(bs):
+        return max((gap(b) for b in bs if b), default=None)
+
+    return [len(b) for b in bins], (ece(bins), mce(bins)), [(ece(p), mce(p)) for p in per]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -117,12 +128,15 @@ def test_random_against_naive(seed):
     n_bins = int(rng.choice([10, 7, 20]))
     r = calibration(score, cat, tp, counted, [f"c{i}" for i in range(k)],
                     iou_threshold=0.5, bins=n_bins)  # fmt: skip
-    counts, ece, per = naive_calibration(score, cat, tp, counted, k, n_bins)
+    counts, (ece, mce), per = naive_calibration(score, cat, tp, counted, k, n_bins)
     assert [b.count for b in r.bins] == counts
     assert r.ece == pytest.approx(ece, rel=1e-12)
-    got = [r.per_class[f"c{i}"].ece for i in range(k)]
-    assert got[-1] is None and per[-1] is None
-    assert got[:-1] == pytest.approx(per[:-1], rel=1e-12)
+    assert r.mce == pytest.approx(mce, rel=1e-12)
+    got = [(r.per_class[f"c{i}"].ece, r.per_class[f"c{i}"].mce) for i in range(k)]
+    assert got[-1] == (None, None) and per[-1] == (None, None)
+    for (g_ece, g_mce), (p_ece, p_mce) in zip(got[:-1], per[:-1], strict=True):
+        assert g_ece == pytest.approx(p_ece, rel=1e-12)
+        assert g_mce == pytest.approx(p_mce, rel=1e-12)
 
 
 def test_true_positive_flags_on_a_tiny_scene():

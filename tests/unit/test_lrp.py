@@ -9,7 +9,6 @@ import pytest
 from iou_eval import evaluate
 from iou_eval.errors import UsageError
 
-
 # LRP's rules on both paths: the compiled core and the numpy reference.
 pytestmark = pytest.mark.usefixtures("kernel_path")
 

@@ -22,6 +22,7 @@ from iou_eval.data.oriented import (
     convex_order,
     corners_from_xywhr,
     enclosing_xyxy,
+    hull_corners,
     polygon_area,
 )
 from iou_eval.errors import ArgumentError, InputError
@@ -258,3 +259,33 @@ def test_toolkit_names_the_bad_box(a, message):
     with pytest.raises(ArgumentError) as err:
         iou.oriented_boxes(a, [[5, 5, 10, 10, 0]])
     assert message in str(err.value)
+
+
+def test_hull_of_corners_that_make_no_convex_quadrilateral_equals_shapelys():
+    """Noisy thin boxes of which no order of the corners goes round a convex quadrilateral: the
+    hull (a triangle, one corner repeated) has shapely's area and overlaps as shapely's hull."""
+    rng = np.random.default_rng(2)
+    b = np.column_stack([
+        rng.uniform(0, 900, 4000), rng.uniform(0, 900, 4000), rng.uniform(3, 40, 4000),
+        rng.uniform(3, 12, 4000), rng.uniform(0, np.pi, 4000),
+    ])  # fmt: skip
+    noisy = corners_from_xywhr(b) + rng.normal(0, 3, (4000, 4, 2))
+    loose = convex_order(noisy)[2]
+    assert loose.sum() > 50
+    hull = hull_corners(noisy[loose])
+    shapes = shapely.convex_hull(shapely.multipoints(noisy[loose]))
+    assert np.allclose(quad_area(hull), shapely.area(shapes), rtol=1e-12, atol=1e-9)
+    boxes = corners_from_xywhr(b[loose])
+    got = pair_iou(hull, quad_area(hull), boxes, quad_area(boxes), np.zeros(len(hull), bool))
+    inter = shapely.area(shapely.intersection(shapes, shapely.polygons(boxes)))
+    want = inter / (shapely.area(shapes) + quad_area(boxes) - inter)
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_hull_of_a_dart_three_points_on_a_line_and_a_point():
+    dart = np.array([[0.0, 0.0], [10.0, 0.0], [3.0, 3.0], [0.0, 10.0]])
+    on_edge = np.array([[0.0, 0.0], [5.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    hull = hull_corners(np.stack([dart, on_edge, np.zeros((4, 2))]))
+    assert hull[0].tolist() == [[0, 0], [10, 0], [10, 0], [0, 10]]
+    assert hull[1].tolist() == [[0, 0], [0, 0], [10, 0], [0, 10]]
+    assert quad_area(hull).tolist() == [50.0, 50.0, 0.0]

@@ -214,6 +214,15 @@ def test_openimages_batches_give_the_files_numbers(tmp_path):
     assert any(t["iscrowd"].any() for t in targets)  # group-of boxes in the scene
 
 
+def test_openimages_group_of_weight_is_a_keyword_of_batches_as_of_files(tmp_path):
+    preds, targets = scene(41, n_images=10, classes=4, per_image=12)
+    paths = coco_files(preds, targets, tmp_path)
+    kw = {"protocol": "openimages", "oi_group_of_weight": 0.5}
+    files = evaluate(*paths, **kw)
+    assert files.summary != evaluate(*paths, protocol="openimages").summary
+    assert_same(stream(preds, targets, (4, 3), **kw).compute(), files, paths)
+
+
 # -------------------------------------------------------------- oriented boxes
 
 

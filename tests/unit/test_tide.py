@@ -126,7 +126,29 @@ def test_no_predictions_every_ground_truth_is_missed():
         "pred_score": np.zeros(0),
     }
     r = tide(**columns(**empty))
-    assert r.ap == 0.0 and r.counts.miss == 4 and r.dap.miss == 0.0
+    assert r.ap == 0.0 and r.counts.miss == 4
+    # Fixing every miss leaves no ground truth and no prediction: tidecv's mean
+    # over no class divides by zero, so that dAP (and the FN one) is undefined.
+    assert r.dap.miss is None and r.fn_dap is None
+    assert (r.dap.cls, r.dap.loc, r.dap.both, r.dap.dupe, r.dap.bkg) == (0.0,) * 5
+    assert r.fp_dap == 0.0
+    assert r.to_dict()["dap"]["miss"] is None
+
+
+def test_no_ground_truth_and_no_predictions_every_number_is_undefined():
+    empty = {
+        "gt_image": np.zeros(0, np.int64),
+        "gt_category": np.zeros(0, np.int64),
+        "gt_xyxy": np.zeros((0, 4)),
+        "gt_crowd": np.zeros(0, bool),
+        "pred_image": np.zeros(0, np.int64),
+        "pred_category": np.zeros(0, np.int64),
+        "pred_xyxy": np.zeros((0, 4)),
+        "pred_score": np.zeros(0),
+    }
+    r = tide(**columns(**empty))
+    assert r.ap is None and r.fp_dap is None and r.fn_dap is None
+    assert set(r.dap.as_dict().values()) == {None}
 
 
 def test_no_ground_truth_every_prediction_is_background():

@@ -233,7 +233,10 @@ def _check_unique(ids: list, files: Sequence[str]) -> None:
 # --------------------------------------------------------------------------- task-1 results
 
 
-def _task1_class(file: str) -> str:
+def _task1_class(file: str, plain: bool = False) -> str:
+    """The class a results file holds: ``Task1_<class>.txt``'s, or (``plain``) the file's stem."""
+    if plain:
+        return class_stem(file)
     m = _TASK1.match(os.path.basename(file).removesuffix(".gz"))
     if m is None or not m.group(1):
         raise InputError(
@@ -241,6 +244,16 @@ def _task1_class(file: str) -> str:
             "expected the class in the file name, as the devkit names it: Task1_<class>.txt",
         )
     return m.group(1)
+
+
+def class_stem(file: str) -> str:
+    """The stem of a results file named by its class alone (``ship.txt``: ``ship``)."""
+    return os.path.splitext(os.path.basename(file).removesuffix(".gz"))[0]
+
+
+def plain_named(ds: Dataset) -> bool:
+    """Whether the task-1 results ``ds`` were read from files named by their class alone."""
+    return ds.format == "dota-results" and not any(looks_like_task1(f) for f in ds.files)
 
 
 def load_task1(path: str, role: str, options: LoadOptions) -> Dataset:
@@ -262,7 +275,10 @@ def load_task1(path: str, role: str, options: LoadOptions) -> Dataset:
             hint="give the ground truth as DOTA label files (labelTxt/)",
         )
     all_files = folder_files(path, ".txt", "the devkit's task-1 results (Task1_<class>.txt)")
-    files = [f for f in all_files if looks_like_task1(f)] or all_files
+    files = [f for f in all_files if looks_like_task1(f)]
+    # Files named by their class alone (ship.txt): the class is the stem, said in a note.
+    plain = not files and os.path.isdir(path)
+    files = files or all_files
     raw: dict[str, int] = {}  # image tokens as written; "7" and "007" are one image below
     cells: list[str] = []
     classes: list[str] = []
@@ -270,7 +286,7 @@ def load_task1(path: str, role: str, options: LoadOptions) -> Dataset:
     file_of: list[int] = []
     line_of: list[int] = []
     for fi, file in enumerate(files):
-        name = _task1_class(file)
+        name = _task1_class(file, plain)
         for line, tokens in data_lines(file):
             if len(tokens) != 10:
                 raise InputError(
@@ -303,4 +319,12 @@ def load_task1(path: str, role: str, options: LoadOptions) -> Dataset:
         categories=categories,
         category_idx=np.fromiter((index[c] for c in classes), np.int64, len(classes)),
         score=values[:, 0], origin=origin, origin_file=origin_file, files=files,
+        warnings=[_plain_note(path)] if plain else [],
     )  # fmt: skip
+
+
+def _plain_note(path: str) -> str:
+    return (
+        f"{path}: read as the DOTA devkit's task-1 results ('image score x1 y1 ... x4 y4'), one "
+        "file per class named by the class alone (the devkit names them Task1_<class>.txt)"
+    )

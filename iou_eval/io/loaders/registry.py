@@ -39,6 +39,9 @@ class Format:
         textual: box numbers whose layout and scale the options say
             (``--box-format``, ``--normalized`` apply).
         describe: a few words for the docs and errors.
+        oriented: its files always hold oriented boxes (DOTA's).
+        crowd_word: what its files call the boxes read as crowd regions
+            (Open Images' ``group-of``), for reports.
     """
 
     name: str
@@ -48,6 +51,8 @@ class Format:
     detect_folder: Callable[[str, list[str]], bool] | None = None
     textual: bool = False
     describe: str = ""
+    oriented: bool = False
+    crowd_word: str = "crowd"
 
     def load(self) -> Reader:
         module, func = self.reader.split(":")
@@ -69,6 +74,18 @@ def register(fmt: Format) -> Format:
 
 def formats() -> tuple[Format, ...]:
     return tuple(_FORMATS.values())
+
+
+def holds_oriented(name: str | None) -> bool:
+    """Whether the format ``name`` (None or unknown: no) always holds oriented boxes."""
+    fmt = _FORMATS.get(name) if name else None
+    return fmt is not None and fmt.oriented
+
+
+def crowd_word(name: str | None) -> str:
+    """What the format ``name`` calls its crowd regions (``crowd`` when unknown)."""
+    fmt = _FORMATS.get(name) if name else None
+    return "crowd" if fmt is None else fmt.crowd_word
 
 
 def format_names() -> tuple[str, ...]:
@@ -199,12 +216,12 @@ register(Format(
     "dota-results", "dota:load_task1", roles=("pred",),
     detect_file=_looks("dota", "looks_like_task1", _name_has(".txt")),
     detect_folder=_looks("dota", "looks_like_task1_folder", _entries_have(".txt")), textual=False,
-    describe="the DOTA devkit's Task1_<class>.txt results"))  # fmt: skip
+    describe="the DOTA devkit's Task1_<class>.txt results", oriented=True))  # fmt: skip
 register(Format(
     "dota", "dota:load_dota", roles=("gt",),
     detect_file=_looks_head("dota", "dota_head", _name_has(".txt")),
     detect_folder=_looks("dota", "looks_like_dota", _entries_have(".txt", "labeltxt")),
-    describe="DOTA label files: x1 y1 ... x4 y4 class difficult"))  # fmt: skip
+    describe="DOTA label files: x1 y1 ... x4 y4 class difficult", oriented=True))  # fmt: skip
 register(Format(
     "yolo", "yolo_pose:load_yolo_or_pose",  # pose datasets (kpt_shape) there, the rest yolo.py
     detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
@@ -223,7 +240,7 @@ register(Format(
 register(Format(
     "openimages", "openimages:load_openimages",
     detect_file=_looks_head("openimages", "openimages_head", _head_has(b"imageid", b"xmin")),
-    describe="Open Images CSV"))  # fmt: skip
+    describe="Open Images CSV", crowd_word="group-of"))  # fmt: skip
 register(Format(
     "obb-json", "yolo_obb:load_obb_json", roles=("pred",),
     detect_file=_looks_head("yolo_obb", "obb_json_head", _head_has(b'"poly"')),

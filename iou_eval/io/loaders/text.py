@@ -271,6 +271,11 @@ def _check_width(
     hint = None
     if pred and k == 5:
         hint = "predictions need a score after the class; is this the ground truth?"
+    elif pred and _task1_pixels(tokens):
+        hint = (
+            "an 'image score x1 y1 ... x4 y4' line in pixels is a DOTA task-1 result: the devkit "
+            "names its files Task1_<class>.txt (--pred-format dota-results reads them)"
+        )
     elif k >= 7:
         hint = (
             "a polygon 'class x1 y1 x2 y2 ...' is YOLO-seg: pass "
@@ -282,6 +287,14 @@ def _check_width(
             "pass it with --names and keep it out of the folder"
         )
     raise InputError(file, f"{expected}, got {k}", where=line, hint=hint)
+
+
+def _task1_pixels(tokens: list[str]) -> bool:
+    """``image score x1 y1 ... x4 y4``: ten fields, nine numbers after the first, some beyond 1
+    (Ultralytics' OBB lines, ``class x1 y1 ... x4 y4 conf``, are fractions)."""
+    if len(tokens) != 10 or not all(is_number_token(t) for t in tokens[1:]):
+        return False
+    return any(abs(float(t)) > 1 for t in tokens[2:])
 
 
 def _difficult(token: str, file: str, line: int) -> bool:

@@ -143,7 +143,7 @@ def is_predict_run(path: str, entries: set[str] | None = None) -> bool:
     return any(strip_gz(e.lower()).endswith(".txt") for e in inside)
 
 
-def ultralytics_prediction_lines(path: str) -> bool:
+def ultralytics_prediction_lines(path: str, obb: bool = False) -> bool:
     """Whether the ``.txt`` files of ``path`` (or of its ``labels/``) read as ``predict`` output.
 
     Every line read (the first :data:`_SNIFF_LINES` lines of the files, in
@@ -151,7 +151,21 @@ def ultralytics_prediction_lines(path: str) -> bool:
     ``class x1 y1 ... conf`` (an even count from 8) or a pose line (``6 + 3K``
     numbers: keypoints of ``x y conf``), the class a whole number
     and every other number in [0, 1] (1 % tolerance); one line at least.
+    ``obb``: every line is an oriented box, ``class x1 y1 ... x4 y4 conf``
+    (10 numbers).
     """
+    return _every_line(path, _obb_prediction_line if obb else _prediction_line)
+
+
+def task1_lines(path: str) -> bool:
+    """Whether every line read of the ``.txt`` files of ``path`` is a DOTA task-1 result line,
+    ``image score x1 y1 ... x4 y4`` (an image, then 9 numbers), and one of them at least."""
+    return _every_line(path, _task1_line)
+
+
+def _every_line(path: str, judge: Any) -> bool:
+    """Whether ``judge(tokens)`` holds for every line read of the ``.txt`` files of ``path``
+    (or of its ``labels/``): the first :data:`_SNIFF_LINES` lines in name order, one at least."""
     folder = os.path.join(path, "labels") if is_predict_run(path) else path
     try:
         names = sorted(list_folder(folder)) if os.path.isdir(folder) else []
@@ -169,7 +183,7 @@ def ultralytics_prediction_lines(path: str) -> bool:
             tokens = raw.split()
             if not tokens:
                 continue
-            if not _prediction_line(tokens):
+            if not judge(tokens):
                 return False
             seen += 1
             if seen >= _SNIFF_LINES:
@@ -188,6 +202,16 @@ def _prediction_line(tokens: list[str]) -> bool:
     values = [float(t) for t in tokens]
     c = values[0]
     return c >= 0 and c == int(c) and all(_COORD_MIN <= v <= _COORD_MAX for v in values[1:])
+
+
+def _obb_prediction_line(tokens: list[str]) -> bool:
+    """One line of ``predict`` output of an OBB model: ``class x1 y1 ... x4 y4 conf``."""
+    return len(tokens) == 10 and _prediction_line(tokens)
+
+
+def _task1_line(tokens: list[str]) -> bool:
+    """``image score x1 y1 ... x4 y4``: any image token, then nine numbers."""
+    return len(tokens) == 10 and all(is_number_token(t) for t in tokens[1:])
 
 
 def _images_beside(labels_dir: str) -> str | None:
