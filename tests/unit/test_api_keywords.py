@@ -28,6 +28,7 @@ TEXT = {
     "iou_type": "bbox,segm", "boundary_dilation": "0.05", "iou_thr": "0.75",
     "score_thr": "0.1", "bootstrap": "20", "seed": "3", "confidence": "0.9",
     "workers": "2", "confusion_score_thr": "0.3", "oi_group_of_weight": "0.5",
+    "image_id_offset": "1",
 }  # fmt: skip
 NEEDS = {"boundary_dilation": {"iou_type": "boundary"}}
 
