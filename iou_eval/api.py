@@ -504,7 +504,10 @@ def _evaluate(
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
     warnings += protocol_notes + oi_notes
     a = opts.analysis
-    warnings += oriented_doubts(alignment, protocols, a.tide or a.confusion or a.calibration)
+    hull = any(p.iou_type == "obb" and not record_of(p).devkit_polygons for p in protocols)
+    warnings += oriented_doubts(
+        alignment, protocols, a.tide or a.confusion or a.calibration, hull=hull
+    )
     if opts.read.strict and (error := strict_error(warnings)) is not None:
         raise error
     results: list[ProtocolResult] = []

@@ -470,11 +470,16 @@ def placeholder_note(gt: Any) -> str | None:
     )
 
 
-def oriented_doubts(alignment: Any, protocols: Any, analyses: bool = False) -> list[str]:
+def oriented_doubts(
+    alignment: Any, protocols: Any, analyses: bool = False, hull: bool = False
+) -> list[str]:
     """What the reader should know when oriented boxes meet a run that scores other shapes.
 
     ``protocols``: the run's protocols (their ``iou_type``); ``analyses``:
-    whether TIDE, the confusion matrix or calibration were asked for.
+    whether TIDE, the confusion matrix or calibration were asked for;
+    ``hull``: a protocol scores oriented boxes by their exact convex overlap
+    (COCO-style), which reads a predicted quadrilateral that is not convex
+    as its convex hull.
     """
     from iou_eval.data.doubts import Doubt
 
@@ -505,9 +510,9 @@ def oriented_doubts(alignment: Any, protocols: Any, analyses: bool = False) -> l
             "--iou-type obb: neither file holds oriented boxes; their boxes are scored as "
             "rectangles at angle 0 (the IoU of --iou-type bbox)"
         )
-    if any(p.iou_type == "obb" and not p.is_dota for p in protocols):
-        hull = not_convex_note(pred, "the exact overlap (COCO-style) reads their convex hull")
-        out += [hull] if hull else []
+    if hull:
+        note = not_convex_note(pred, "the exact overlap (COCO-style) reads their convex hull")
+        out += [note] if note else []
     out += [n for n in (placeholder_note(gt),) if n]
     if analyses:
         out.append(Doubt(

@@ -465,6 +465,7 @@ def _dota_record(name: str, factory, title: str) -> ProtocolRecord:
         headline=("mAP",),
         notes=_dota_notes,
         plot_title=_devkit_plot_title("polygon IoU"),
+        devkit_polygons=True,
     )
 
 

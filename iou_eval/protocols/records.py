@@ -153,6 +153,8 @@ class ProtocolRecord:
         bootstrap: replicates are defined (``evaluation.replicate``).
         pixel_convention: its matching measures boxes under the protocol's
             ``pixel_convention`` (VOC's +1 pixels); else continuous extents.
+        devkit_polygons: it scores oriented boxes as the DOTA devkit does (its
+            ``polyiou`` on the corners as given); else by their exact convex overlap.
     """
 
     name: str
@@ -172,6 +174,7 @@ class ProtocolRecord:
     leaderboard: Callable[[Protocol], tuple[str, ...]] | None = None
     bootstrap: bool = True
     pixel_convention: bool = False
+    devkit_polygons: bool = False
 
     def metric(self, protocol: Protocol, name: str) -> Metric | None:
         """The metric ``name`` of the summary under ``protocol`` (None: no such metric).
