@@ -1,0 +1,243 @@
+"""The compiled column reader (``iou_eval/io/_csvscan.c``) reads what the Python path reads.
+
+Open Images CSV: generated files (every delimiter, quoted cells, decimal
+commas, CRLF, blank rows, columns in any order, numbers of every spelling)
+and byte-level mutations of them.  Wherever the compiled reader gives
+columns, the Python path (the reference, ``IOU_EVAL_NO_KERNEL=1``) gives the
+same, bit for bit, and the same error where the columns are refused (a box
+outside the image); on anything it is not sure of the reader gives up and the
+Python path reads the file.  Hundreds of mutations here, more behind the
+``slow`` marker.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from iou_eval.errors import InputError
+from iou_eval.io.compiled import csv_reader
+from iou_eval.io.loaders import openimages as oi
+from iou_eval.io.loaders.common import LoadOptions
+from iou_eval.io.loaders.openimages import load_openimages
+
+from ..skip_reasons import compiled_missing
+from .test_coco_reader import _spellings
+
+pytestmark = pytest.mark.skipif(
+    csv_reader() is None,
+    reason=compiled_missing("the compiled column reader", "iou_eval.io._csvscan"),
+)
+
+_ALPHABET = np.frombuffer(b'0123456789.,;-+eE" \t\r\n/mXxabc\x00\x0b\x80\xc3', dtype=np.uint8)
+
+
+def _number(rng, x: float) -> str:
+    """``x`` spelled one of the ways a CSV writer spells it."""
+    k = int(rng.integers(6))
+    return [f"{x:.6f}", repr(x), f"{x:.3e}", f"{x:.17g}", f"{x:g}", f"{x:.2f}".rstrip("0")][k]
+
+
+def _cell(rng, text: str, delimiter: str, comma: bool) -> str:
+    """A number cell: with a decimal comma, quoted, padded, now and then."""
+    if comma and "." in text and "e" not in text.lower() and not text.endswith("."):
+        text = text.replace(".", ",")
+        if delimiter == ",":
+            return f'"{text}"'
+    if rng.random() < 0.1:
+        text = " " + text + " " * int(rng.integers(2))
+    if delimiter != "," and rng.random() < 0.05:
+        text = f'"{text}"'
+    return text
+
+
+def _boxes_csv(seed: int, n: int, pred: bool) -> bytes:
+    """An Open Images boxes CSV written a random way."""
+    rng = np.random.default_rng(seed)
+    delimiter = str(rng.choice([",", ";", "\t"]))
+    comma = delimiter != "," and rng.random() < 0.5 or rng.random() < 0.2
+    names = ["ImageID", "LabelName", "XMin", "XMax", "YMin", "YMax"]
+    names += ["Score"] if pred else ["Source", "Confidence", "IsGroupOf", "IsOccluded"]
+    order = [int(i) for i in rng.permutation(len(names))]
+    header = [names[i].lower() if rng.random() < 0.2 else names[i] for i in order]
+    lines = [delimiter.join(header)]
+    images = [f"{v:016x}" for v in rng.integers(0, 2**40, max(1, n // 3))] + [""]
+    labels = ["/m/07j7r", "/m/0dzct", "cat", "a b"]
+    for _ in range(n):
+        lo = rng.random(2) * 0.5
+        hi = lo + rng.random(2) * 0.5
+        cells = {
+            "ImageID": str(rng.choice(images)),
+            "LabelName": str(rng.choice(labels)),
+            "XMin": _cell(rng, _number(rng, float(lo[0])), delimiter, comma),
+            "XMax": _cell(rng, _number(rng, float(hi[0])), delimiter, comma),
+            "YMin": _cell(rng, _number(rng, float(lo[1])), delimiter, comma),
+            "YMax": _cell(rng, _number(rng, float(hi[1])), delimiter, comma),
+            "Score": _cell(rng, _number(rng, float(rng.random())), delimiter, comma),
+            "Source": "xclick",
+            "Confidence": "1",
+            "IsGroupOf": str(rng.choice(["0", "1", "-1", ""])),
+            "IsOccluded": str(rng.choice(["0", "1"])),
+        }
+        lines.append(delimiter.join(cells[names[i]] for i in order))
+        if rng.random() < 0.05:
+            lines.append(rng.choice(["", "  ", delimiter * len(names)]))
+    end = "\r\n" if rng.random() < 0.3 else "\n"
+    return (end.join(lines) + (end if rng.random() < 0.8 else "")).encode()
+
+
+def _outcome(read) -> tuple[str, object]:
+    try:
+        value = read()
+    except InputError as exc:
+        return "error", str(exc)
+    return ("columns", value) if value is not None else ("gave up", None)
+
+
+def _same(got: oi._Columns, want: oi._Columns) -> None:
+    for name in ("lines", "xyxy", "score", "group_of"):
+        a, b = getattr(got, name), getattr(want, name)
+        if a is None or b is None:
+            assert a is None and b is None, name
+            continue
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert a.tobytes() == b.tobytes(), (name, a, b)
+    for name in ("image", "label"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert a.values == b.values, name
+        assert np.array_equal(a.codes, b.codes), name
+
+
+def _check(data: bytes, pred: bool) -> str:
+    """Compiled against Python on one file; what the compiled reader did."""
+    got, value = _outcome(lambda: oi._scanned_columns("f.csv", data, pred))
+    if got == "gave up":
+        return got
+    want, expected = _outcome(
+        lambda: oi._table_columns(oi._read_table("f.csv", data=data), "f.csv", pred)
+    )
+    assert want == got, (data, got, value, want, expected)
+    if got == "error":
+        assert value == expected
+    else:
+        _same(value, expected)  # type: ignore[arg-type]
+    return got
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_files_read_as_the_python_path_reads_them(seed):
+    pred = seed % 2 == 0
+    assert _check(_boxes_csv(seed, 40, pred), pred) == "columns"
+
+
+def _mutations(base: bytes, seed: int, n: int):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        text = bytearray(base)
+        for _ in range(int(rng.integers(1, 4))):
+            at = int(rng.integers(0, len(text)))
+            kind = int(rng.integers(3))
+            if kind == 0:
+                text.insert(at, int(rng.choice(_ALPHABET)))
+            elif kind == 1 and len(text) > 2:
+                del text[at]
+            else:
+                text[at] = int(rng.choice(_ALPHABET))
+        yield bytes(text)
+
+
+def _fuzz(seed: int, n: int) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    pred = seed % 2 == 1
+    for text in _mutations(_boxes_csv(seed, 6, pred), seed, n):
+        outcome = _check(text, pred)
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mutated_files_read_as_the_python_path_reads_them_or_left_to_it(seed):
+    counts = _fuzz(seed, 100)
+    assert counts.get("columns", 0) > 10, counts  # most mutations still read
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 140))
+def test_mutated_files_soak(seed):
+    _fuzz(seed, 1000)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_numbers_read_as_python_reads_them(seed):
+    """Every spelling (shortest, 17 and 19 digits, halfway points, long digit strings) gives
+    float(text) bit for bit, with a decimal point and with a decimal comma."""
+    rng = np.random.default_rng(seed)
+    texts = [t for t in _spellings(rng, 2000) if math.isfinite(float(t))]
+    for sep in (".", ","):
+        body = "".join(f"a;b;0;{t.replace('.', sep)};0;0;0\n" for t in texts)
+        data = ("ImageID;LabelName;XMin;Score;XMax;YMin;YMax\n" + body).encode()
+        scanned = oi._scanned_columns("f.csv", data, True)
+        assert scanned is not None
+        want = np.array([float(t) for t in texts])
+        bad = np.flatnonzero(scanned.score.view(np.int64) != want.view(np.int64))
+        assert not len(bad), [(texts[i], scanned.score[i], want[i]) for i in bad[:5]]
+
+
+def test_halfway_and_boundary_spellings():
+    texts = [
+        "9007199254740993", "9007199254740993.0", "4503599627370496.5", "1e-22", "1e-23",
+        "1.00000000000000011102230246251565404236316680908203125", "0.5e-40", "-0", "+.5",
+        "5.", "007", "1e400", "-1e400", "2.2250738585072011e-308", "9999999999999999999e0",
+    ]  # fmt: skip
+    data = ("ImageID,LabelName,XMin,XMax,YMin,YMax,Score\n" + "".join(
+        f"a,b,0,0,0,0,{t}\n" for t in texts)).encode()  # fmt: skip
+    scanned = oi._scanned_columns("f.csv", data, True)
+    assert scanned is not None
+    for t, v in zip(texts, scanned.score.tolist(), strict=True):
+        assert struct.pack("<d", v) == struct.pack("<d", float(t)), t
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'a,"b""c",0,0,0,0,1\n',  # a doubled quote
+        'a,b"c,0,0,0,0,1\n',  # a quote inside a cell
+        'a,"b\nc",0,0,0,0,1\n',  # a line break inside quotes
+        "a,b,0,0,0,0,1\rb,c,0,0,0,0,1\n",  # a lone carriage return
+        "a,b,0,0,0,0,nan\n",  # a number outside the strict syntax
+        "a,b,0,0,0,0,1_0\n",
+        "a,b,0,0,0,0\n",  # a short row
+        "a,b,0,0,0,0,1,x\n",  # a cell beyond the header
+        "\u00e9,b,0,0,0,0,1\n",  # not ASCII
+        "a\x0b,b,0,0,0,0,1\n",  # a control byte str.strip() would take
+        "a,b,0,0,0,0,5,\n".replace("5,", "5,1"),  # a decimal comma splitting a cell
+    ],
+)
+def test_cells_the_reader_gives_up_on(body):
+    data = ("ImageID,LabelName,XMin,XMax,YMin,YMax,Score\n" + body).encode()
+    assert oi._scanned_columns("f.csv", data, True) is None
+
+
+def test_a_box_outside_the_image_is_the_same_error_on_both_paths(tmp_path, monkeypatch):
+    csv = tmp_path / "p.csv"
+    csv.write_text("ImageID,LabelName,XMin,XMax,YMin,YMax,Score\na,b,0,1.5,0,1,0.5\n")
+    errors = []
+    for off in ("0", "1"):
+        monkeypatch.setenv("IOU_EVAL_NO_KERNEL", off)
+        with pytest.raises(InputError) as exc:
+            load_openimages(str(csv), "pred", LoadOptions())
+        errors.append(str(exc.value))
+    assert errors[0] == errors[1] and ":2:" in errors[0]
+
+
+def test_standard_input_is_read_once_when_the_reader_gives_up(monkeypatch):
+    import io
+    import sys
+
+    text = 'ImageID,LabelName,XMin,XMax,YMin,YMax,Score\na,"b""x",0,1,0,1,0.5\n'
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    got = load_openimages("-", "pred", LoadOptions())
+    assert got.categories.ids == ('b"x',)
