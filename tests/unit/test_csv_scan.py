@@ -241,3 +241,59 @@ def test_standard_input_is_read_once_when_the_reader_gives_up(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     got = load_openimages("-", "pred", LoadOptions())
     assert got.categories.ids == ('b"x',)
+
+
+# ------------------------------------------------------------- image labels
+
+
+def _labels_csv(seed: int, n: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    delimiter = str(rng.choice([",", ";", "\t"]))
+    names = ["ImageID", "Source", "LabelName", "Confidence"]
+    order = [int(i) for i in rng.permutation(4)]
+    lines = [delimiter.join(names[i] for i in order)]
+    for _ in range(n):
+        cells = {
+            "ImageID": f"{int(rng.integers(0, 8)):016x}",
+            "Source": "verification",
+            "LabelName": str(rng.choice(["/m/07j7r", "/m/0dzct", "cat"])),
+            "Confidence": str(rng.choice(["1", "0", "1.0", "0.0"])),
+        }
+        lines.append(delimiter.join(cells[names[i]] for i in order))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _labels_outcome(read) -> tuple[str, object]:
+    try:
+        value = read()
+    except InputError as exc:
+        return "error", str(exc)
+    return ("columns", value) if value is not None else ("gave up", None)
+
+
+def _check_labels(tmp_path, data: bytes, monkeypatch) -> str:
+    from iou_eval.io.loaders import openimages_labels as oil
+
+    path = tmp_path / "labels.csv"
+    path.write_bytes(data)
+    got, value = _labels_outcome(lambda: oil._scanned_labels(str(path), data))
+    if got == "gave up":
+        return got
+    with monkeypatch.context() as m:
+        m.setattr(oil, "_scanned_labels", lambda *a: None)
+        want, expected = _labels_outcome(lambda: oil.read_image_labels(str(path)))
+    assert want == "columns", (data, want, expected)
+    for name in ("image_ids", "label_ids", "positive", "lines"):
+        a, b = getattr(value, name), getattr(expected, name)
+        assert a.dtype == b.dtype and a.tolist() == b.tolist(), name
+    return got
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_image_labels_read_as_the_python_path_reads_them(tmp_path, monkeypatch, seed):
+    counts: dict[str, int] = {}
+    assert _check_labels(tmp_path, _labels_csv(seed, 30), monkeypatch) == "columns"
+    for text in _mutations(_labels_csv(seed, 5), seed, 60):
+        outcome = _check_labels(tmp_path, text, monkeypatch)
+        counts[outcome] = counts.get(outcome, 0) + 1
+    assert counts.get("columns", 0) > 5, counts

@@ -59,7 +59,7 @@ from iou_eval.escape import excerpt, quoted
 from iou_eval.io.compiled import csv_reader
 from iou_eval.io.loaders.common import LoadOptions, strict_floats
 from iou_eval.io.loaders.scan import FLAG, NUMBER, SKIP, TEXT, Codes, scan_csv
-from iou_eval.io.loaders.source import decode_text, read_file_bytes, read_text_file
+from iou_eval.io.loaders.source import decode_file_text, read_file_bytes, read_text_file
 from iou_eval.io.source import read_head
 from iou_eval.numbers import is_number_token, quote_token
 
@@ -119,7 +119,7 @@ class _Table:
 
 
 def _read_table(file: str, header: bool = True, data: bytes | None = None) -> _Table:
-    text = read_text_file(file) if data is None else decode_text(file, data)
+    text = read_text_file(file) if data is None else decode_file_text(file, data)
     first = next((ln for ln in text.split("\n") if ln.strip()), "")
     counts = {d: first.count(d) for d in ("\t", ";", ",")}
     delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) else ","
@@ -333,6 +333,7 @@ def load_openimages(
     columns = _scanned_columns(file, data, pred)
     if columns is None:
         columns = _table_columns(_read_table(file, data=data), file, pred)
+    del data  # the columns hold what is needed: the bytes go before the dataset is built
     return _assemble(path, file, columns, pred, descriptions, images)
 
 

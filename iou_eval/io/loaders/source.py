@@ -40,10 +40,10 @@ def read_text_file(path: str, max_bytes: int | None = None) -> str:
     would shift line numbers away from what an editor shows).  Bytes that
     are not UTF-8 raise an :class:`InputError` citing the line.
     """
-    return decode_text(path, read_file_bytes(path, max_bytes))
+    return decode_file_text(path, read_file_bytes(path, max_bytes))
 
 
-def decode_text(path: str, data: bytes) -> str:
+def decode_file_text(path: str, data: bytes) -> str:
     """A file's bytes (read by :func:`read_file_bytes`) as :func:`read_text_file` gives them."""
     try:
         text = data.decode("utf-8")
@@ -61,7 +61,7 @@ __all__ = [
     "GZIP_MAGIC",
     "STDIN",
     "UTF8_BOM",
-    "decode_text",
+    "decode_file_text",
     "read_file_bytes",
     "read_text_file",
     "strip_gz",
