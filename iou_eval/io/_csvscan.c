@@ -376,7 +376,7 @@ static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
  * outside the table, a subnormal, an overflow); -1 when it is not a number
  * of the strict syntax (give up).
  */
-static int parse_number(const uint8_t *p, size_t n, double *out) {
+static int parse_number(const uint8_t *p, size_t n, int comma_ok, double *out) {
     const uint8_t *e = p + n;
     if (n == 0 || n > MAX_NUMBER) return -1;
     int neg = *p == '-';
@@ -385,7 +385,7 @@ static int parse_number(const uint8_t *p, size_t n, double *out) {
     uint64_t sig = 0;
     p = add_digits(p, e, &sig);
     int int_digits = (int)(p - d), frac_digits = 0;
-    if (p < e && (*p == '.' || *p == ',')) {
+    if (p < e && (*p == '.' || (comma_ok && *p == ','))) {
         int comma = *p == ',';
         const uint8_t *f = ++p;
         p = add_digits(p, e, &sig);
@@ -456,8 +456,9 @@ static void scanner_init(Scanner *sc, const uint8_t *base, size_t len, int delim
     sc->cls['\r'] = B_CR;
     sc->whitespace = delimiter < 0;
     if (sc->whitespace) {
-        sc->cls[' '] = B_SPACE;
-        sc->cls['\t'] = B_SPACE;
+        /* str.split()'s ASCII whitespace: a carriage return is one too */
+        static const char space[] = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f";
+        for (const char *c = space; *c; c++) sc->cls[(uint8_t)*c] = B_SPACE;
     } else {
         sc->cls['\t'] = B_TEXT;
         sc->cls['"'] = B_QUOTE;
@@ -559,7 +560,8 @@ static int blank_row(const Cell *cells, int n) {
 /* ---------------------------------------------------------- distinct texts */
 
 typedef struct {
-    int64_t at, len;
+    const uint8_t *s; /* in one of the buffers read */
+    int64_t len;
 } Text;
 
 /* Open addressing: slots hold a text's index + 1 (0: empty). */
@@ -598,16 +600,16 @@ static int strings_grow(Strings *t) {
 }
 
 /* The code of the text s[0:n] (added if new); -1 no memory. */
-static int64_t strings_code(Strings *t, const uint8_t *base, const uint8_t *s, size_t n) {
+static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
     if (2 * (t->count + 1) > t->mask + 1 && strings_grow(t) < 0) return -1;
     uint64_t h = hash_bytes(s, n);
     size_t j = (size_t)h & t->mask;
     const Text *texts = (const Text *)t->texts.data;
     for (int64_t k; (k = t->slots[j]) != 0; j = (j + 1) & t->mask) {
         const Text *x = &texts[k - 1];
-        if (t->hashes[k - 1] == h && (size_t)x->len == n && !memcmp(base + x->at, s, n)) return k - 1;
+        if (t->hashes[k - 1] == h && (size_t)x->len == n && !memcmp(x->s, s, n)) return k - 1;
     }
-    Text x = {(int64_t)(s - base), (int64_t)n};
+    Text x = {s, (int64_t)n};
     if (vec_put(&t->texts, &x, sizeof x) < 0) return -1;
     t->hashes[t->count] = h;
     t->slots[j] = (int64_t)++t->count;
@@ -625,12 +627,13 @@ static void strings_free(Strings *t) {
 /* A number CPython converts once the GIL is held: its characters, and
    which double of which column it fills. */
 typedef struct {
-    int64_t at, index;
+    const uint8_t *s;
+    int64_t index;
     int32_t len, column;
 } Deferred;
 
 /* What a column is read as: kinds[i] of the call. */
-enum { K_SKIP = '.', K_FLOAT = 'f', K_TEXT = 's', K_FLAG = 'g' };
+enum { K_SKIP = '.', K_FLOAT = 'f', K_TEXT = 's', K_FLAG = 'g', K_INT = 'i' };
 
 typedef struct {
     Scanner sc;
@@ -643,6 +646,8 @@ typedef struct {
     Strings strings[MAX_CELLS];
     Vec deferred;
     Vec file_of;           /* int64 per row, for several files */
+    int min_cells;         /* rows of whitespace text: the last cells may be left out */
+    int dota_header;       /* lines whose first token is imagesource: or gsd: are read over */
 } Reader;
 
 /* One cell into column i.  0, -1 give up, -2 no memory. */
@@ -651,17 +656,17 @@ static int put_cell(Reader *r, int i, const Cell *c) {
     switch (r->kinds[i]) {
     case K_FLOAT: {
         double x = 0.0;
-        int ok = parse_number(c->s, c->len, &x);
+        int ok = parse_number(c->s, c->len, !r->sc.whitespace, &x);
         if (ok < 0) return -1;
         if (!ok) {
             if (c->len >= 64) return -1;
-            Deferred d = {(int64_t)(c->s - r->sc.base), r->rows, (int32_t)c->len, (int32_t)i};
+            Deferred d = {c->s, r->rows, (int32_t)c->len, (int32_t)i};
             if (vec_put(&r->deferred, &d, sizeof d) < 0) return -2;
         }
         return vec_put(v, &x, sizeof x) < 0 ? -2 : 0;
     }
     case K_TEXT: {
-        int64_t code = strings_code(&r->strings[i], r->sc.base, c->s, c->len);
+        int64_t code = strings_code(&r->strings[i], c->s, c->len);
         if (code < 0) return -2;
         return vec_put(v, &code, sizeof code) < 0 ? -2 : 0;
     }
@@ -673,9 +678,33 @@ static int put_cell(Reader *r, int i, const Cell *c) {
         else return -1;
         return vec_put(v, &f, sizeof f) < 0 ? -2 : 0;
     }
+    case K_INT: { /* [+-]?[0-9]+ (left out: 0), read as whether it is not 0 */
+        const uint8_t *p = c->s, *e = c->s + c->len;
+        p += p < e && (*p == '+' || *p == '-');
+        if (p == e && c->len) return -1;
+        uint8_t f = 0;
+        for (; p < e; p++) {
+            if (!is_digit(*p)) return -1;
+            f |= *p != '0';
+        }
+        return vec_put(v, &f, sizeof f) < 0 ? -2 : 0;
+    }
     default:
         return 0;
     }
+}
+
+/* Whether a token starts a DOTA header line: imagesource: or gsd: (any case). */
+static int dota_header(const Cell *c) {
+    static const char *names[] = {"imagesource:", "gsd:"};
+    for (int k = 0; k < 2; k++) {
+        size_t n = strlen(names[k]);
+        if (c->len < n) continue;
+        size_t j = 0;
+        while (j < n && (c->s[j] | 0x20) == names[k][j]) j++;
+        if (j == n) return 1;
+    }
+    return 0;
 }
 
 /* The rows from sc.p to the end.  0, -1 give up, -2 no memory. */
@@ -686,9 +715,15 @@ static int read_rows(Reader *r, int64_t file) {
         int64_t line = r->line++;
         if (n < 0) return -1;
         if (blank_row(cells, n)) continue;
-        if (n < r->ncols) return -1;
-        for (int i = r->ncols; i < n; i++)
-            if (cells[i].len) return -1;
+        if (r->sc.whitespace) {
+            if (cells[0].s[0] == '#' || (r->dota_header && dota_header(&cells[0]))) continue;
+            if (n < r->min_cells || n > r->ncols) return -1;
+            for (int i = n; i < r->ncols; i++) cells[i].len = 0; /* left out */
+        } else {
+            if (n < r->ncols) return -1;
+            for (int i = r->ncols; i < n; i++)
+                if (cells[i].len) return -1;
+        }
         for (int i = 0; i < r->ncols; i++) {
             int s = put_cell(r, i, &cells[i]);
             if (s < 0) return s;
@@ -706,7 +741,7 @@ static int convert_deferred(Reader *r) {
     size_t n = r->deferred.len / sizeof *d;
     for (size_t i = 0; i < n; i++) {
         char text[64];
-        memcpy(text, r->sc.base + d[i].at, (size_t)d[i].len);
+        memcpy(text, d[i].s, (size_t)d[i].len);
         text[d[i].len] = 0;
         for (int k = 0; k < d[i].len; k++)
             if (text[k] == ',') text[k] = '.';
@@ -715,6 +750,7 @@ static int convert_deferred(Reader *r) {
             PyErr_Clear();
             return -1;
         }
+        if (r->sc.whitespace && !isfinite(v)) return -1; /* the Python path refuses it, located */
         ((double *)r->cols[d[i].column].data)[d[i].index] = v;
     }
     return 0;
@@ -736,7 +772,7 @@ static PyObject *text_list(Reader *r, int i) {
     const Text *x = (const Text *)t->texts.data;
     PyObject *out = PyList_New((Py_ssize_t)t->count);
     for (size_t k = 0; out && k < t->count; k++) {
-        PyObject *s = PyUnicode_FromStringAndSize((const char *)r->sc.base + x[k].at, (Py_ssize_t)x[k].len);
+        PyObject *s = PyUnicode_FromStringAndSize((const char *)x[k].s, (Py_ssize_t)x[k].len);
         if (!s) Py_CLEAR(out);
         else PyList_SET_ITEM(out, (Py_ssize_t)k, s);
     }
@@ -781,8 +817,8 @@ static int check_kinds(const char *kinds, Py_ssize_t n) {
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++)
-        if (!strchr(".fsg", kinds[i]) || !kinds[i]) {
-            PyErr_SetString(PyExc_ValueError, "kinds are '.', 'f', 's' or 'g'");
+        if (!strchr(".fsgi", kinds[i]) || !kinds[i]) {
+            PyErr_SetString(PyExc_ValueError, "kinds are '.', 'f', 's', 'g' or 'i'");
             return -1;
         }
     return 0;
@@ -898,7 +934,63 @@ static PyObject *py_columns(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* The buffers of a list of files, each scanned in turn. */
+typedef struct {
+    Py_buffer *views;
+    Py_ssize_t n;
+} Files;
+
+static int read_files(Reader *r, void *arg) {
+    const Files *f = arg;
+    for (Py_ssize_t k = 0; k < f->n; k++) {
+        scanner_init(&r->sc, f->views[k].buf, (size_t)f->views[k].len, -1);
+        r->line = 1;
+        int s = read_rows(r, (int64_t)k);
+        if (s < 0) return s;
+    }
+    return 0;
+}
+
+static PyObject *py_text_files(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *list;
+    const char *kinds;
+    Py_ssize_t nkinds;
+    int min_cells, header;
+    if (!PyArg_ParseTuple(args, "O!s#ii", &PyList_Type, &list, &kinds, &nkinds, &min_cells, &header))
+        return NULL;
+    if (check_kinds(kinds, nkinds) < 0) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    Files f = {calloc((size_t)n + 1, sizeof(Py_buffer)), 0};
+    Reader *r = calloc(1, sizeof *r);
+    PyObject *out = NULL;
+    if (!f.views || !r) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; f.n < n; f.n++)
+        if (PyObject_GetBuffer(PyList_GET_ITEM(list, f.n), &f.views[f.n], PyBUF_SIMPLE) < 0) goto done;
+    r->ncols = (int)nkinds;
+    r->kinds = kinds;
+    r->min_cells = min_cells;
+    r->dota_header = header;
+    scanner_init(&r->sc, (const uint8_t *)"", 0, -1);
+    out = run(r, 1, read_files, &f);
+done:
+    if (r) reader_free(r);
+    free(r);
+    for (Py_ssize_t k = 0; k < f.n; k++) PyBuffer_Release(&f.views[k]);
+    free(f.views);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"text_files", py_text_files, METH_VARARGS,
+     "text_files([data], kinds, min_cells, dota_header) -> None or (lines, file_of, [column]): "
+     "whitespace-separated rows of several files (lines starting with '#' read over; with "
+     "dota_header also those whose first token is imagesource: or gsd:); a row has "
+     "min_cells to len(kinds) cells ('i': an integer, read as uint8 whether it is not 0, "
+     "0 when left out); numbers must be finite; file_of int64 the file's index."},
     {"header", py_header, METH_VARARGS,
      "header(data) -> None or (delimiter, [cell], offset, line): a CSV's first row that is "
      "not blank, its cells stripped, the byte offset and line number of the row after it."},

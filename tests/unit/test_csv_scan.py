@@ -297,3 +297,105 @@ def test_image_labels_read_as_the_python_path_reads_them(tmp_path, monkeypatch, 
         outcome = _check_labels(tmp_path, text, monkeypatch)
         counts[outcome] = counts.get(outcome, 0) + 1
     assert counts.get("columns", 0) > 5, counts
+
+
+# ------------------------------------------------------------------- DOTA
+
+
+def _dota_text(seed: int, n: int, task1: bool) -> bytes:
+    """A labelTxt file (or a task-1 results file) written a random way."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    if not task1 and rng.random() < 0.5:
+        lines += ["imagesource:GoogleEarth", "GSD:0.146"]
+    for _ in range(n):
+        corners = [_number(rng, float(v)) for v in rng.random(8) * 1000]
+        sep = str(rng.choice([" ", "  ", "\t", " \r"]))
+        if task1:
+            image = str(rng.choice(["P0003", "P0007", "007", "7"]))
+            cells = [image, _number(rng, float(rng.random())), *corners]
+        else:
+            cells = [*corners, str(rng.choice(["plane", "ship", "small-vehicle"]))]
+            if rng.random() < 0.8:
+                cells.append(str(rng.choice(["0", "1", "+0", "2", "00"])))
+        lines.append(sep.join(cells))
+        if rng.random() < 0.05:
+            lines.append(str(rng.choice(["", "  ", "# a comment"])))
+    end = "\r\n" if rng.random() < 0.3 else "\n"
+    return end.join(lines).encode() + (end.encode() if rng.random() < 0.8 else b"")
+
+
+def _same_rows(got: tuple, want: tuple) -> None:
+    for a, b in zip(got, want, strict=True):
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+        else:
+            assert a.values == b.values and np.array_equal(a.codes, b.codes)
+
+
+def _check_dota(tmp_path, texts: list[bytes], task1: bool) -> str:
+    from iou_eval.io.loaders import dota
+
+    files = []
+    for i, text in enumerate(texts):
+        path = tmp_path / (f"Task1_c{i}.txt" if task1 else f"P{i:04d}.txt")
+        path.write_bytes(text)
+        files.append(str(path))
+    scanned, python = (
+        (dota._scanned_task1, dota._task1_rows) if task1 else (dota._scanned_labels, dota._label_rows)
+    )
+    got, value = _outcome(lambda: scanned(files))
+    if got == "gave up":
+        return got
+    want, expected = _outcome(lambda: python(files))
+    assert want == got == "columns", (texts, got, want, expected)
+    _same_rows(value, expected)  # type: ignore[arg-type]
+    return got
+
+
+@pytest.mark.parametrize("task1", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_dota_files_read_as_the_python_path_reads_them(tmp_path, seed, task1):
+    texts = [_dota_text(seed * 10 + i, 20, task1) for i in range(3)] + [b""]
+    assert _check_dota(tmp_path, texts, task1) == "columns"
+
+
+def _fuzz_dota(tmp_path, seed: int, n: int) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    task1 = seed % 2 == 1
+    other = _dota_text(seed + 1000, 3, task1)
+    for text in _mutations(_dota_text(seed, 4, task1), seed, n):
+        outcome = _check_dota(tmp_path, [other, text], task1)
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mutated_dota_files_read_as_the_python_path_reads_them_or_left_to_it(tmp_path, seed):
+    assert _fuzz_dota(tmp_path, seed, 80).get("columns", 0) > 10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 120))
+def test_mutated_dota_files_soak(tmp_path, seed):
+    _fuzz_dota(tmp_path, seed, 1000)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "1 2 3 4 5 6 7 8 plane 1 extra",  # eleven fields
+        "1 2 3 4 5 6 7 8",  # no class
+        "1 2 3 4 5 6 7 1e400 plane 0",  # not finite
+        "1 2 3 4 5 6 7 8,5 plane 0",  # a decimal comma
+        "1 2 3 4 5 6 7 8 plane 0.5",  # difficult not an integer
+        "1 2 3 4 5 6 7 8 plane +-1",
+        "1 2 3 4 5 6 7 8 plan\u00e9 0",  # not ASCII
+    ],
+)
+def test_dota_lines_the_reader_gives_up_on(tmp_path, line):
+    from iou_eval.io.loaders import dota
+
+    path = tmp_path / "P0001.txt"
+    path.write_text(line + "\n")
+    assert dota._scanned_labels([str(path)]) is None
