@@ -399,3 +399,18 @@ def test_dota_lines_the_reader_gives_up_on(tmp_path, line):
     path = tmp_path / "P0001.txt"
     path.write_text(line + "\n")
     assert dota._scanned_labels([str(path)]) is None
+
+
+@pytest.mark.parametrize("off", ["0", "1"])
+def test_a_task1_class_missing_from_the_names_is_reported_at_its_file(tmp_path, monkeypatch, off):
+    """Task1_a.txt holds three rows, Task1_b.txt one; with --names a, the error names
+    Task1_b.txt (the row count once stood in for a file index: an IndexError)."""
+    from iou_eval.io.loaders.dota import load_task1
+
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", off)
+    row = "P1 0.9 0 0 10 0 10 10 0 10\n"
+    (tmp_path / "Task1_a.txt").write_text(row * 3)
+    (tmp_path / "Task1_b.txt").write_text(row)
+    with pytest.raises(InputError) as exc:
+        load_task1(str(tmp_path), "pred", LoadOptions(names=("a",)))
+    assert "Task1_b.txt" in str(exc.value) and "'b'" in str(exc.value)
