@@ -30,6 +30,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -169,11 +170,35 @@ def main() -> None:
         head = "mAP" if "mAP" in summary else "AP"
         rows.append((label, wall, peak, head, summary[head]))
         print(f"{label}: {wall:.2f} s, peak {peak:.0f} MiB, {head} {summary[head]:.4f}")
-    text = _section(a, counts, rows)
+    text = _section(a, counts, rows, reader_times(gt, pred, max(3, a.runs)))
     _write(a.out, text)
 
 
-def _section(a, counts: dict, rows: list) -> str:
+def reader_times(gt: str, pred: str, runs: int) -> list[tuple[str, float, float]]:
+    """Reading the files alone, in this process: the compiled column reader against the
+    Python path (``IOU_EVAL_NO_KERNEL=1``), interleaved, best of ``runs`` each."""
+    from iou_eval.io.loaders.common import LoadOptions
+    from iou_eval.io.loaders.dota import load_dota, load_task1
+
+    out = []
+    for label, read, path, role in (
+        ("labelTxt/ (ground truth)", load_dota, gt, "gt"),
+        ("Task1_<class>.txt (results)", load_task1, pred, "pred"),
+    ):
+        best = {"0": float("inf"), "1": float("inf")}
+        for _ in range(runs):
+            for off in best:
+                os.environ["IOU_EVAL_NO_KERNEL"] = off
+                t = time.perf_counter()
+                read(path, role, LoadOptions())
+                best[off] = min(best[off], time.perf_counter() - t)
+        os.environ.pop("IOU_EVAL_NO_KERNEL")
+        out.append((label, best["0"], best["1"]))
+        print(f"reading {label}: {best['0']:.3f} s compiled, {best['1']:.3f} s Python")
+    return out
+
+
+def _section(a, counts: dict, rows: list, readers: list) -> str:
     lines = [
         BEGIN,
         "",
@@ -188,6 +213,17 @@ def _section(a, counts: dict, rows: list) -> str:
     ]
     for label, wall, peak, head, value in rows:
         lines.append(f"| {label} | {wall:.2f} s | {peak:.0f} MiB | {head} {value:.4f} |")
+    lines += [
+        "",
+        "Reading the files alone (the loader, in one process; compiled column reader against "
+        f"the Python path, `IOU_EVAL_NO_KERNEL=1`; interleaved, best of {max(3, a.runs)}; load "
+        f"average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores):",
+        "",
+        "| files | compiled | Python | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    for label, fast, slow in readers:
+        lines.append(f"| {label} | {fast:.3f} s | {slow:.3f} s | {slow / fast:.1f}x |")
     lines += ["", END]
     return "\n".join(lines)
 
