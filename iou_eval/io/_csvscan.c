@@ -20,93 +20,16 @@
  * Numbers are correctly rounded, as float() and numpy's conversion are:
  * Clinger's fast path, else Eisel and Lemire's 128-bit product, else
  * CPython's own conversion once the GIL is held again (the number code is
- * the COCO JSON reader's).  The file is scanned with the GIL released.
+ * the COCO JSON reader's; growable arrays and the blocks numpy views come
+ * from iou_eval/_common.h).  The file is scanned with the GIL released.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_common.h"
 #include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#if defined(_MSC_VER)
-#include <intrin.h>
-#endif
 
 /* Cells in a row, and bytes in a cell, beyond which the reader gives up. */
 #define MAX_CELLS 256
 #define MAX_CELL 4000
 #define MAX_NUMBER 1000
-
-/* ------------------------------------------------------------ growable arrays */
-
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Vec;
-
-static int vec_grow(Vec *v, size_t n) {
-    size_t cap = v->cap ? v->cap : 1 << 12;
-    while (cap < v->len + n) cap *= 2;
-    char *d = realloc(v->data, cap);
-    if (!d) return -1;
-    v->data = d;
-    v->cap = cap;
-    return 0;
-}
-
-static inline int vec_put(Vec *v, const void *src, size_t n) {
-    if (v->len + n > v->cap && vec_grow(v, n) < 0) return -1;
-    memcpy(v->data + v->len, src, n);
-    v->len += n;
-    return 0;
-}
-
-/* ------------------------------------------------- a column handed to numpy */
-
-/* Memory the reader filled, handed over without a copy: numpy's frombuffer
-   keeps the block alive as long as an array views it. */
-typedef struct {
-    PyObject_HEAD
-    char *data;
-    Py_ssize_t len;
-} Block;
-
-static void block_dealloc(PyObject *self) {
-    free(((Block *)self)->data);
-    Py_TYPE(self)->tp_free(self);
-}
-
-static int block_getbuffer(PyObject *self, Py_buffer *view, int flags) {
-    Block *b = (Block *)self;
-    return PyBuffer_FillInfo(view, self, b->data, b->len, 0, flags);
-}
-
-static PyBufferProcs block_as_buffer = {block_getbuffer, NULL};
-
-static PyTypeObject BlockType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "iou_eval.io._csvscan.Block",
-    .tp_basicsize = sizeof(Block),
-    .tp_dealloc = block_dealloc,
-    .tp_as_buffer = &block_as_buffer,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Bytes the reader wrote, viewed by numpy without a copy.",
-};
-
-/* A Block owning v's memory (v is left empty); NULL with an error set. */
-static PyObject *block_of(Vec *v) {
-    Block *b = PyObject_New(Block, &BlockType);
-    if (!b) return NULL;
-    if (!v->data) v->data = malloc(1); /* numpy wants an address, even for no bytes */
-    if (!v->data) {
-        Py_DECREF(b);
-        return PyErr_NoMemory();
-    }
-    b->data = v->data;
-    b->len = (Py_ssize_t)v->len;
-    v->data = NULL;
-    v->len = v->cap = 0;
-    return (PyObject *)b;
-}
 
 /* ----------------------------------------------------------------- numbers */
 
@@ -299,24 +222,6 @@ static inline uint64_t mul_128(uint64_t a, uint64_t b, uint64_t *lo) {
 #endif
 }
 
-/* Leading zero bits of x (not 0). */
-static inline int leading_zeros(uint64_t x) {
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(IOU_EVAL_PORTABLE_C)
-    return __builtin_clzll(x);
-#elif defined(_MSC_VER) && defined(_M_X64) && !defined(IOU_EVAL_PORTABLE_C)
-    unsigned long i;
-    _BitScanReverse64(&i, x);
-    return 63 - (int)i;
-#else
-    int n = 0;
-    while (!(x & ((uint64_t)1 << 63))) {
-        x <<= 1;
-        n++;
-    }
-    return n;
-#endif
-}
-
 /* floor(x / 2**16) without relying on how >> treats negative numbers. */
 static inline int64_t floor_shift16(int64_t x) { return x >= 0 ? x >> 16 : -((-x + 65535) >> 16); }
 
@@ -328,7 +233,7 @@ static inline int64_t floor_shift16(int64_t x) { return x >= 0 ? x >> 16 : -((-x
  */
 static int eisel_lemire(uint64_t w, int64_t q, double *out) {
     if (q < POW5_MIN || q > POW5_MAX) return 0;
-    int lz = leading_zeros(w);
+    int lz = iou_leading_zeros(w);
     w <<= lz;
     const uint64_t *p5 = POW5[q - POW5_MIN];
     uint64_t lo, hi = mul_128(w, p5[0], &lo);
@@ -566,7 +471,7 @@ typedef struct {
 
 /* Open addressing: slots hold a text's index + 1 (0: empty). */
 typedef struct {
-    Vec texts; /* Text */
+    IouVec texts; /* Text */
     int64_t *slots;
     uint64_t *hashes; /* of each text */
     size_t mask, count;
@@ -610,7 +515,7 @@ static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
         if (t->hashes[k - 1] == h && (size_t)x->len == n && !memcmp(x->s, s, n)) return k - 1;
     }
     Text x = {s, (int64_t)n};
-    if (vec_put(&t->texts, &x, sizeof x) < 0) return -1;
+    if (iou_vec_put(&t->texts, &x, sizeof x) < 0) return -1;
     t->hashes[t->count] = h;
     t->slots[j] = (int64_t)++t->count;
     return (int64_t)t->count - 1;
@@ -641,18 +546,18 @@ typedef struct {
     const char *kinds;     /* [ncols] */
     int64_t line;          /* the line number of the row at sc.p */
     int64_t rows;
-    Vec lines;             /* int64 per row */
-    Vec cols[MAX_CELLS];   /* per column read: float64, int64 codes or int8 */
+    IouVec lines;             /* int64 per row */
+    IouVec cols[MAX_CELLS];   /* per column read: float64, int64 codes or int8 */
     Strings strings[MAX_CELLS];
-    Vec deferred;
-    Vec file_of;           /* int64 per row, for several files */
+    IouVec deferred;
+    IouVec file_of;           /* int64 per row, for several files */
     int min_cells;         /* rows of whitespace text: the last cells may be left out */
     int dota_header;       /* lines whose first token is imagesource: or gsd: are read over */
 } Reader;
 
 /* One cell into column i.  0, -1 give up, -2 no memory. */
 static int put_cell(Reader *r, int i, const Cell *c) {
-    Vec *v = &r->cols[i];
+    IouVec *v = &r->cols[i];
     switch (r->kinds[i]) {
     case K_FLOAT: {
         double x = 0.0;
@@ -661,14 +566,14 @@ static int put_cell(Reader *r, int i, const Cell *c) {
         if (!ok) {
             if (c->len >= 64) return -1;
             Deferred d = {c->s, r->rows, (int32_t)c->len, (int32_t)i};
-            if (vec_put(&r->deferred, &d, sizeof d) < 0) return -2;
+            if (iou_vec_put(&r->deferred, &d, sizeof d) < 0) return -2;
         }
-        return vec_put(v, &x, sizeof x) < 0 ? -2 : 0;
+        return iou_vec_put(v, &x, sizeof x) < 0 ? -2 : 0;
     }
     case K_TEXT: {
         int64_t code = strings_code(&r->strings[i], c->s, c->len);
         if (code < 0) return -2;
-        return vec_put(v, &code, sizeof code) < 0 ? -2 : 0;
+        return iou_vec_put(v, &code, sizeof code) < 0 ? -2 : 0;
     }
     case K_FLAG: {
         int8_t f;
@@ -676,7 +581,7 @@ static int put_cell(Reader *r, int i, const Cell *c) {
         else if (c->len == 1 && c->s[0] == '1') f = 1;
         else if (c->len == 2 && c->s[0] == '-' && c->s[1] == '1') f = -1;
         else return -1;
-        return vec_put(v, &f, sizeof f) < 0 ? -2 : 0;
+        return iou_vec_put(v, &f, sizeof f) < 0 ? -2 : 0;
     }
     case K_INT: { /* [+-]?[0-9]+ (left out: 0), read as whether it is not 0 */
         const uint8_t *p = c->s, *e = c->s + c->len;
@@ -687,7 +592,7 @@ static int put_cell(Reader *r, int i, const Cell *c) {
             if (!is_digit(*p)) return -1;
             f |= *p != '0';
         }
-        return vec_put(v, &f, sizeof f) < 0 ? -2 : 0;
+        return iou_vec_put(v, &f, sizeof f) < 0 ? -2 : 0;
     }
     default:
         return 0;
@@ -728,8 +633,8 @@ static int read_rows(Reader *r, int64_t file) {
             int s = put_cell(r, i, &cells[i]);
             if (s < 0) return s;
         }
-        if (vec_put(&r->lines, &line, sizeof line) < 0) return -2;
-        if (file >= 0 && vec_put(&r->file_of, &file, sizeof file) < 0) return -2;
+        if (iou_vec_put(&r->lines, &line, sizeof line) < 0) return -2;
+        if (file >= 0 && iou_vec_put(&r->file_of, &file, sizeof file) < 0) return -2;
         r->rows++;
     }
     return 0;
@@ -788,12 +693,12 @@ static PyObject *reader_result(Reader *r, int files) {
         if (r->kinds[i] == K_SKIP) continue;
         PyObject *item;
         if (r->kinds[i] == K_TEXT) {
-            PyObject *codes = block_of(&r->cols[i]), *texts = codes ? text_list(r, i) : NULL;
+            PyObject *codes = iou_block_of_vec(&r->cols[i]), *texts = codes ? text_list(r, i) : NULL;
             item = texts ? PyTuple_Pack(2, codes, texts) : NULL;
             Py_XDECREF(codes);
             Py_XDECREF(texts);
         } else {
-            item = block_of(&r->cols[i]);
+            item = iou_block_of_vec(&r->cols[i]);
         }
         if (!item || PyList_Append(cols, item) < 0) {
             Py_XDECREF(item);
@@ -802,8 +707,8 @@ static PyObject *reader_result(Reader *r, int files) {
         }
         Py_DECREF(item);
     }
-    lines = block_of(&r->lines);
-    file_of = !lines ? NULL : files ? block_of(&r->file_of) : Py_NewRef(Py_None);
+    lines = iou_block_of_vec(&r->lines);
+    file_of = !lines ? NULL : files ? iou_block_of_vec(&r->file_of) : Py_NewRef(Py_None);
     PyObject *out = file_of ? PyTuple_Pack(3, lines, file_of, cols) : NULL;
     Py_XDECREF(lines);
     Py_XDECREF(file_of);
@@ -1008,6 +913,6 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__csvscan(void) {
-    if (PyType_Ready(&BlockType) < 0) return NULL;
+    if (iou_block_ready() < 0) return NULL;
     return PyModule_Create(&module);
 }

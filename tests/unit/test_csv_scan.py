@@ -342,7 +342,9 @@ def _check_dota(tmp_path, texts: list[bytes], task1: bool) -> str:
         path.write_bytes(text)
         files.append(str(path))
     scanned, python = (
-        (dota._scanned_task1, dota._task1_rows) if task1 else (dota._scanned_labels, dota._label_rows)
+        (dota._scanned_task1, dota._task1_rows)
+        if task1
+        else (dota._scanned_labels, dota._label_rows)
     )
     got, value = _outcome(lambda: scanned(files))
     if got == "gave up":
