@@ -23,6 +23,7 @@ PARTS = {
     "iou_eval.geometry._boxkernel": "iou_eval/geometry/_boxkernel.c",
     "iou_eval.geometry._polykernel": "iou_eval/geometry/_polykernel.c",
     "iou_eval.io._cocojson": "iou_eval/io/_cocojson.c",
+    "iou_eval.io._csvscan": "iou_eval/io/_csvscan.c",
     "iou_eval.protocols._cococore": "iou_eval/protocols/_cococore.c",
 }
 

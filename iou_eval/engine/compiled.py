@@ -17,6 +17,7 @@ from types import ModuleType
 PARTS = {
     "mask kernel": "iou_eval.geometry._rlekernel",
     "COCO JSON reader": "iou_eval.io._cocojson",
+    "CSV and text column reader": "iou_eval.io._csvscan",
     "DOTA polygon IoU kernel": "iou_eval.geometry._polykernel",
     "box overlaps": "iou_eval.geometry._boxkernel",
     "COCO core": "iou_eval.protocols._cococore",

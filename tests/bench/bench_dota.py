@@ -30,6 +30,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -169,11 +170,51 @@ def main() -> None:
         head = "mAP" if "mAP" in summary else "AP"
         rows.append((label, wall, peak, head, summary[head]))
         print(f"{label}: {wall:.2f} s, peak {peak:.0f} MiB, {head} {summary[head]:.4f}")
-    text = _section(a, counts, rows)
+    text = _section(a, counts, rows, reader_times(gt, pred, max(3, a.runs)))
     _write(a.out, text)
 
 
-def _section(a, counts: dict, rows: list) -> str:
+def reader_times(gt: str, pred: str, runs: int) -> list[tuple[str, float, float]]:
+    """Reading the files, in this process: the compiled column reader against the Python path
+    (``IOU_EVAL_NO_KERNEL=1``), interleaved, best of ``runs`` each; the rows alone (the files
+    read and split into columns) and the whole loader (with the boxes' checks)."""
+    from iou_eval.io.loaders import dota
+    from iou_eval.io.loaders.common import LoadOptions, folder_files
+
+    gt_files = folder_files(gt, ".txt", "labels")
+    pred_files = folder_files(pred, ".txt", "results")
+    cases = (
+        (
+            "labelTxt/ rows",
+            lambda: dota._scanned_labels(gt_files),
+            lambda: dota._label_rows(gt_files),
+        ),
+        (
+            "Task1 rows",
+            lambda: dota._scanned_task1(pred_files),
+            lambda: dota._task1_rows(pred_files),
+        ),
+        ("labelTxt/ loader", lambda: dota.load_dota(gt, "gt", LoadOptions()), None),
+        ("Task1 loader", lambda: dota.load_task1(pred, "pred", LoadOptions()), None),
+    )
+    out = []
+    for label, fast, slow in cases:
+        best = {"0": float("inf"), "1": float("inf")}
+        for _ in range(runs):
+            for off in best:
+                os.environ["IOU_EVAL_NO_KERNEL"] = off
+                t = time.perf_counter()
+                result = (fast if off == "0" or slow is None else slow)()
+                best[off] = min(best[off], time.perf_counter() - t)
+                if off == "0" and result is None:
+                    raise SystemExit(f"the compiled reader gave up on {label}")
+        os.environ.pop("IOU_EVAL_NO_KERNEL")
+        out.append((label, best["0"], best["1"]))
+        print(f"reading {label}: {best['0']:.3f} s compiled, {best['1']:.3f} s Python")
+    return out
+
+
+def _section(a, counts: dict, rows: list, readers: list) -> str:
     lines = [
         BEGIN,
         "",
@@ -188,6 +229,19 @@ def _section(a, counts: dict, rows: list) -> str:
     ]
     for label, wall, peak, head, value in rows:
         lines.append(f"| {label} | {wall:.2f} s | {peak:.0f} MiB | {head} {value:.4f} |")
+    lines += [
+        "",
+        "Reading the files, in one process: the compiled column reader against the Python "
+        "path (`IOU_EVAL_NO_KERNEL=1`), interleaved, best of "
+        f"{max(3, a.runs)}; rows: the files read and split into columns; loader: with the "
+        f"boxes' checks and the dataset (load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores):",
+        "",
+        "| files | compiled | Python | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    for label, fast, slow in readers:
+        lines.append(f"| {label} | {fast:.3f} s | {slow:.3f} s | {slow / fast:.1f}x |")
     lines += ["", END]
     return "\n".join(lines)
 

@@ -15,7 +15,12 @@ six decimals).  Then, each in its own process:
   json -o OUT`` through ``measure.py``: wall time, CPU time, the kernel's
   peak resident size;
 - the same evaluation through the Python API, with the time of each stage
-  (reading and expanding, scoring).
+  (reading and expanding, scoring);
+- hotcoco's Open Images mode (``oid_style=True`` with the hierarchy) through
+  ``measure.py``, when the benchmark venv (``--peer-python``, default
+  ``.venv-bench/bin/python``) has hotcoco: it reads the same boxes CSV and
+  the predictions of the classes that have boxes (it refuses the others),
+  and does not read the image-level labels.
 
 The section between the ``openimages-bench`` markers of
 ``docs/benchmarks.md`` is replaced (appended if absent); ``--out`` writes
@@ -174,6 +179,34 @@ def measured(data: Path, out: Path) -> dict:
     return {"wall_s": float(wall), "cpu_s": float(cpu), "peak_mib": int(peak_kib) / 1024}
 
 
+def hotcoco_measured(python: str, data: Path, out: Path) -> dict | None:
+    """hotcoco's Open Images mode through ``measure.py``; None when ``python`` lacks hotcoco."""
+    if not Path(python).exists():
+        return None
+    if subprocess.run([python, "-c", "import hotcoco"], capture_output=True).returncode:
+        return None
+    sys.path.insert(0, str(HERE / "peers"))
+    from peer_openimages import hotcoco_predictions
+
+    preds = data / "predictions-hotcoco.csv"
+    if not preds.exists():
+        hotcoco_predictions(
+            str(data / "validation-annotations-bbox.csv"), str(data / "predictions.csv"), str(preds)
+        )
+    with tempfile.NamedTemporaryFile("r", suffix=".txt") as res:
+        cmd = [sys.executable, "-I", "-S", str(HERE / "measure.py"), res.name, python,
+               str(HERE / "peers" / "peer_openimages.py"), str(data / "validation-annotations-bbox.csv"),
+               str(preds), str(data / "hierarchy.json"), str(out)]  # fmt: skip
+        subprocess.run(
+            cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        wall, cpu, peak_kib, code = res.read().split()
+    if int(code) != 0:
+        return None
+    ap = json.loads(out.read_text())["stats"].get("AP")
+    return {"wall_s": float(wall), "cpu_s": float(cpu), "peak_mib": int(peak_kib) / 1024, "AP": ap}
+
+
 def stages(data: str) -> None:
     """In a child process: the evaluation through the API, each stage timed."""
     from iou_eval import evaluate
@@ -194,7 +227,7 @@ def stages(data: str) -> None:
                       "expanded_boxes": g["boxes"], "scored": int(len(result.primary.predictions))}))  # fmt: skip
 
 
-def report(meta: dict, cli: dict, api: dict, load: float) -> str:
+def report(meta: dict, cli: dict, api: dict, load: float, peer: dict | None = None) -> str:
     nan = [float("nan")] * 2
     read, scoring = (
         api["stages"].get("reading", nan),
@@ -219,6 +252,9 @@ def report(meta: dict, cli: dict, api: dict, load: float) -> str:
         "| --- | ---: | ---: | ---: |",
         f"| `iou-eval --protocol openimages --oi-hierarchy ... -f json` | {cli['wall_s']:.1f} | "
         f"{cli['cpu_s']:.1f} | {cli['peak_mib']:.0f} |",
+        *([f"| hotcoco `COCOeval(oid_style=True, hierarchy=...)` (AP {peer['AP']:.4f}: no image-level "
+           f"labels) | {peer['wall_s']:.1f} | {peer['cpu_s']:.1f} | {peer['peak_mib']:.0f} |"]
+          if peer else []),
         "",
         f"Through the API: reading the files and expanding the ground truth {read[0]:.1f} s "
         f"({read[1]:.1f} s CPU), scoring and the tables {scoring[0]:.1f} s ({scoring[1]:.1f} s "
@@ -246,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--stages", help=argparse.SUPPRESS)
+    parser.add_argument("--peer-python", default=str(ROOT / ".venv-bench" / "bin" / "python"))
     args = parser.parse_args(argv)
     if args.stages:
         stages(args.stages)
@@ -253,10 +290,11 @@ def main(argv: list[str] | None = None) -> int:
     data, meta = make(args.images, args.classes, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         cli = measured(data, Path(tmp) / "out.json")
+        peer = hotcoco_measured(args.peer_python, data, Path(tmp) / "hotcoco.json")
     p = subprocess.run([sys.executable, __file__, "--stages", str(data)], check=True,
                        capture_output=True, text=True, cwd=ROOT)  # fmt: skip
     api = json.loads(p.stdout.strip().splitlines()[-1])
-    section = report(meta, cli, api, os.getloadavg()[1])
+    section = report(meta, cli, api, os.getloadavg()[1], peer)
     print(section)
     publish(section, args.out)
     return 0

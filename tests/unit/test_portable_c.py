@@ -83,3 +83,14 @@ def test_the_plain_c_core_numbers_groups_as_numpy(tmp_path):
     assert n_used == len(used)
     assert np.array_equal(np.frombuffer(gt_code, dtype=np.int64), np.searchsorted(used, gt))
     assert np.array_equal(np.frombuffer(dt_code, dtype=np.int64), np.searchsorted(used, dt))
+
+
+def test_the_plain_c_column_reader_reads_numbers_as_python(tmp_path):
+    reader = _build(ROOT / "iou_eval/io/_csvscan.c", COMPILERS[0], tmp_path, "IOU_EVAL_PORTABLE_C")
+    texts = _spellings()
+    data = ("".join(f"{t}\n" for t in texts)).encode()
+    read = reader.columns(data, ",", 0, 1, "f")
+    assert read is not None
+    got = np.frombuffer(read[2][0], dtype=np.float64)
+    want = np.array([float(t) for t in texts])
+    assert got.tobytes() == want.tobytes()

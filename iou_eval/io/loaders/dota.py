@@ -37,9 +37,12 @@ from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, normalize_
 from iou_eval.data.oriented import DOTA_CLASS_LISTS, assemble_oriented
 from iou_eval.errors import InputError
 from iou_eval.escape import quoted
+from iou_eval.io.compiled import csv_reader
 from iou_eval.io.loaders.common import LoadOptions, folder_files
+from iou_eval.io.loaders.scan import Codes
 from iou_eval.io.loaders.text import _lines as data_lines
 from iou_eval.io.loaders.text import _located_numbers as located_numbers
+from iou_eval.io.source import read_source
 
 LABEL_DIR = "labelTxt"
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
@@ -194,16 +197,17 @@ def load_dota(path: str, role: str, options: LoadOptions) -> Dataset:
         )
     folder = _label_folder(path) if os.path.isdir(path) else path
     files = folder_files(folder or path, ".txt", "DOTA label files (<image>.txt)")
-    cells, classes, difficult, file_of, line_of, _ = _read_labels(files)
-    values, origin_file, origin, _ = located_numbers(cells, _CORNERS, files, file_of, line_of)
-    categories = _categories(classes, options.names)
+    values, classes, difficult, origin_file, origin = _scanned_labels(files) or _label_rows(files)
+    categories = _categories(classes.values, options.names)
     index = {c: i for i, c in enumerate(categories.ids)}
-    unknown = next((i for i, c in enumerate(classes) if c not in index), None)
+    class_idx = np.array([index.get(c, -1) for c in classes.values], dtype=np.int64)
+    unknown = next((k for k, c in enumerate(classes.values) if c not in index), None)
     if unknown is not None:
+        row = int(np.flatnonzero(classes.codes == unknown)[0])  # the first row of that class
         raise InputError(
-            files[file_of[unknown]],
-            f"class {quoted(classes[unknown])} is not among the given names",
-            where=line_of[unknown],
+            files[int(origin_file[row])],
+            f"class {quoted(classes.values[unknown])} is not among the given names",
+            where=int(origin[row]),
             hint=f"known: {', '.join(map(str, categories.ids[:10]))}",
         )
     stems = [os.path.splitext(os.path.basename(f).removesuffix(".gz"))[0] for f in files]
@@ -212,12 +216,42 @@ def load_dota(path: str, role: str, options: LoadOptions) -> Dataset:
     images = ImageTable.build(ids)
     return assemble_oriented(
         corners=values.reshape(-1, 4, 2), images=images,
-        image_idx=np.asarray(file_of, dtype=np.int64), source=path, fmt="dota",
-        categories=categories,
-        category_idx=np.fromiter((index[c] for c in classes), np.int64, len(classes)),
-        ignore=np.asarray(difficult, dtype=bool), origin=origin, origin_file=origin_file,
-        files=files,
+        image_idx=origin_file.astype(np.int64), source=path, fmt="dota",
+        categories=categories, category_idx=class_idx[classes.codes],
+        ignore=difficult, origin=origin, origin_file=origin_file, files=files,
     )  # fmt: skip
+
+
+_Rows = tuple[np.ndarray, Codes, np.ndarray, np.ndarray, np.ndarray]
+_Task1Rows = tuple[np.ndarray, Codes, Codes, np.ndarray, np.ndarray]
+
+
+def _label_rows(files: Sequence[str]) -> _Rows:
+    """The Python path: corners ``[N, 8]``, classes, difficult ``[N]`` bool, each row's file
+    ``[N]`` int32 and line ``[N]`` int64; errors located."""
+    cells, classes, difficult, file_of, line_of, _ = _read_labels(files)
+    values, origin_file, origin, _ = located_numbers(cells, _CORNERS, files, file_of, line_of)
+    vocab = {c: i for i, c in enumerate(dict.fromkeys(classes))}
+    codes = np.fromiter((vocab[c] for c in classes), np.int64, len(classes))
+    return values, Codes(codes, list(vocab)), np.asarray(difficult, dtype=bool), origin_file, origin
+
+
+def _scanned_labels(files: Sequence[str]) -> _Rows | None:
+    """:func:`_label_rows` by the compiled reader, or None (not built, switched off, or a
+    file it is not sure of: the Python path reads them all)."""
+    reader = csv_reader()
+    if reader is None:
+        return None
+    datas = [read_source(f, empty_ok=True).data for f in files]
+    got = reader.text_files(datas, "f" * 8 + "si", 9, 1)
+    if got is None:
+        return None
+    lines, file_of, (*corners, classes, difficult) = got
+    values = np.stack([np.frombuffer(c, dtype=np.float64) for c in corners], axis=1)
+    codes = Codes(np.frombuffer(classes[0], dtype=np.int64), classes[1])
+    origin_file = np.frombuffer(file_of, dtype=np.int64).astype(np.int32)
+    flags = np.frombuffer(difficult, dtype=np.uint8).astype(bool)
+    return values.reshape(-1, 8), codes, flags, origin_file, np.frombuffer(lines, dtype=np.int64)
 
 
 def _check_unique(ids: list, files: Sequence[str]) -> None:
@@ -279,7 +313,43 @@ def load_task1(path: str, role: str, options: LoadOptions) -> Dataset:
     # Files named by their class alone (ship.txt): the class is the stem, said in a note.
     plain = not files and os.path.isdir(path)
     files = files or all_files
-    raw: dict[str, int] = {}  # image tokens as written; "7" and "007" are one image below
+    rows = _scanned_task1(files, plain) or _task1_rows(files, plain)
+    values, image, classes, origin_file, origin = rows
+    categories = _categories(classes.values, options.names)
+    index = {c: i for i, c in enumerate(categories.ids)}
+    missing = next((k for k, c in enumerate(classes.values) if c not in index), None)
+    if missing is not None:
+        row = int(np.flatnonzero(classes.codes == missing)[0])
+        raise InputError(
+            files[int(origin_file[row])],
+            f"class {quoted(classes.values[missing])} (from the file name) is not among the given names",
+        )
+    ids: dict = {}
+    remap = np.array(
+        [ids.setdefault(normalize_id(t), len(ids)) for t in image.values], dtype=np.int64
+    )
+    class_idx = np.array([index[c] for c in classes.values], dtype=np.int64)
+    return assemble_oriented(
+        corners=values[:, 1:].reshape(-1, 4, 2), images=ImageTable.build(list(ids)),
+        image_idx=remap[image.codes] if len(remap) else np.zeros(0, np.int64),
+        source=path, fmt="dota-results", categories=categories,
+        category_idx=class_idx[classes.codes] if len(class_idx) else np.zeros(0, np.int64),
+        score=values[:, 0], origin=origin, origin_file=origin_file, files=files,
+        warnings=[_plain_note(path)] if plain else [],
+    )  # fmt: skip
+
+
+def _plain_note(path: str) -> str:
+    return (
+        f"{path}: read as the DOTA devkit's task-1 results ('image score x1 y1 ... x4 y4'), one "
+        "file per class named by the class alone (the devkit names them Task1_<class>.txt)"
+    )
+
+
+def _task1_rows(files: Sequence[str], plain: bool = False) -> _Task1Rows:
+    """The Python path: numbers ``[N, 9]`` (score, corners), image tokens as written, classes
+    (from the file names), each row's file ``[N]`` int32 and line ``[N]`` int64; errors located."""
+    raw: dict[str, int] = {}  # image tokens as written; "7" and "007" are one image later
     cells: list[str] = []
     classes: list[str] = []
     image_idx: list[int] = []
@@ -301,30 +371,35 @@ def load_task1(path: str, role: str, options: LoadOptions) -> Dataset:
             line_of.append(line)
     fields = ("score", *_CORNERS)
     values, origin_file, origin, _ = located_numbers(cells, fields, files, file_of, line_of)
-    categories = _categories(list(dict.fromkeys(classes)), options.names)
-    index = {c: i for i, c in enumerate(categories.ids)}
-    missing = next((c for c in classes if c not in index), None)
-    if missing is not None:
-        raise InputError(
-            files[classes.index(missing)],
-            f"class {quoted(missing)} (from the file name) is not among the given names",
-        )
-    ids: dict = {}
-    remap = np.array([ids.setdefault(normalize_id(t), len(ids)) for t in raw], dtype=np.int64)
-    images = ImageTable.build(list(ids))
-    return assemble_oriented(
-        corners=values[:, 1:].reshape(-1, 4, 2), images=images,
-        image_idx=remap[np.asarray(image_idx, dtype=np.int64)] if len(remap) else np.zeros(0, np.int64),
-        source=path, fmt="dota-results",
-        categories=categories,
-        category_idx=np.fromiter((index[c] for c in classes), np.int64, len(classes)),
-        score=values[:, 0], origin=origin, origin_file=origin_file, files=files,
-        warnings=[_plain_note(path)] if plain else [],
-    )  # fmt: skip
+    vocab = {c: i for i, c in enumerate(dict.fromkeys(classes))}
+    codes = np.fromiter((vocab[c] for c in classes), np.int64, len(classes))
+    image = Codes(np.asarray(image_idx, dtype=np.int64), list(raw))
+    return values, image, Codes(codes, list(vocab)), origin_file, origin
 
 
-def _plain_note(path: str) -> str:
+def _scanned_task1(files: Sequence[str], plain: bool = False) -> _Task1Rows | None:
+    """:func:`_task1_rows` by the compiled reader, or None (not built, switched off, or a
+    file it is not sure of: the Python path reads them all and names what is wrong)."""
+    reader = csv_reader()
+    if reader is None:
+        return None
+    datas = [read_source(f, empty_ok=True).data for f in files]
+    got = reader.text_files(datas, "s" + "f" * 9, 10, 0)
+    if got is None:
+        return None
+    lines, file_of, (image, *numbers) = got
+    names = [_task1_class(f, plain) for f in files]
+    file_idx = np.frombuffer(file_of, dtype=np.int64)
+    used = np.bincount(file_idx, minlength=len(files)) > 0
+    vocab = {
+        n: i for i, n in enumerate(dict.fromkeys(n for n, u in zip(names, used, strict=True) if u))
+    }
+    per_file = np.array([vocab.get(n, -1) for n in names], dtype=np.int64)
+    values = np.stack([np.frombuffer(v, dtype=np.float64) for v in numbers], axis=1)
     return (
-        f"{path}: read as the DOTA devkit's task-1 results ('image score x1 y1 ... x4 y4'), one "
-        "file per class named by the class alone (the devkit names them Task1_<class>.txt)"
+        values.reshape(-1, 9),
+        Codes(np.frombuffer(image[0], dtype=np.int64), image[1]),
+        Codes(per_file[file_idx] if len(per_file) else np.zeros(0, np.int64), list(vocab)),
+        file_idx.astype(np.int32),
+        np.frombuffer(lines, dtype=np.int64),
     )

@@ -56,8 +56,10 @@ from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, assemble
 from iou_eval.errors import InputError
 from iou_eval.escape import excerpt, quoted
+from iou_eval.io.compiled import csv_reader
 from iou_eval.io.loaders.common import LoadOptions, strict_floats
-from iou_eval.io.loaders.source import read_text_file
+from iou_eval.io.loaders.scan import FLAG, NUMBER, SKIP, TEXT, Codes, scan_csv
+from iou_eval.io.loaders.source import decode_file_text, read_file_bytes, read_text_file
 from iou_eval.io.source import read_head
 from iou_eval.numbers import is_number_token, quote_token
 
@@ -116,8 +118,8 @@ class _Table:
         return lowered.index(name.lower()) if name.lower() in lowered else None
 
 
-def _read_table(file: str, header: bool = True) -> _Table:
-    text = read_text_file(file)
+def _read_table(file: str, header: bool = True, data: bytes | None = None) -> _Table:
+    text = read_text_file(file) if data is None else decode_file_text(file, data)
     first = next((ln for ln in text.split("\n") if ln.strip()), "")
     counts = {d: first.count(d) for d in ("\t", ";", ",")}
     delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) else ","
@@ -283,11 +285,10 @@ def _first_row(file: str) -> list[str]:
         return []
 
 
-def _unknown_group_of(path: str, table: _Table) -> list[str]:
+def _unknown_group_of(path: str, group_of: np.ndarray | None) -> list[str]:
     """A note when ``IsGroupOf`` is -1 (unknown) somewhere: read as 0 here, a group-of box
     for the TensorFlow API's challenge evaluator (``astype(bool)``)."""
-    col = table.column("IsGroupOf")
-    n = 0 if col is None else sum(row[col] == "-1" for row in table.rows)
+    n = 0 if group_of is None else int(np.count_nonzero(group_of == -1))
     if not n:
         return []
     return [
@@ -327,8 +328,29 @@ def load_openimages(
         file, found_list, found_names = _folder_parts(path, role)
         images = images or found_list
         descriptions = {**found_names, **descriptions}
-    table = _read_table(file)
     pred = role == "pred"
+    data = read_file_bytes(file)
+    columns = _scanned_columns(file, data, pred)
+    if columns is None:
+        columns = _table_columns(_read_table(file, data=data), file, pred)
+    del data  # the columns hold what is needed: the bytes go before the dataset is built
+    return _assemble(path, file, columns, pred, descriptions, images)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The boxes CSV as columns, by the compiled reader or from a :class:`_Table`."""
+
+    lines: np.ndarray  # [R] int64, each row's line
+    xyxy: np.ndarray  # [R, 4] float64 fractions, checked in range
+    score: np.ndarray | None  # [R] float64 (predictions)
+    image: Codes  # ImageID
+    label: Codes  # LabelName
+    group_of: np.ndarray | None  # [R] int8 IsGroupOf: 1, 0 (also empty) or -1 (ground truth)
+
+
+def _table_columns(table: _Table, file: str, pred: bool) -> _Columns:
+    """The Python path: the header checked, then each column, errors located."""
     columns = PRED_COLUMNS if pred else GT_COLUMNS
     missing = [c for c in columns if table.column(c) is None]
     if missing:
@@ -342,22 +364,36 @@ def load_openimages(
             hint=hint,
         )
     _check_width(table)
-    return _assemble(path, file, table, pred, descriptions, images)
-
-
-def _assemble(
-    path: str,
-    file: str,
-    table: _Table,
-    pred: bool,
-    descriptions: dict[str, str],
-    image_list: str | None,
-) -> Dataset:
-    # Every required column is there (checked by the caller); Score only in predictions.
+    # Every required column is there; Score only in predictions.
     col = {c: i for c in PRED_COLUMNS if (i := table.column(c)) is not None}
-    n = len(table.rows)
+    lines = np.asarray(table.lines, dtype=np.int64)
     xmin, xmax, ymin, ymax = (_numbers(table, col[c], c) for c in ("XMin", "XMax", "YMin", "YMax"))
-    xyxy = np.stack([xmin, ymin, xmax, ymax], axis=1).reshape(n, 4)
+    xyxy = _checked_boxes(file, np.stack([xmin, ymin, xmax, ymax], axis=1).reshape(-1, 4), lines)
+    score = _numbers(table, col["Score"], "Score") if pred else None
+    group_of = None
+    if not pred:
+        flags = _flag(table, table.column("IsGroupOf")).astype(np.int8)
+        g = table.column("IsGroupOf")
+        if g is not None:
+            flags[[r for r, row in enumerate(table.rows) if row[g] == "-1"]] = -1
+        group_of = flags
+    return _Columns(
+        lines,
+        xyxy,
+        score,
+        _codes([row[col["ImageID"]] for row in table.rows]),
+        _codes([row[col["LabelName"]] for row in table.rows]),
+        group_of,
+    )
+
+
+def _codes(cells: list[str]) -> Codes:
+    vocab = {k: i for i, k in enumerate(dict.fromkeys(cells))}
+    return Codes(np.array([vocab[k] for k in cells], dtype=np.int64), list(vocab))
+
+
+def _checked_boxes(file: str, xyxy: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """``xyxy[R, 4]`` as given, or an error at the first box outside [0, 1] (1 % tolerance)."""
     bad = ((xyxy < _COORD_MIN) | (xyxy > _COORD_MAX)).any(axis=1)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
@@ -365,14 +401,72 @@ def _assemble(
             file,
             "Open Images coordinates are fractions of the image in [0, 1], got "
             + " ".join(f"{v:g}" for v in xyxy[r]),
-            where=table.lines[r],
+            where=int(lines[r]),
         )
-    image_keys = [row[col["ImageID"]] for row in table.rows]
+    return xyxy
+
+
+def _scanned_columns(file: str, data: bytes, pred: bool) -> _Columns | None:
+    """The compiled reader's columns, or None (not built, switched off, or not sure of the file)."""
+    if csv_reader() is None:
+        return None
+    wanted = {c.lower(): kind for c, kind in _KINDS.items() if pred or c != "Score"}
+    if not pred:
+        wanted["isgroupof"] = FLAG
+
+    def kinds(header: list[str]) -> str | None:
+        lowered = [h.lower() for h in header]
+        found = {name: lowered.index(name) for name in wanted if name in lowered}
+        if any(name not in found for name in wanted if name != "isgroupof"):
+            return None  # a required column missing: the Python path says so
+        letters = [SKIP] * len(header)
+        for name, i in found.items():
+            letters[i] = wanted[name]
+        return "".join(letters)
+
+    scanned = scan_csv(data, kinds)
+    if scanned is None:
+        return None
+    lowered = [h.lower() for h in scanned.header]
+    at = {name: lowered.index(name) for name in wanted if name in lowered}
+    n = len(scanned.lines)
+    xyxy = np.stack([scanned.array(at[c]) for c in ("xmin", "ymin", "xmax", "ymax")], axis=1)
+    group_of = None
+    if not pred:
+        group_of = scanned.array(at["isgroupof"]) if "isgroupof" in at else np.zeros(n, np.int8)
+    return _Columns(
+        scanned.lines,
+        _checked_boxes(file, xyxy.reshape(n, 4), scanned.lines),
+        scanned.array(at["score"]) if pred else None,
+        scanned.codes(at["imageid"]),
+        scanned.codes(at["labelname"]),
+        group_of,
+    )
+
+
+_KINDS = {
+    "ImageID": TEXT,
+    "LabelName": TEXT,
+    "Score": NUMBER,
+    "XMin": NUMBER,
+    "XMax": NUMBER,
+    "YMin": NUMBER,
+    "YMax": NUMBER,
+}
+
+
+def _assemble(
+    path: str,
+    file: str,
+    columns: _Columns,
+    pred: bool,
+    descriptions: dict[str, str],
+    image_list: str | None,
+) -> Dataset:
     listed = read_image_list(image_list) if image_list else []
-    image_vocab = {k: i for i, k in enumerate(dict.fromkeys([*listed, *image_keys]))}
-    labels = [row[col["LabelName"]] for row in table.rows]
-    label_vocab = {k: i for i, k in enumerate(dict.fromkeys(labels))}
-    ids = tuple(label_vocab)
+    image_vocab = {k: i for i, k in enumerate(dict.fromkeys([*listed, *columns.image.values]))}
+    remap = np.array([image_vocab[k] for k in columns.image.values], dtype=np.int64)
+    ids = tuple(columns.label.values)
     categories = CategoryTable(ids, tuple(descriptions.get(k, k) for k in ids))
     m = len(image_vocab)
     warnings = []
@@ -382,20 +476,20 @@ def _assemble(
             "ARs, ARm and ARl are left undefined (null); pass --images DIR, or put the images "
             "in an images/ folder beside the CSV"
         )
-        warnings += _unknown_group_of(path, table)
+        warnings += _unknown_group_of(path, columns.group_of)
     return assemble(
         source=path,
         fmt="openimages",
         images=ImageTable.build(list(image_vocab), None, np.ones(m), np.ones(m)),
         categories=categories,
-        image_idx=np.array([image_vocab[k] for k in image_keys], dtype=np.int64),
-        category_idx=np.array([label_vocab[k] for k in labels], dtype=np.int64),
-        boxes=xyxy,
+        image_idx=remap[columns.image.codes] if len(remap) else np.zeros(0, dtype=np.int64),
+        category_idx=columns.label.codes,
+        boxes=columns.xyxy,
         box_format=BoxFormat.XYXY,
         normalized=True,
-        score=_numbers(table, col["Score"], "Score") if pred else None,
-        is_crowd=None if pred else _flag(table, table.column("IsGroupOf")),
-        origin=np.asarray(table.lines, dtype=np.int64),
+        score=columns.score,
+        is_crowd=None if columns.group_of is None else columns.group_of == 1,
+        origin=columns.lines,
         files=[file],
         origin_label="line",
         warnings=warnings,

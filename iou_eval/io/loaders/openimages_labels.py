@@ -28,6 +28,7 @@ from iou_eval.data.dataset import Dataset
 from iou_eval.data.hierarchy import Hierarchy, expand_boxes, hierarchy_from_tree
 from iou_eval.data.image_labels import ImageLabels, expand_labels, with_label_images
 from iou_eval.errors import InputError
+from iou_eval.io.compiled import csv_reader
 from iou_eval.io.loaders.common import read_bytes
 from iou_eval.io.loaders.openimages import (
     _check_width,
@@ -37,6 +38,8 @@ from iou_eval.io.loaders.openimages import (
     _read_table,
     read_class_descriptions,
 )
+from iou_eval.io.loaders.scan import SKIP, TEXT, scan_csv
+from iou_eval.io.loaders.source import read_file_bytes
 from iou_eval.io.source import decode_text
 from iou_eval.numbers import quote_token
 
@@ -47,7 +50,11 @@ _FALSE = frozenset({"0", "0.0"})
 
 def read_image_labels(path: str) -> ImageLabels:
     """The rows of an image-labels CSV; errors cite ``file:line``."""
-    table = _read_table(path)
+    data = read_file_bytes(path)
+    scanned = _scanned_labels(path, data)
+    if scanned is not None:
+        return scanned
+    table = _read_table(path, data=data)
     cols = {c: table.column(c) for c in LABEL_COLUMNS}
     missing = [c for c, i in cols.items() if i is None]
     if missing:
@@ -83,6 +90,37 @@ def read_image_labels(path: str) -> ImageLabels:
         label_ids=label_ids,
         positive=positive,
         lines=np.asarray(table.lines, dtype=np.int64),
+    )
+
+
+def _scanned_labels(path: str, data: bytes) -> ImageLabels | None:
+    """The compiled reader's image labels, or None (not built, switched off, or the file is
+    one the Python path must read or refuse)."""
+    if csv_reader() is None:
+        return None
+    wanted = [c.lower() for c in LABEL_COLUMNS]
+
+    def kinds(header: list[str]) -> str | None:
+        lowered = [h.lower() for h in header]
+        if any(c not in lowered for c in wanted):
+            return None
+        at = {lowered.index(c) for c in wanted}
+        return "".join(TEXT if i in at else SKIP for i in range(len(header)))
+
+    scanned = scan_csv(data, kinds)
+    if scanned is None:
+        return None
+    lowered = [h.lower() for h in scanned.header]
+    image, label, confidence = (scanned.codes(lowered.index(c)) for c in wanted)
+    values = np.array(confidence.values, dtype=object)
+    if not np.isin(values, [*_TRUE, *_FALSE]).all() or "" in image.values or "" in label.values:
+        return None  # a bad row: the Python path names it
+    return ImageLabels(
+        source=path,
+        image_ids=np.array(image.values, dtype=object)[image.codes],
+        label_ids=np.array(label.values, dtype=object)[label.codes],
+        positive=np.isin(values, list(_TRUE))[confidence.codes],
+        lines=scanned.lines,
     )
 
 

@@ -40,7 +40,11 @@ def read_text_file(path: str, max_bytes: int | None = None) -> str:
     would shift line numbers away from what an editor shows).  Bytes that
     are not UTF-8 raise an :class:`InputError` citing the line.
     """
-    data = read_file_bytes(path, max_bytes)
+    return decode_file_text(path, read_file_bytes(path, max_bytes))
+
+
+def decode_file_text(path: str, data: bytes) -> str:
+    """A file's bytes (read by :func:`read_file_bytes`) as :func:`read_text_file` gives them."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -53,4 +57,12 @@ def read_text_file(path: str, max_bytes: int | None = None) -> str:
     return text.replace("\r\n", "\n") if "\r" in text else text
 
 
-__all__ = ["GZIP_MAGIC", "STDIN", "UTF8_BOM", "read_file_bytes", "read_text_file", "strip_gz"]
+__all__ = [
+    "GZIP_MAGIC",
+    "STDIN",
+    "UTF8_BOM",
+    "decode_file_text",
+    "read_file_bytes",
+    "read_text_file",
+    "strip_gz",
+]

@@ -1,0 +1,88 @@
+"""Tables read by the compiled column reader (``iou_eval/io/_csvscan.c``), when it is built.
+
+The reader gives up (None here) on anything it is not sure of; the caller
+then reads the file with its Python path, the reference, which also says
+what is wrong with a bad file.  Where it gives columns, they equal the
+Python path's bit for bit (``tests/unit/test_csv_scan.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from iou_eval.io.compiled import csv_reader
+
+# What a column is read as: skipped, float64, a text (int64 codes into its
+# distinct values), a flag (1, 0, -1 or empty, as int8).
+SKIP, NUMBER, TEXT, FLAG = ".", "f", "s", "g"
+
+
+@dataclass(frozen=True)
+class Codes:
+    """A text column: ``codes[R]`` int64 into ``values``, the distinct texts in order of first appearance."""
+
+    codes: np.ndarray
+    values: list[str]
+
+
+@dataclass(frozen=True)
+class ScannedTable:
+    """A CSV read into columns: the header (cells stripped), the delimiter, each row's line
+    ``[R]`` int64, and the columns asked for by their header index."""
+
+    header: list[str]
+    delimiter: str
+    lines: np.ndarray
+    columns: dict[int, np.ndarray | Codes]
+
+    def array(self, i: int) -> np.ndarray:
+        """Header cell ``i``'s column read as numbers (float64) or flags (int8)."""
+        col = self.columns[i]
+        if not isinstance(col, np.ndarray):
+            raise TypeError(f"column {i} was read as text")
+        return col
+
+    def codes(self, i: int) -> Codes:
+        """Header cell ``i``'s column read as text."""
+        col = self.columns[i]
+        if not isinstance(col, Codes):
+            raise TypeError(f"column {i} was not read as text")
+        return col
+
+
+def _column(kind: str, value: Any) -> np.ndarray | Codes:
+    if kind == TEXT:
+        block, values = value
+        return Codes(np.frombuffer(block, dtype=np.int64), values)
+    return np.frombuffer(value, dtype=np.float64 if kind == NUMBER else np.int8)
+
+
+def scan_csv(data: bytes, kinds: Callable[[list[str]], str | None]) -> ScannedTable | None:
+    """``data`` (a CSV's bytes, without a byte-order mark) read into columns, or None.
+
+    ``kinds(header)`` gives a letter per header cell (:data:`SKIP`,
+    :data:`NUMBER`, :data:`TEXT`, :data:`FLAG`), or None to leave the file to
+    the Python path.  None also when the reader is not built, is switched
+    off (``IOU_EVAL_NO_KERNEL=1``), or gives up on the file.
+    """
+    reader = csv_reader()
+    if reader is None:
+        return None
+    head = reader.header(data)
+    if head is None:
+        return None
+    delimiter, header, offset, line = head
+    wanted = kinds(header)
+    if wanted is None or len(wanted) != len(header) or not wanted:
+        return None
+    scanned = reader.columns(data, delimiter, offset, line, wanted)
+    if scanned is None:
+        return None
+    lines, _, values = scanned
+    asked = [(i, k) for i, k in enumerate(wanted) if k != SKIP]
+    columns = {i: _column(k, v) for (i, k), v in zip(asked, values, strict=True)}
+    return ScannedTable(header, delimiter, np.frombuffer(lines, dtype=np.int64), columns)
