@@ -100,6 +100,8 @@ def scenes() -> dict[str, Scene]:
         Scene("yolo", _tree("yolo"), "data.yaml", "predictions/labels", "yolo", "yolo"),
         Scene("labelme", _tree("labelme"), "gt", "preds", "labelme", "labelme"),
         Scene("cvat-xml", _tree("cvat"), "gt.xml", "preds.xml", "cvat-xml", "cvat-xml"),
+        Scene("labelstudio", _tree("labelstudio"), "gt.json", "preds.json", "labelstudio",
+              "labelstudio"),
         Scene("openimages", _tree("openimages"), ".", "preds.csv", "openimages", "openimages"),
         # Oriented boxes: DOTA labels against the devkit's task-1 files, an Ultralytics OBB
         # dataset against its predictions.json, and a table of cx, cy, w, h, angle.
