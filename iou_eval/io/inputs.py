@@ -26,8 +26,6 @@ from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import Dataset
 from iou_eval.data.doubts import STREAM_SOURCE, Doubt
 from iou_eval.data.plausibility import (
-    LAYOUT_OPEN,
-    OPTION_LAYOUT,
     class_coverage_doubts,
     class_shift_doubt,
     fraction_doubts,
@@ -45,11 +43,8 @@ from iou_eval.data.reconcile import Alignment, unpredicted_text
 from iou_eval.io.loaders import LoadOptions, detect_format
 from iou_eval.io.loaders import load as load_path
 from iou_eval.io.loaders.common import KEYPOINT_HINT
-from iou_eval.io.loaders.registry import get as get_format
+from iou_eval.io.loaders.registry import traits as format_traits
 from iou_eval.options import ReadOptions
-
-# In-memory formats whose layout and scale the options set.
-_MEMORY_LAYOUT = ("dataframe", "arrays")
 
 
 def is_path(source: Any) -> bool:
@@ -71,7 +66,7 @@ def load_options(
     per-image text, devkit results, in-memory tables and arrays); COCO JSON,
     VOC XML and the training tools' formats hold their own.
     """
-    textual = fmt in _MEMORY_LAYOUT or (fmt != "coco" and get_format(fmt).textual)
+    textual = format_traits(fmt).option_layout
     layout = read.layout(role)
     return LoadOptions(
         box_format=BoxFormat(layout) if layout and textual else None,
@@ -186,9 +181,7 @@ def unsized(ds: Dataset) -> bool:
     Its area ranges (small, medium, large) then compare fractions of a
     1 x 1 image with pixel bounds: the numbers that read them are undefined.
     """
-    from iou_eval.io.loaders.registry import UNIT_IMAGE_FORMATS
-
-    return ds.format in UNIT_IMAGE_FORMATS and not ds.fractions
+    return ds.traits.unit_image and not ds.fractions
 
 
 def images_beside(source: Any) -> str | None:
@@ -286,10 +279,8 @@ def _open_images_scaled(gt: Dataset, pred: Dataset) -> Dataset:
     alignment scales by each image's size.  Images the ground truth lacks
     keep the unit size (their predictions are set aside anyway).
     """
-    from iou_eval.io.loaders.registry import UNIT_IMAGE_FORMATS
-
-    unit = gt.format in UNIT_IMAGE_FORMATS and not gt.fractions
-    if pred.format not in UNIT_IMAGE_FORMATS or pred.fractions or unit:
+    unit = gt.traits.unit_image and not gt.fractions
+    if not pred.traits.unit_image or pred.fractions or unit:
         return pred
     from iou_eval.data.reconcile import image_map
     from iou_eval.io.loaders.image_folder import as_fractions
@@ -308,8 +299,8 @@ def fraction_layout(read: ReadOptions, role: str, ds: Dataset) -> BoxFormat:
     given = read.layout(role)
     if given:
         return BoxFormat(given)
-    if ds.format == "txt":
-        return BoxFormat.CXCYWH  # the txt format's default for fractions
+    if ds.traits.fraction_layout:
+        return BoxFormat(ds.traits.fraction_layout)  # the format's default for fractions
     return ds.box_format or BoxFormat.XYWH
 
 
@@ -326,7 +317,7 @@ def pair_doubts(
     out += layout_doubts(alignment.gt, "gt")
     out += layout_doubts(alignment.pred, "pred")
     for role, ds, other in (("gt", alignment.gt, None), ("pred", alignment.pred, alignment.gt)):
-        if ds.format in LAYOUT_OPEN and not load_options(read, role, ds.format).normalized:
+        if ds.traits.layout_open and not load_options(read, role, ds.format).normalized:
             out += fraction_doubts(ds, role, fraction_layout(read, role, ds), other)
     if not out:
         out += reading_doubts(alignment, shift_found)
@@ -413,7 +404,7 @@ def reading_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]
     r = Readings.of(gt, pred)
     if r is None:
         return []
-    out = layout_reading_doubts(r, LAYOUT_OPEN, layout_fix)
+    out = layout_reading_doubts(r, layout_fix)
     if not out and not shift_found:
         out += image_id_doubts(r, alignment.unknown_image_rows)
     return out
@@ -425,7 +416,7 @@ def layout_fix(ds: Dataset, side: str, layout: BoxFormat) -> str:
     fmt = layout.value
     if ds.source == STREAM_SOURCE:
         return f'if the boxes are {fmt}, create the Evaluator with box_format="{fmt}"'
-    if ds.format in OPTION_LAYOUT:
+    if ds.traits.option_layout:
         flag = {"gt": "--gt-box-format", "pred": "--pred-box-format"}.get(side, "--box-format")
         return f"if the {what} numbers are {fmt}, pass {flag} {fmt}"
     return f"COCO's bbox is [x, y, width, height]: if the {what} boxes are {fmt}, convert them"

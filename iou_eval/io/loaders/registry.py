@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from iou_eval.data.traits import FormatTraits, declare, traits_of
 from iou_eval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +40,16 @@ class Format:
         textual: box numbers whose layout and scale the options say
             (``--box-format``, ``--normalized`` apply).
         describe: a few words for the docs and errors.
+        declares_empty_image: how a ground truth declares an image without
+            objects (words for a hint); "" when it cannot.
+        layout_open: pixel boxes in a layout a file may get wrong (the layout
+            and scale doubts look at them); every ``textual`` format is.
+        coco_ids: COCO ids (pycocotools' order, joins by id).
+        unit_image: boxes are fractions of a unit image (no sizes in the file).
+        fraction_layout: the layout of fractions read with ``--normalized``
+            and no ``--box-format``.
+        compiled_json: the compiled JSON reader reads it (both files of a
+            pair in threads).
     """
 
     name: str
@@ -48,6 +59,24 @@ class Format:
     detect_folder: Callable[[str, list[str]], bool] | None = None
     textual: bool = False
     describe: str = ""
+    declares_empty_image: str = ""
+    layout_open: bool = False
+    coco_ids: bool = False
+    unit_image: bool = False
+    fraction_layout: str = ""
+    compiled_json: bool = False
+
+    @property
+    def traits(self) -> FormatTraits:
+        """What the data layer needs to know of the format (:mod:`iou_eval.data.traits`)."""
+        return FormatTraits(
+            declares_empty_image=self.declares_empty_image,
+            layout_open=self.layout_open or self.textual,
+            option_layout=self.textual,
+            coco_ids=self.coco_ids,
+            unit_image=self.unit_image,
+            fraction_layout=self.fraction_layout,
+        )
 
     def load(self) -> Reader:
         module, func = self.reader.split(":")
@@ -57,13 +86,11 @@ class Format:
 
 _FORMATS: dict[str, Format] = {}
 
-# Formats whose boxes are fractions of a unit image (no size in the file).
-UNIT_IMAGE_FORMATS = frozenset({"openimages"})
-
 
 def register(fmt: Format) -> Format:
     """Add a format (a later one with the same name replaces it)."""
     _FORMATS[fmt.name] = fmt
+    declare(fmt.name, fmt.traits)
     return fmt
 
 
@@ -82,6 +109,18 @@ def get(name: str) -> Format:
     if fmt is None:
         raise UsageError(f"unknown format {name!r} (known: {', '.join(_FORMATS)})")
     return fmt
+
+
+# In-memory inputs (iou_eval.io.loaders.memory): their layout and scale the options set.
+declare("dataframe", FormatTraits(
+    declares_empty_image="a row with the image and empty label and box cells",
+    layout_open=True, option_layout=True))  # fmt: skip
+declare("arrays", FormatTraits(layout_open=True, option_layout=True))
+
+
+def traits(name: str) -> FormatTraits:
+    """The traits of the format ``name``, registered or in memory."""
+    return traits_of(name)
 
 
 # Words that mark the first line of a .txt file as a CSV/TSV header.
@@ -209,20 +248,25 @@ register(Format(
     "yolo", "yolo_pose:load_yolo_or_pose",  # pose datasets (kpt_shape) there, the rest yolo.py
     detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
     detect_folder=_looks("yolo", "looks_like_yolo", _yolo_folder),
+    declares_empty_image="the image in the split (no label file: no objects)",
     describe="a YOLO / Ultralytics dataset (data.yaml or labels/ beside images/)"))  # fmt: skip
 register(Format(
     "labelme", "labelme:load_labelme",
     detect_file=_looks_head("labelme", "labelme_head", _head_has(b'"shapes"')),
     detect_folder=_looks("labelme", "looks_like_labelme", _entries_have(".json")),
+    declares_empty_image="a .json file without shapes",
     describe="LabelMe JSON files"))  # fmt: skip
 register(Format(
     "cvat-xml", "cvat_xml:load_cvat_xml",
     detect_file=_looks_head("cvat_xml", "cvat_head", _head_has(b"<annotations")),
     detect_folder=_looks("cvat_xml", "looks_like_cvat_xml", _entries_have("annotations.xml")),
+    declares_empty_image="an <image> element without shapes",
     describe="CVAT for images 1.1 XML"))  # fmt: skip
 register(Format(
     "openimages", "openimages:load_openimages",
     detect_file=_looks_head("openimages", "openimages_head", _head_has(b"imageid", b"xmin")),
+    declares_empty_image="an image list CSV (an ImageID column) beside the boxes",
+    unit_image=True,
     describe="Open Images CSV"))  # fmt: skip
 register(Format(
     "obb-json", "yolo_obb:load_obb_json", roles=("pred",),
@@ -234,18 +278,23 @@ register(Format(
     describe="Label Studio JSON export (tasks with annotations / predictions)"))  # fmt: skip
 register(Format(
     "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
+    declares_empty_image="list it in 'images'", layout_open=True, coco_ids=True,
+    compiled_json=True,
     describe="COCO dataset JSON or results list"))  # fmt: skip
 register(Format(
     "voc-xml", "voc_xml:load_voc_xml", detect_file=lambda p, h: h[:1] == b"<",
     detect_folder=lambda p, e: ".xml" in _exts(e) or _voc_devkit(p, e),
+    declares_empty_image="an .xml file without <object>",
     describe="Pascal VOC XML (or a VOCdevkit folder)"))  # fmt: skip
 register(Format(
     "txt", "text:load_txt", detect_file=_txt_file,
     detect_folder=lambda p, e: ".txt" in _exts(e), textual=True,
+    declares_empty_image="an empty <image>.txt file", fraction_layout="cxcywh",
     describe="per-image text files"))  # fmt: skip
 # CSV is the fallback for any other file.
 register(Format(
     "csv", "table:load_csv", detect_file=lambda p, h: True, textual=True,
+    declares_empty_image="a row with the image and empty label and box cells",
     describe="CSV/TSV with a header"))  # fmt: skip
 
 

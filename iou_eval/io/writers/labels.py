@@ -177,7 +177,7 @@ def _kept_rows(pred: Dataset, alignment: Any) -> np.ndarray:
     """``[N']`` the rows of ``pred`` the alignment kept (those on ground-truth images)."""
     from iou_eval.data.reconcile import image_map
 
-    img_map, _ = image_map(alignment.gt.images, pred.images, key_is_name=pred.format != "coco")
+    img_map, _ = image_map(alignment.gt.images, pred.images, key_is_name=not pred.traits.coco_ids)
     if not len(pred):
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(img_map[pred.image_idx] >= 0)
