@@ -318,9 +318,7 @@ def layout_reading_doubts(r: Readings, fix: LayoutFix) -> list[str]:
                 f"(IoU >= {HIT_IOU}) reading {read}, {r.base} as read "
                 f"({_as_read(r)}): the box layout is in doubt; " + _fixes(changed, fix)
             )]  # fmt: skip
-    sides = [
-        s for s in _signature_sides(r) if (r.gt if s == "gt" else r.pred).traits.layout_open
-    ]
+    sides = [s for s in _signature_sides(r) if (r.gt if s == "gt" else r.pred).traits.layout_open]
     if not sides or _overlaps_refute(r, sides):
         return []
     ds = {"gt": r.gt, "pred": r.pred}
