@@ -43,6 +43,7 @@ from iou_eval.data.reconcile import Alignment, unpredicted_text
 from iou_eval.io.loaders import LoadOptions, detect_format
 from iou_eval.io.loaders import load as load_path
 from iou_eval.io.loaders.common import KEYPOINT_HINT
+from iou_eval.io.loaders.registry import find as find_format
 from iou_eval.io.loaders.registry import traits as format_traits
 from iou_eval.options import ReadOptions
 
@@ -114,15 +115,17 @@ def detect_pred_format(path: Any, gt_format: str | None) -> tuple[str | None, st
     except IouEvalError:
         fmt = None
     folder = path != "-" and os.path.isdir(path)
-    if fmt == "yolo" and folder and is_predict_run(path):
+    found, gt_found = find_format(fmt), find_format(gt_format)
+    if found is not None and found.ultralytics_dataset and folder and is_predict_run(path):
         return fmt, f"{path}: read as {_ULTRALYTICS}: the labels/ folder of a predict run"
     if (
-        gt_format == "yolo"
-        and fmt in (None, "txt")
+        gt_found is not None
+        and gt_found.ultralytics_dataset
+        and (fmt is None or (found is not None and found.ultralytics_lines))
         and folder
         and ultralytics_prediction_lines(path)
     ):
-        return "yolo", f"{path}: read as {_ULTRALYTICS}, beside a YOLO dataset"
+        return gt_found.name, f"{path}: read as {_ULTRALYTICS}, beside a YOLO dataset"
     return fmt, None
 
 
@@ -243,10 +246,6 @@ def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset
     return gt, _with_warnings(pred, [shift]), True
 
 
-# Ultralytics' val(save_json=True) files: a COCO results list, its oriented form.
-_ULTRALYTICS_JSON = ("coco", "obb-json")
-
-
 def _ultralytics_numbered(gt: Dataset, pred: Dataset) -> Dataset:
     """A ``predictions.json`` beside a YOLO dataset, its class ids read as Ultralytics writes them.
 
@@ -254,7 +253,10 @@ def _ultralytics_numbered(gt: Dataset, pred: Dataset) -> Dataset:
     numbering is said in a note, or a doubt when the ids fit either of
     Ultralytics' numberings (:func:`~iou_eval.data.class_shift.ultralytics_numbering`).
     """
-    if gt.format != "yolo" or pred.format not in _ULTRALYTICS_JSON or not len(pred):
+    gt_fmt, pred_fmt = find_format(gt.format), find_format(pred.format)
+    if gt_fmt is None or pred_fmt is None or not len(pred):
+        return pred
+    if not (gt_fmt.ultralytics_dataset and pred_fmt.ultralytics_results):
         return pred
     from iou_eval.data.class_shift import class_counts, remap_categories, ultralytics_numbering
 
@@ -357,39 +359,16 @@ def keypoint_notes(gt_source: Any, pred_source: Any, gt: Dataset, pred: Dataset)
     file with ``keypoints`` in its first megabyte.  Call it only when no
     iou type was asked for.
     """
-    if not (is_path(gt_source) and is_path(pred_source)) or pred.format != "coco":
+    gt_fmt, pred_fmt = find_format(gt.format), find_format(pred.format)
+    if not (is_path(gt_source) and is_path(pred_source)) or gt_fmt is None or pred_fmt is None:
         return []
     gt_path, pred_path = os.fspath(gt_source), os.fspath(pred_source)
-    if gt.format == "coco":
-        posed = _file_holds(gt_path, b'"num_keypoints"')
-    elif gt.format == "yolo":
-        from iou_eval.io.loaders.yolo_pose import kpt_shape
-
-        posed = kpt_shape(gt_path, load_options(ReadOptions(), "gt", "yolo")) is not None
-    else:
-        posed = False
-    if not posed or not _file_holds(pred_path, b'"keypoints"', limit=1 << 20):
+    if not gt_fmt.has_keypoints(gt_path, "gt") or not pred_fmt.has_keypoints(pred_path, "pred"):
         return []
     return [
         f"{pred.source}: the ground truth and the predictions carry keypoints; their boxes were "
         f"scored (iou type bbox, the default): {KEYPOINT_HINT}"
     ]
-
-
-def _file_holds(path: str, needle: bytes, limit: int | None = None) -> bool:
-    """Whether the file's bytes (its first ``limit`` of them) hold ``needle``; False if unreadable."""
-    import mmap
-
-    if path == "-" or not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            if limit is not None:
-                return needle in fh.read(limit)
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as whole:
-                return whole.find(needle) >= 0
-    except (OSError, ValueError):  # an empty file cannot be mapped
-        return False
 
 
 def reading_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]:

@@ -50,6 +50,19 @@ class Format:
             and no ``--box-format``.
         compiled_json: the compiled JSON reader reads it (both files of a
             pair in threads).
+        batch_folder: a folder of such files is a batch, one model output
+            per file (``iou-eval evaluate``).
+        ultralytics_dataset: a training tool's dataset, whose predictions are
+            read as Ultralytics writes them (a predict run's labels, a
+            ``predictions.json``'s class numbering).
+        ultralytics_results: the form of Ultralytics' ``val(save_json=True)``
+            files.
+        ultralytics_lines: a folder of it may be Ultralytics predict output,
+            read as the ground truth's format beside an ``ultralytics_dataset``.
+        polygons: asked for masks, its reader keeps the polygons aside
+            (``iou-eval convert`` writes them again).
+        carries_keypoints: ``"module:function"``, ``(path, role) -> bool``: the
+            file carries keypoints (a cheap look, for a note); "": never.
     """
 
     name: str
@@ -65,6 +78,12 @@ class Format:
     unit_image: bool = False
     fraction_layout: str = ""
     compiled_json: bool = False
+    batch_folder: bool = False
+    ultralytics_dataset: bool = False
+    ultralytics_results: bool = False
+    ultralytics_lines: bool = False
+    polygons: bool = False
+    carries_keypoints: str = ""
 
     @property
     def traits(self) -> FormatTraits:
@@ -77,6 +96,14 @@ class Format:
             unit_image=self.unit_image,
             fraction_layout=self.fraction_layout,
         )
+
+    def has_keypoints(self, path: str, role: str) -> bool:
+        """Whether the ``role`` file ``path`` carries keypoints (:attr:`carries_keypoints`)."""
+        if not self.carries_keypoints:
+            return False
+        module, func = self.carries_keypoints.split(":")
+        found: bool = getattr(import_module(f".{module}", __package__), func)(path, role)
+        return found
 
     def load(self) -> Reader:
         module, func = self.reader.split(":")
@@ -100,6 +127,11 @@ def formats() -> tuple[Format, ...]:
 
 def format_names() -> tuple[str, ...]:
     return tuple(_FORMATS)
+
+
+def find(name: str | None) -> Format | None:
+    """The registered format ``name``; None for another (in-memory, unknown, None)."""
+    return _FORMATS.get(name) if name is not None else None
 
 
 def get(name: str) -> Format:
@@ -249,18 +281,22 @@ register(Format(
     detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
     detect_folder=_looks("yolo", "looks_like_yolo", _yolo_folder),
     declares_empty_image="the image in the split (no label file: no objects)",
+    ultralytics_dataset=True, carries_keypoints="yolo_pose:carries_keypoints",
+    polygons=True,
     describe="a YOLO / Ultralytics dataset (data.yaml or labels/ beside images/)"))  # fmt: skip
 register(Format(
     "labelme", "labelme:load_labelme",
     detect_file=_looks_head("labelme", "labelme_head", _head_has(b'"shapes"')),
     detect_folder=_looks("labelme", "looks_like_labelme", _entries_have(".json")),
     declares_empty_image="a .json file without shapes",
+    polygons=True,
     describe="LabelMe JSON files"))  # fmt: skip
 register(Format(
     "cvat-xml", "cvat_xml:load_cvat_xml",
     detect_file=_looks_head("cvat_xml", "cvat_head", _head_has(b"<annotations")),
     detect_folder=_looks("cvat_xml", "looks_like_cvat_xml", _entries_have("annotations.xml")),
     declares_empty_image="an <image> element without shapes",
+    polygons=True,
     describe="CVAT for images 1.1 XML"))  # fmt: skip
 register(Format(
     "openimages", "openimages:load_openimages",
@@ -271,15 +307,19 @@ register(Format(
 register(Format(
     "obb-json", "yolo_obb:load_obb_json", roles=("pred",),
     detect_file=_looks_head("yolo_obb", "obb_json_head", _head_has(b'"poly"')),
+    ultralytics_results=True,
     describe="Ultralytics OBB predictions.json (rbox / poly)"))  # fmt: skip
 register(Format(
     "labelstudio", "labelstudio:load_labelstudio",
     detect_file=_looks_head("labelstudio", "labelstudio_head", _head_has(b'"result"')),
+    polygons=True,
     describe="Label Studio JSON export (tasks with annotations / predictions)"))  # fmt: skip
 register(Format(
     "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
     declares_empty_image="list it in 'images'", layout_open=True, coco_ids=True,
     compiled_json=True,
+    batch_folder=True, ultralytics_results=True,
+    carries_keypoints="coco_keypoints:carries_keypoints",
     describe="COCO dataset JSON or results list"))  # fmt: skip
 register(Format(
     "voc-xml", "voc_xml:load_voc_xml", detect_file=lambda p, h: h[:1] == b"<",
@@ -290,6 +330,7 @@ register(Format(
     "txt", "text:load_txt", detect_file=_txt_file,
     detect_folder=lambda p, e: ".txt" in _exts(e), textual=True,
     declares_empty_image="an empty <image>.txt file", fraction_layout="cxcywh",
+    ultralytics_lines=True,
     describe="per-image text files"))  # fmt: skip
 # CSV is the fallback for any other file.
 register(Format(
