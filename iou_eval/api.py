@@ -240,10 +240,12 @@ def _gt_format(gt: Any, read: ReadOptions) -> str | None:
 
 
 def _read_by_threads(gt_fmt: str | None, pred_fmt: str) -> bool:
-    """Whether both files are COCO JSON and the compiled reader reads them (boxes)."""
+    """Whether the compiled reader reads both files (COCO JSON boxes)."""
     from iou_eval.io.compiled import json_reader
+    from iou_eval.io.loaders.registry import formats
 
-    return gt_fmt == "coco" and pred_fmt == "coco" and json_reader() is not None
+    read = {f.name for f in formats() if f.compiled_json}
+    return gt_fmt in read and pred_fmt in read and json_reader() is not None
 
 
 def _import_readers(fmts: tuple[str | None, str], gt: str, masks: bool) -> None:

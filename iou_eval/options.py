@@ -195,7 +195,6 @@ def area_ranges_of(value: Any) -> tuple[AreaRange, ...]:
 IOU_TYPES = ("bbox", "segm", "boundary", "obb", "keypoints")
 # The iou types that score instance masks: the files' masks are read for them.
 MASK_IOU_TYPES = ("segm", "boundary")
-READ_FORMATS = ("coco", "voc-xml", "csv", "txt", "voc-results")
 BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 
 

@@ -210,6 +210,7 @@ def _gates(o: dict[str, Any]):
 
 def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
     from iou_eval.ci.batch import is_batch_folder, prediction_files
+    from iou_eval.io.loaders.registry import find as find_format
     from iou_eval.reporters import OutputFormat
 
     o["protected"] = (
@@ -230,9 +231,10 @@ def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
 
     def batch(p: str) -> bool:
         # A folder of LabelMe files (is_batch_folder says so) or of a named
-        # non-COCO format is one input, not a batch.
-        fmt = options.read.pred_format
-        return is_batch_folder(p) and fmt in (None, "coco")
+        # format whose folders are not batches is one input, not a batch.
+        named = options.read.pred_format
+        found = find_format(named)
+        return is_batch_folder(p) and (named is None or (found is not None and found.batch_folder))
 
     files = [f for p in preds for f in (prediction_files([p]) if batch(p) else [p])]
     is_batch = len(files) != 1 or any(batch(p) for p in preds)

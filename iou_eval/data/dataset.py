@@ -17,6 +17,7 @@ import numpy as np
 
 from iou_eval.data.box_format import BoxFormat, box_sizes, to_xyxy
 from iou_eval.data.ordering import narrow_index
+from iou_eval.data.traits import FormatTraits, traits_of
 from iou_eval.errors import InputError
 
 Key = int | str
@@ -210,6 +211,11 @@ class Dataset:
     # Oriented boxes (:class:`~iou_eval.data.oriented.OrientedBoxes`): their
     # corners, whose enclosing boxes ``xyxy`` holds; None: axis-aligned boxes.
     oriented: Any = None
+
+    @property
+    def traits(self) -> FormatTraits:
+        """What its format says of it (:mod:`iou_eval.data.traits`)."""
+        return traits_of(self.format)
 
     @property
     def fractions(self) -> bool:

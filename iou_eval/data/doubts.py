@@ -49,23 +49,9 @@ def doubts_of(warnings: Iterable[str]) -> list[str]:
     return [str.__str__(w) for w in warnings if isinstance(w, Doubt)]
 
 
-# How each ground-truth format declares an image without objects.
-_DECLARE = {
-    "coco": "list it in 'images'",
-    "csv": "a row with the image and empty label and box cells",
-    "dataframe": "a row with the image and empty label and box cells",
-    "txt": "an empty <image>.txt file",
-    "voc-xml": "an .xml file without <object>",
-    "yolo": "the image in the split (no label file: no objects)",
-    "labelme": "a .json file without shapes",
-    "cvat-xml": "an <image> element without shapes",
-    "openimages": "an image list CSV (an ImageID column) beside the boxes",
-}
-
-
-def declare_hint(gt_format: str) -> str:
-    """How to declare images without objects in a ground truth of ``gt_format``."""
-    way = _DECLARE.get(gt_format)
+def declare_hint(way: str) -> str:
+    """How to declare images without objects, ``way`` being how the ground truth's format does
+    (``FormatTraits.declares_empty_image``; "" when it has no way)."""
     return (
         "if those images have no objects, declare them "
         + (f"({way}) " if way else "")

@@ -34,12 +34,6 @@ from iou_eval.data.box_format import BoxFormat, to_xyxy
 from iou_eval.data.dataset import Dataset
 from iou_eval.data.doubts import Doubt
 
-# Formats whose box numbers are pixels in a layout a file or the user may
-# get wrong.  COCO always holds [x, y, w, h]: no flag changes it, but a file
-# written as x1 y1 x2 y2 is still worth a doubt.
-LAYOUT_OPEN = frozenset({"csv", "txt", "voc-results", "coco", "dataframe", "arrays"})
-# Formats whose layout and scale the options set (--box-format, --normalized).
-OPTION_LAYOUT = frozenset({"csv", "txt", "voc-results", "dataframe", "arrays"})
 # Numbers read as fractions may exceed 1 by an exporter's rounding, never by this.
 NORMALIZED_MAX = 1.5
 # A box may overhang its image by 1 % of the side or 1 pixel (rounding, clipping).
@@ -150,7 +144,7 @@ def layout_doubts(ds: Dataset, side: str) -> list[str]:
         side: ``"gt"`` or ``"pred"``, for the flag the message names.
     """
     chosen = ds.box_format
-    if ds.format not in LAYOUT_OPEN or chosen is None or not len(ds):
+    if not ds.traits.layout_open or chosen is None or not len(ds):
         return []
     if not _any_outside(ds):  # the usual case, settled without the whole arrays
         return []
@@ -185,7 +179,7 @@ def layout_doubts(ds: Dataset, side: str) -> list[str]:
         f"read as {chosen.value} (first: {file}:{place}: {numbers}), but {fit} read as "
         f"{alt.value}: the box layout is in doubt"
     )
-    if ds.format in OPTION_LAYOUT:
+    if ds.traits.option_layout:
         return [
             Doubt(
                 f"{head}; if the numbers are {alt.value}, pass {_flag(side, 'box-format')} {alt.value}"
@@ -203,9 +197,9 @@ def scale_doubts(ds: Dataset, side: str, normalized: bool, shared: bool) -> list
         normalized: the numbers were read as fractions of the image size.
         shared: ``normalized`` came from the shared ``--normalized`` flag.
     """
-    if not len(ds) or ds.format not in LAYOUT_OPEN:
+    if not len(ds) or not ds.traits.layout_open:
         return []
-    if normalized and ds.format in OPTION_LAYOUT:
+    if normalized and ds.traits.option_layout:
         return _above_one(ds, side, shared)
     if normalized or ds.box_format is None:
         return []
@@ -219,7 +213,7 @@ def scale_doubts(ds: Dataset, side: str, normalized: bool, shared: bool) -> list
         return []
     fix = (
         f"pass {_flag(side, 'normalized')} (or --normalized when both files hold fractions)"
-        if ds.format in OPTION_LAYOUT
+        if ds.traits.option_layout
         else "COCO boxes are pixels: scale them by the image sizes"
     )
     return [
@@ -301,7 +295,7 @@ def fraction_doubts(
         gt: for predictions, the aligned ground truth, whose boxes show the
             scale; else (and for the ground truth itself) the image sizes do.
     """
-    if ds.format not in LAYOUT_OPEN or ds.box_format is None or not len(ds) or ds.fractions:
+    if not ds.traits.layout_open or ds.box_format is None or not len(ds) or ds.fractions:
         return []
     # The usual case (pixels), settled a slice at a time: below the share by
     # more than a number, the mean below is certain.
@@ -331,7 +325,7 @@ def _fraction_fix(ds: Dataset, raw: np.ndarray, side: str, fix_layout: BoxFormat
     """How a fraction doubt ends: the flag that reads the file, checked against the image sizes."""
     flag = _flag(side, "normalized")
     reading = _fraction_reading(ds, raw, fix_layout)
-    if ds.format not in OPTION_LAYOUT:
+    if not ds.traits.option_layout:
         if reading is not None and reading[0] is BoxFormat.XYWH and 2 * reading[1] >= reading[2]:
             return "; COCO boxes are pixels: scale them by the image sizes"
         return "; COCO boxes are pixels: check how the file was written"

@@ -214,10 +214,10 @@ class Readings:
 # ------------------------------------------------------------------ box layouts
 
 
-def _layouts(ds: Dataset, open_formats: frozenset[str]) -> list[BoxFormat]:
+def _layouts(ds: Dataset) -> list[BoxFormat]:
     """The layouts to try for a side: the one read first, then the others where the format is open."""
     chosen = ds.box_format
-    if chosen is None or ds.format not in open_formats:
+    if chosen is None or not ds.traits.layout_open:
         return [chosen or BoxFormat.XYXY]
     return [chosen, *(f for f in BoxFormat if f is not chosen)]
 
@@ -267,9 +267,7 @@ def _null_keys(r: Readings) -> np.ndarray:
     return (image + max(1, n_img // 2)) % n_img * r.sc.k + r.pred.category_idx[r.sc.rows]
 
 
-def _best_layouts(
-    r: Readings, open_formats: frozenset[str]
-) -> tuple[BoxFormat, BoxFormat, int, int, int]:
+def _best_layouts(r: Readings) -> tuple[BoxFormat, BoxFormat, int, int, int]:
     """The layouts of (ground truth, predictions) under which predictions hit their own image most
     beyond what they hit on another image (larger boxes overlap more, wherever they are).
 
@@ -284,7 +282,7 @@ def _best_layouts(
 
     base = excess(r.gt_xyxy, r.pred_xyxy, r.base)
     best = (g0, p0, r.base, base)
-    combos = [(g, p) for g in _layouts(r.gt, open_formats) for p in _layouts(r.pred, open_formats)]
+    combos = [(g, p) for g in _layouts(r.gt) for p in _layouts(r.pred)]
     combos.sort(key=lambda c: (c[0] is not g0) + (c[1] is not p0))
     gt_all = {g0: r.gt_xyxy}
     for g, p in combos[1:]:
@@ -297,7 +295,7 @@ def _best_layouts(
     return (*best, base)
 
 
-def layout_reading_doubts(r: Readings, open_formats: frozenset[str], fix: LayoutFix) -> list[str]:
+def layout_reading_doubts(r: Readings, fix: LayoutFix) -> list[str]:
     """A doubt when another box layout of either file reads the data clearly better.
 
     Overlaps decide first: another reading under which far more predictions
@@ -306,12 +304,11 @@ def layout_reading_doubts(r: Readings, open_formats: frozenset[str], fix: Layout
 
     Args:
         r: the sampled pair.
-        open_formats: formats whose layout a file may get wrong.
         fix: how a side's layout is changed, in words (a flag to paste).
     """
     g0, p0 = r.gt.box_format or BoxFormat.XYXY, r.pred.box_format or BoxFormat.XYXY
     if r.base < SURE * r.n:
-        g, p, hits, more, base = _best_layouts(r, open_formats)
+        g, p, hits, more, base = _best_layouts(r)
         if (g, p) != (g0, p0) and clearly_better(more, max(base, 0), r.n):
             changed = [(s, d, f) for s, d, f, f0 in (("gt", r.gt, g, g0), ("pred", r.pred, p, p0))
                        if f is not f0]  # fmt: skip
@@ -321,9 +318,7 @@ def layout_reading_doubts(r: Readings, open_formats: frozenset[str], fix: Layout
                 f"(IoU >= {HIT_IOU}) reading {read}, {r.base} as read "
                 f"({_as_read(r)}): the box layout is in doubt; " + _fixes(changed, fix)
             )]  # fmt: skip
-    sides = [
-        s for s in _signature_sides(r) if (r.gt if s == "gt" else r.pred).format in open_formats
-    ]
+    sides = [s for s in _signature_sides(r) if (r.gt if s == "gt" else r.pred).traits.layout_open]
     if not sides or _overlaps_refute(r, sides):
         return []
     ds = {"gt": r.gt, "pred": r.pred}

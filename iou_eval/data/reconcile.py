@@ -226,7 +226,7 @@ def canonical(gt: Dataset) -> Dataset:
     A COCO file's ids in pycocotools' order (:func:`id_order`); other
     formats' keys (file stems, class names) by value.
     """
-    order = id_order if gt.format == "coco" else value_order
+    order = id_order if gt.traits.coco_ids else value_order
     img_order = order(gt.images.ids)
     cat_order = order(gt.categories.ids)
     img_new = np.empty(len(img_order), dtype=np.int64)
@@ -434,7 +434,7 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
     position = {k: i for i, k in enumerate(gt.categories.ids)}
     warnings: list[str] = list(gt.warnings) + list(pred.warnings)
     ambiguous: dict[Key, tuple[int, int]] = {}
-    is_coco = pred.format == "coco"
+    is_coco = pred.traits.coco_ids
     img_map, img_how = image_map(gt.images, pred.images, not is_coco, ambiguous)
     warnings += image_join_warnings(pred.source, gt.images, is_coco, img_how, ambiguous)
     pred = scale_fractions(pred, image_size, gt.images, img_map)
@@ -453,7 +453,7 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
         warnings.append(Doubt(
             f"{pred.source}: {unknown_rows} prediction(s) on {len(bad)} image(s) "
             f"that are not in the ground truth (e.g. {', '.join(repr(k) for k in unknown_keys)}); "
-            f"not scored; {declare_hint(gt.format)}"
+            f"not scored; {declare_hint(gt.traits.declares_empty_image)}"
         ))  # fmt: skip
     categories = gt.categories.extended(extra_ids, extra_names)
     if extra_ids:
@@ -477,7 +477,7 @@ def align(gt: Dataset, pred: Dataset, image_size: tuple[float, float] | None = N
         warnings=(),
     )
     # Only two COCO files are something pycocotools would read.
-    if respelled and len(kept) and gt.format == pred.format == "coco":
+    if respelled and len(kept) and gt.traits.coco_ids and pred.traits.coco_ids:
         warnings.extend(_respelled_warning(pred.source, kept, respelled, cat_map, gt.categories))
     gt2 = replace(gt, categories=categories, warnings=())
     return Alignment(

@@ -26,8 +26,6 @@ from iou_eval.data.box_format import BoxFormat
 from iou_eval.data.dataset import Dataset
 from iou_eval.data.doubts import STREAM_SOURCE, Doubt
 from iou_eval.data.plausibility import (
-    LAYOUT_OPEN,
-    OPTION_LAYOUT,
     class_coverage_doubts,
     class_shift_doubt,
     fraction_doubts,
@@ -45,12 +43,10 @@ from iou_eval.data.reconcile import Alignment, unpredicted_text
 from iou_eval.io.loaders import LoadOptions, detect_format
 from iou_eval.io.loaders import load as load_path
 from iou_eval.io.loaders.common import KEYPOINT_HINT
-from iou_eval.io.loaders.registry import get as get_format
+from iou_eval.io.loaders.registry import find as find_format
 from iou_eval.io.loaders.registry import holds_oriented
+from iou_eval.io.loaders.registry import traits as format_traits
 from iou_eval.options import ReadOptions
-
-# In-memory formats whose layout and scale the options set.
-_MEMORY_LAYOUT = ("dataframe", "arrays")
 
 
 def is_path(source: Any) -> bool:
@@ -72,7 +68,7 @@ def load_options(
     per-image text, devkit results, in-memory tables and arrays); COCO JSON,
     VOC XML and the training tools' formats hold their own.
     """
-    textual = fmt in _MEMORY_LAYOUT or (fmt != "coco" and get_format(fmt).textual)
+    textual = format_traits(fmt).option_layout
     layout = read.layout(role)
     return LoadOptions(
         box_format=BoxFormat(layout) if layout and textual else None,
@@ -120,16 +116,19 @@ def detect_pred_format(path: Any, gt_format: str | None) -> tuple[str | None, st
     except IouEvalError:
         fmt = None
     folder = path != "-" and os.path.isdir(path)
-    if fmt == "yolo" and folder and is_predict_run(path):
+    found, gt_found = find_format(fmt), find_format(gt_format)
+    if found is not None and found.ultralytics_dataset and folder and is_predict_run(path):
         return fmt, f"{path}: read as {_ULTRALYTICS}: the labels/ folder of a predict run"
     if (
-        gt_format == "yolo"
-        and fmt in (None, "txt")
+        gt_found is not None
+        and gt_found.ultralytics_dataset
+        and (fmt is None or (found is not None and found.ultralytics_lines))
         and folder
         and ultralytics_prediction_lines(path)
     ):
-        return "yolo", f"{path}: read as {_ULTRALYTICS}, beside a YOLO dataset"
-    if holds_oriented(gt_format) and fmt in (None, "txt") and folder:
+        return gt_found.name, f"{path}: read as {_ULTRALYTICS}, beside a YOLO dataset"
+    lines = fmt is None or (found is not None and found.ultralytics_lines)
+    if holds_oriented(gt_format) and lines and folder:
         return _beside_oriented(path, fmt)
     return fmt, None
 
@@ -234,9 +233,7 @@ def unsized(ds: Dataset) -> bool:
     Its area ranges (small, medium, large) then compare fractions of a
     1 x 1 image with pixel bounds: the numbers that read them are undefined.
     """
-    from iou_eval.io.loaders.registry import UNIT_IMAGE_FORMATS
-
-    return ds.format in UNIT_IMAGE_FORMATS and not ds.fractions
+    return ds.traits.unit_image and not ds.fractions
 
 
 def images_beside(source: Any) -> str | None:
@@ -298,10 +295,6 @@ def prepare_pair(gt: Dataset, pred: Dataset, read: ReadOptions) -> tuple[Dataset
     return gt, _with_warnings(pred, [shift]), True
 
 
-# Ultralytics' val(save_json=True) files: a COCO results list, its oriented form.
-_ULTRALYTICS_JSON = ("coco", "obb-json")
-
-
 def _ultralytics_numbered(gt: Dataset, pred: Dataset) -> Dataset:
     """A ``predictions.json`` beside a YOLO dataset, its class ids read as Ultralytics writes them.
 
@@ -309,7 +302,10 @@ def _ultralytics_numbered(gt: Dataset, pred: Dataset) -> Dataset:
     numbering is said in a note, or a doubt when the ids fit either of
     Ultralytics' numberings (:func:`~iou_eval.data.class_shift.ultralytics_numbering`).
     """
-    if gt.format != "yolo" or pred.format not in _ULTRALYTICS_JSON or not len(pred):
+    gt_fmt, pred_fmt = find_format(gt.format), find_format(pred.format)
+    if gt_fmt is None or pred_fmt is None or not len(pred):
+        return pred
+    if not (gt_fmt.ultralytics_dataset and pred_fmt.ultralytics_results):
         return pred
     from iou_eval.data.class_shift import class_counts, remap_categories, ultralytics_numbering
 
@@ -334,10 +330,8 @@ def _open_images_scaled(gt: Dataset, pred: Dataset) -> Dataset:
     alignment scales by each image's size.  Images the ground truth lacks
     keep the unit size (their predictions are set aside anyway).
     """
-    from iou_eval.io.loaders.registry import UNIT_IMAGE_FORMATS
-
-    unit = gt.format in UNIT_IMAGE_FORMATS and not gt.fractions
-    if pred.format not in UNIT_IMAGE_FORMATS or pred.fractions or unit:
+    unit = gt.traits.unit_image and not gt.fractions
+    if not pred.traits.unit_image or pred.fractions or unit:
         return pred
     from iou_eval.data.reconcile import image_map
     from iou_eval.io.loaders.image_folder import as_fractions
@@ -356,8 +350,8 @@ def fraction_layout(read: ReadOptions, role: str, ds: Dataset) -> BoxFormat:
     given = read.layout(role)
     if given:
         return BoxFormat(given)
-    if ds.format == "txt":
-        return BoxFormat.CXCYWH  # the txt format's default for fractions
+    if ds.traits.fraction_layout:
+        return BoxFormat(ds.traits.fraction_layout)  # the format's default for fractions
     return ds.box_format or BoxFormat.XYWH
 
 
@@ -374,7 +368,7 @@ def pair_doubts(
     out += layout_doubts(alignment.gt, "gt")
     out += layout_doubts(alignment.pred, "pred")
     for role, ds, other in (("gt", alignment.gt, None), ("pred", alignment.pred, alignment.gt)):
-        if ds.format in LAYOUT_OPEN and not load_options(read, role, ds.format).normalized:
+        if ds.traits.layout_open and not load_options(read, role, ds.format).normalized:
             out += fraction_doubts(ds, role, fraction_layout(read, role, ds), other)
     if not out:
         out += reading_doubts(alignment, shift_found)
@@ -414,39 +408,16 @@ def keypoint_notes(gt_source: Any, pred_source: Any, gt: Dataset, pred: Dataset)
     file with ``keypoints`` in its first megabyte.  Call it only when no
     iou type was asked for.
     """
-    if not (is_path(gt_source) and is_path(pred_source)) or pred.format != "coco":
+    gt_fmt, pred_fmt = find_format(gt.format), find_format(pred.format)
+    if not (is_path(gt_source) and is_path(pred_source)) or gt_fmt is None or pred_fmt is None:
         return []
     gt_path, pred_path = os.fspath(gt_source), os.fspath(pred_source)
-    if gt.format == "coco":
-        posed = _file_holds(gt_path, b'"num_keypoints"')
-    elif gt.format == "yolo":
-        from iou_eval.io.loaders.yolo_pose import kpt_shape
-
-        posed = kpt_shape(gt_path, load_options(ReadOptions(), "gt", "yolo")) is not None
-    else:
-        posed = False
-    if not posed or not _file_holds(pred_path, b'"keypoints"', limit=1 << 20):
+    if not gt_fmt.has_keypoints(gt_path, "gt") or not pred_fmt.has_keypoints(pred_path, "pred"):
         return []
     return [
         f"{pred.source}: the ground truth and the predictions carry keypoints; their boxes were "
         f"scored (iou type bbox, the default): {KEYPOINT_HINT}"
     ]
-
-
-def _file_holds(path: str, needle: bytes, limit: int | None = None) -> bool:
-    """Whether the file's bytes (its first ``limit`` of them) hold ``needle``; False if unreadable."""
-    import mmap
-
-    if path == "-" or not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            if limit is not None:
-                return needle in fh.read(limit)
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as whole:
-                return whole.find(needle) >= 0
-    except (OSError, ValueError):  # an empty file cannot be mapped
-        return False
 
 
 def reading_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]:
@@ -461,7 +432,7 @@ def reading_doubts(alignment: Alignment, shift_found: bool = False) -> list[str]
     r = Readings.of(gt, pred)
     if r is None:
         return []
-    out = layout_reading_doubts(r, LAYOUT_OPEN, layout_fix)
+    out = layout_reading_doubts(r, layout_fix)
     if not out and not shift_found:
         out += image_id_doubts(r, alignment.unknown_image_rows)
     return out
@@ -473,7 +444,7 @@ def layout_fix(ds: Dataset, side: str, layout: BoxFormat) -> str:
     fmt = layout.value
     if ds.source == STREAM_SOURCE:
         return f'if the boxes are {fmt}, create the Evaluator with box_format="{fmt}"'
-    if ds.format in OPTION_LAYOUT:
+    if ds.traits.option_layout:
         flag = {"gt": "--gt-box-format", "pred": "--pred-box-format"}.get(side, "--box-format")
         return f"if the {what} numbers are {fmt}, pass {flag} {fmt}"
     return f"COCO's bbox is [x, y, width, height]: if the {what} boxes are {fmt}, convert them"

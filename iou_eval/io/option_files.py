@@ -38,13 +38,6 @@ def read_names(path: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def parse_class_map(text: str) -> str | tuple[tuple[Any, Any], ...]:
-    """``coco80``, or a class map file read into ``(from, to)`` pairs."""
-    if text.strip().lower() == "coco80":
-        return "coco80"
-    return tuple(read_class_map(text).items())
-
-
 def inline_class_map(text: str) -> dict[Key, Key] | None:
     """``FROM=TO[,FROM=TO...]`` given on the command line, or None when ``text`` is a file's path.
 

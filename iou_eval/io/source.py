@@ -428,3 +428,19 @@ def _utf8_error(
         where=f"{line}:{column}",
         hint="save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
     )
+
+
+def file_holds(path: str, needle: bytes, limit: int | None = None) -> bool:
+    """Whether the file's bytes (its first ``limit`` of them) hold ``needle``; False if unreadable."""
+    import mmap
+
+    if path == "-" or not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            if limit is not None:
+                return needle in fh.read(limit)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as whole:
+                return whole.find(needle) >= 0
+    except (OSError, ValueError):  # an empty file cannot be mapped
+        return False

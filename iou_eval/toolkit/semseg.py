@@ -218,11 +218,6 @@ def evaluate_pairing(
     return SemsegResult(all_names, acc.scores(), inputs, settings, _pairing_warnings(pairing))
 
 
-def evaluate_folders(gt_dir: str, pred_dir: str, **kwargs: Any) -> SemsegResult:
-    """:func:`pair_files` then :func:`evaluate_pairing` (same keyword arguments)."""
-    return evaluate_pairing(pair_files(gt_dir, pred_dir), **kwargs)
-
-
 def _float_or_none(v: float) -> float | None:
     return None if math.isnan(v) else float(v)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import iou_eval.io.loaders.registry  # noqa: F401  (declares the formats' traits the checks ask)
 from iou_eval.data.box_format import BoxFormat, to_xyxy
 from iou_eval.data.dataset import CategoryTable, ImageTable, assemble
 from iou_eval.data.doubts import Doubt, doubts_of, is_doubt, kind_of

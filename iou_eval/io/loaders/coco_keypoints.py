@@ -30,6 +30,16 @@ from iou_eval.errors import InputError
 from iou_eval.geometry.keypoints import KeypointColumn
 
 
+def carries_keypoints(path: str, role: str) -> bool:
+    """Whether a COCO file carries keypoints: a ground truth's annotations count them
+    (``num_keypoints``), a results list holds them in its first megabyte."""
+    from iou_eval.io.source import file_holds
+
+    if role == "gt":
+        return file_holds(path, b'"num_keypoints"')
+    return file_holds(path, b'"keypoints"', limit=1 << 20)
+
+
 def keypoint_columns(anns: list, path: str, label: str, role: str, offset: int = 0) -> dict:
     """``kp_values[B]`` float64, ``kp_length[N]`` int64, ``num_keypoints[N]`` (-1: absent).
 

@@ -35,7 +35,6 @@ from iou_eval.data.dataset import Dataset, ImageTable
 from iou_eval.data.doubts import Doubt
 from iou_eval.errors import InputError
 from iou_eval.io.loaders.image_header import image_size
-from iou_eval.io.loaders.registry import UNIT_IMAGE_FORMATS
 from iou_eval.io.loaders.yolo import IMG_FORMATS
 
 
@@ -89,7 +88,7 @@ def match_images(images: ImageTable, files: list[str]) -> np.ndarray:
 
 def as_fractions(ds: Dataset) -> Dataset:
     """A dataset of unit images (Open Images) as fractions waiting for sizes (``Dataset.fractions``)."""
-    if ds.format not in UNIT_IMAGE_FORMATS or ds.fractions:
+    if not ds.traits.unit_image or ds.fractions:
         return ds
     n = len(ds.images)
     images = ImageTable(ds.images.ids, ds.images.file_names, np.full(n, np.nan), np.full(n, np.nan))
@@ -103,7 +102,7 @@ def with_image_folder(gt: Dataset, folder: str) -> Dataset:
     appended to its warnings.
     """
     files = folder_images(folder)
-    unit = gt.format in UNIT_IMAGE_FORMATS and not gt.fractions
+    unit = gt.traits.unit_image and not gt.fractions
     at = match_images(gt.images, files)
     if unit and not (at >= 0).any():
         # No size found: the boxes stay fractions of unit images, whose

@@ -42,8 +42,6 @@ RECORDS = "<records>"
 DATAFRAME = "<DataFrame>"
 ARRAYS = "<arrays>"
 _COCO_KEYS = frozenset({"images", "annotations", "categories"})
-# Formats of in-memory inputs whose layout and scale the options set.
-LAYOUT_FORMATS = frozenset({"dataframe", "arrays"})
 
 
 def in_memory_format(obj: Any) -> str:

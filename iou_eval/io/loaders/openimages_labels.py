@@ -245,7 +245,7 @@ def challenge_inputs(
         names: ``--names`` lines (``/m/07j7r,Tree``): the class descriptions.
     """
     source = gt_source if isinstance(gt_source, str) else gt.source
-    readable = gt.format == "openimages" and source != "-" and os.path.exists(source)
+    readable = gt.traits.unit_image and source != "-" and os.path.exists(source)
     beside = source if readable else None
     path = image_labels or (image_labels_beside(beside) if beside else None)
     labels = read_image_labels(path) if path else None
@@ -259,7 +259,7 @@ def challenge_inputs(
             "image-labels CSV beside the boxes): an image is scored only on the classes boxed in it"
         )
     images = gt.images
-    if gt.format == "openimages" and not ((images.width == 1) & (images.height == 1)).all():
+    if gt.traits.unit_image and not ((images.width == 1) & (images.height == 1)).all():
         notes.append(
             "openimages: the boxes are scored in pixels (the images' sizes are known); the "
             "challenge scores the fractions, and an overlap may differ from its in the last bit"

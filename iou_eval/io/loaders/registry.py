@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from iou_eval.data.traits import FormatTraits, declare, traits_of
 from iou_eval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,6 +43,29 @@ class Format:
         oriented: its files always hold oriented boxes (DOTA's).
         crowd_word: what its files call the boxes read as crowd regions
             (Open Images' ``group-of``), for reports.
+        declares_empty_image: how a ground truth declares an image without
+            objects (words for a hint); "" when it cannot.
+        layout_open: pixel boxes in a layout a file may get wrong (the layout
+            and scale doubts look at them); every ``textual`` format is.
+        coco_ids: COCO ids (pycocotools' order, joins by id).
+        unit_image: boxes are fractions of a unit image (no sizes in the file).
+        fraction_layout: the layout of fractions read with ``--normalized``
+            and no ``--box-format``.
+        compiled_json: the compiled JSON reader reads it (both files of a
+            pair in threads).
+        batch_folder: a folder of such files is a batch, one model output
+            per file (``iou-eval evaluate``).
+        ultralytics_dataset: a training tool's dataset, whose predictions are
+            read as Ultralytics writes them (a predict run's labels, a
+            ``predictions.json``'s class numbering).
+        ultralytics_results: the form of Ultralytics' ``val(save_json=True)``
+            files.
+        ultralytics_lines: a folder of it may be Ultralytics predict output,
+            read as the ground truth's format beside an ``ultralytics_dataset``.
+        polygons: asked for masks, its reader keeps the polygons aside
+            (``iou-eval convert`` writes them again).
+        carries_keypoints: ``"module:function"``, ``(path, role) -> bool``: the
+            file carries keypoints (a cheap look, for a note); "": never.
     """
 
     name: str
@@ -53,6 +77,38 @@ class Format:
     describe: str = ""
     oriented: bool = False
     crowd_word: str = "crowd"
+    declares_empty_image: str = ""
+    layout_open: bool = False
+    coco_ids: bool = False
+    unit_image: bool = False
+    fraction_layout: str = ""
+    compiled_json: bool = False
+    batch_folder: bool = False
+    ultralytics_dataset: bool = False
+    ultralytics_results: bool = False
+    ultralytics_lines: bool = False
+    polygons: bool = False
+    carries_keypoints: str = ""
+
+    @property
+    def traits(self) -> FormatTraits:
+        """What the data layer needs to know of the format (:mod:`iou_eval.data.traits`)."""
+        return FormatTraits(
+            declares_empty_image=self.declares_empty_image,
+            layout_open=self.layout_open or self.textual,
+            option_layout=self.textual,
+            coco_ids=self.coco_ids,
+            unit_image=self.unit_image,
+            fraction_layout=self.fraction_layout,
+        )
+
+    def has_keypoints(self, path: str, role: str) -> bool:
+        """Whether the ``role`` file ``path`` carries keypoints (:attr:`carries_keypoints`)."""
+        if not self.carries_keypoints:
+            return False
+        module, func = self.carries_keypoints.split(":")
+        found: bool = getattr(import_module(f".{module}", __package__), func)(path, role)
+        return found
 
     def load(self) -> Reader:
         module, func = self.reader.split(":")
@@ -62,13 +118,11 @@ class Format:
 
 _FORMATS: dict[str, Format] = {}
 
-# Formats whose boxes are fractions of a unit image (no size in the file).
-UNIT_IMAGE_FORMATS = frozenset({"openimages"})
-
 
 def register(fmt: Format) -> Format:
     """Add a format (a later one with the same name replaces it)."""
     _FORMATS[fmt.name] = fmt
+    declare(fmt.name, fmt.traits)
     return fmt
 
 
@@ -92,6 +146,11 @@ def format_names() -> tuple[str, ...]:
     return tuple(_FORMATS)
 
 
+def find(name: str | None) -> Format | None:
+    """The registered format ``name``; None for another (in-memory, unknown, None)."""
+    return _FORMATS.get(name) if name is not None else None
+
+
 def get(name: str) -> Format:
     from iou_eval.errors import UsageError
 
@@ -99,6 +158,18 @@ def get(name: str) -> Format:
     if fmt is None:
         raise UsageError(f"unknown format {name!r} (known: {', '.join(_FORMATS)})")
     return fmt
+
+
+# In-memory inputs (iou_eval.io.loaders.memory): their layout and scale the options set.
+declare("dataframe", FormatTraits(
+    declares_empty_image="a row with the image and empty label and box cells",
+    layout_open=True, option_layout=True))  # fmt: skip
+declare("arrays", FormatTraits(layout_open=True, option_layout=True))
+
+
+def traits(name: str) -> FormatTraits:
+    """The traits of the format ``name``, registered or in memory."""
+    return traits_of(name)
 
 
 # Words that mark the first line of a .txt file as a CSV/TSV header.
@@ -226,43 +297,62 @@ register(Format(
     "yolo", "yolo_pose:load_yolo_or_pose",  # pose datasets (kpt_shape) there, the rest yolo.py
     detect_file=_looks("yolo", "looks_like_yolo", _name_has(".yaml", ".yml")),
     detect_folder=_looks("yolo", "looks_like_yolo", _yolo_folder),
+    declares_empty_image="the image in the split (no label file: no objects)",
+    ultralytics_dataset=True, carries_keypoints="yolo_pose:carries_keypoints",
+    polygons=True,
     describe="a YOLO / Ultralytics dataset (data.yaml or labels/ beside images/)"))  # fmt: skip
 register(Format(
     "labelme", "labelme:load_labelme",
     detect_file=_looks_head("labelme", "labelme_head", _head_has(b'"shapes"')),
     detect_folder=_looks("labelme", "looks_like_labelme", _entries_have(".json")),
+    declares_empty_image="a .json file without shapes",
+    polygons=True,
     describe="LabelMe JSON files"))  # fmt: skip
 register(Format(
     "cvat-xml", "cvat_xml:load_cvat_xml",
     detect_file=_looks_head("cvat_xml", "cvat_head", _head_has(b"<annotations")),
     detect_folder=_looks("cvat_xml", "looks_like_cvat_xml", _entries_have("annotations.xml")),
+    declares_empty_image="an <image> element without shapes",
+    polygons=True,
     describe="CVAT for images 1.1 XML"))  # fmt: skip
 register(Format(
     "openimages", "openimages:load_openimages",
     detect_file=_looks_head("openimages", "openimages_head", _head_has(b"imageid", b"xmin")),
+    declares_empty_image="an image list CSV (an ImageID column) beside the boxes",
+    unit_image=True,
     describe="Open Images CSV", crowd_word="group-of"))  # fmt: skip
 register(Format(
     "obb-json", "yolo_obb:load_obb_json", roles=("pred",),
     detect_file=_looks_head("yolo_obb", "obb_json_head", _head_has(b'"poly"')),
+    ultralytics_results=True,
     describe="Ultralytics OBB predictions.json (rbox / poly)"))  # fmt: skip
 register(Format(
     "labelstudio", "labelstudio:load_labelstudio",
     detect_file=_looks_head("labelstudio", "labelstudio_head", _head_has(b'"result"')),
+    polygons=True,
     describe="Label Studio JSON export (tasks with annotations / predictions)"))  # fmt: skip
 register(Format(
     "coco", "coco:load_coco", detect_file=lambda p, h: h[:1] in (b"{", b"["),
+    declares_empty_image="list it in 'images'", layout_open=True, coco_ids=True,
+    compiled_json=True,
+    batch_folder=True, ultralytics_results=True,
+    carries_keypoints="coco_keypoints:carries_keypoints",
     describe="COCO dataset JSON or results list"))  # fmt: skip
 register(Format(
     "voc-xml", "voc_xml:load_voc_xml", detect_file=lambda p, h: h[:1] == b"<",
     detect_folder=lambda p, e: ".xml" in _exts(e) or _voc_devkit(p, e),
+    declares_empty_image="an .xml file without <object>",
     describe="Pascal VOC XML (or a VOCdevkit folder)"))  # fmt: skip
 register(Format(
     "txt", "text:load_txt", detect_file=_txt_file,
     detect_folder=lambda p, e: ".txt" in _exts(e), textual=True,
+    declares_empty_image="an empty <image>.txt file", fraction_layout="cxcywh",
+    ultralytics_lines=True,
     describe="per-image text files"))  # fmt: skip
 # CSV is the fallback for any other file.
 register(Format(
     "csv", "table:load_csv", detect_file=lambda p, h: True, textual=True,
+    declares_empty_image="a row with the image and empty label and box cells",
     describe="CSV/TSV with a header"))  # fmt: skip
 
 

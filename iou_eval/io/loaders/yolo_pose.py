@@ -78,6 +78,12 @@ def load_yolo_or_pose(path: str, role: str, options: LoadOptions) -> Dataset:
     return _load_ground_truth(path, options, shape)
 
 
+def carries_keypoints(path: str, role: str) -> bool:
+    """Whether a YOLO ground truth is a pose dataset (its data.yaml has ``kpt_shape``);
+    prediction files are not looked at."""
+    return role == "gt" and kpt_shape(path, LoadOptions()) is not None
+
+
 def kpt_shape(path: str, options: LoadOptions) -> tuple[int, int] | None:
     """The ``kpt_shape`` ``(K, D)`` of the dataset's data.yaml, or None (not a pose dataset)."""
     if os.path.isfile(path):

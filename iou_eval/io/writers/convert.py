@@ -77,13 +77,9 @@ def convert(
     )  # fmt: skip
 
 
-# Targets that name images and classes by number (a results list, class indices).
-_NUMBERED = frozenset({"coco", "yolo"})
-
-
 def _unjoined(labels: Labels, to: str) -> list[str]:
     """A note when predictions named by file and class name were numbered on their own."""
-    if not labels.is_prediction or labels.joined or to not in _NUMBERED:
+    if not labels.is_prediction or labels.joined or not get_target(to).numbered:
         return []
     named = [
         what for what, ids in (("images", labels.images.ids), ("classes", labels.categories.ids))

@@ -30,10 +30,8 @@ from iou_eval.io.inputs import (
 )
 from iou_eval.io.loaders import detect_format
 from iou_eval.io.loaders import load as load_path
+from iou_eval.io.loaders.registry import find as find_format
 from iou_eval.options import ReadOptions
-
-# Formats whose loaders keep polygons aside when asked for masks.
-_POLYGON_FORMATS = frozenset({"yolo", "labelme", "cvat-xml", "labelstudio"})
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,8 @@ def _read_side(path: str, role: str, fmt: str | None, read: ReadOptions) -> tupl
     """
     fmt = fmt or detect_format(path)
     ds = _load(path, role, fmt, read, masks=False)
-    if fmt not in _POLYGON_FORMATS:
+    spec = find_format(fmt)
+    if spec is None or not spec.polygons:
         return ds, fmt
     try:
         shaped = _load(path, role, fmt, read, masks=True)
@@ -177,7 +176,7 @@ def _kept_rows(pred: Dataset, alignment: Any) -> np.ndarray:
     """``[N']`` the rows of ``pred`` the alignment kept (those on ground-truth images)."""
     from iou_eval.data.reconcile import image_map
 
-    img_map, _ = image_map(alignment.gt.images, pred.images, key_is_name=pred.format != "coco")
+    img_map, _ = image_map(alignment.gt.images, pred.images, key_is_name=not pred.traits.coco_ids)
     if not len(pred):
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(img_map[pred.image_idx] >= 0)
@@ -209,7 +208,10 @@ def _labels(
 
 def _outlines(ds: Dataset, path: str, fmt: str) -> tuple[list | None, list | None, bool]:
     """``(polygons[N], rles[N], fractions)`` of the rows as the file gave them."""
-    if fmt == "coco" or (fmt == "yolo" and path.lower().endswith(".json")):
+    spec = find_format(fmt)
+    if spec is not None and (
+        spec.coco_ids or (spec.ultralytics_dataset and path.lower().endswith(".json"))
+    ):
         return (*_coco_segmentations(ds, path), False)
     masks = ds.masks
     polys = getattr(masks, "polygons", None)

@@ -70,6 +70,8 @@ class Target:
         folder: the target is a folder (else one file).
         keeps: what it holds of the ground truth beyond boxes and classes.
         describe: what is written, for the help and the docs.
+        numbered: it names images and classes by number (a results list,
+            class indices).
     """
 
     name: str
@@ -79,6 +81,7 @@ class Target:
     describe: str = ""
     # Placing the images beside the labels (the dataset reads their sizes from them).
     wants_images: bool = False
+    numbered: bool = False
 
     def load(self) -> Writer:
         module, func = self.writer.split(":")
@@ -106,11 +109,11 @@ def get_target(name: str) -> Target:
 
 
 register(Target(
-    "coco", "coco:write_coco", folder=False,
+    "coco", "coco:write_coco", folder=False, numbered=True,
     keeps=Keeps(crowd=True, difficult=True, polygons=True, rles=True),
     describe="COCO JSON: a dataset (ground truth) or a results list (predictions)"))  # fmt: skip
 register(Target(
-    "yolo", "yolo:write_yolo", folder=True, wants_images=True,
+    "yolo", "yolo:write_yolo", folder=True, wants_images=True, numbered=True,
     keeps=Keeps(polygons=True, oriented=True),
     describe="an Ultralytics dataset (data.yaml, images/ and labels/) or a predict run "
     "(labels/ with confidences); -seg and -obb lines where the geometry asks"))  # fmt: skip
