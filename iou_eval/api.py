@@ -491,18 +491,7 @@ def _evaluate(
     # the loaded index columns alone hold 160 MB.
     del gt_ds, pred_ds
     release_free_memory()  # what loading freed, before the evaluation's large arrays
-    if masks:
-        from iou_eval.geometry.segm import with_masks
-
-        alignment = with_masks(alignment)
-    elif alignment.pred.masks is not None:
-        from iou_eval.geometry.segm import boxes_from_masks
-
-        alignment = boxes_from_masks(alignment)  # results that give masks without boxes
-    if keypoints:
-        from iou_eval.geometry.keypoints import with_keypoints
-
-        alignment = with_keypoints(alignment, opts.protocol.kpt_sigmas)
+    alignment = _with_geometry(alignment, opts)
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
     warnings += protocol_notes + oi_notes
     a = opts.analysis
@@ -540,6 +529,24 @@ def _evaluate(
         analysis=analysis,
         alignment=alignment,
     )
+
+
+def _with_geometry(alignment: Alignment, opts: EvalOptions) -> Alignment:
+    """The alignment with what its iou types score: masks encoded, boxes of results that give
+    masks only, keypoints."""
+    if opts.protocol.masks:
+        from iou_eval.geometry.segm import with_masks
+
+        alignment = with_masks(alignment)
+    elif alignment.pred.masks is not None:
+        from iou_eval.geometry.segm import boxes_from_masks
+
+        alignment = boxes_from_masks(alignment)  # results that give masks without boxes
+    if opts.protocol.keypoints:
+        from iou_eval.geometry.keypoints import with_keypoints
+
+        alignment = with_keypoints(alignment, opts.protocol.kpt_sigmas)
+    return alignment
 
 
 def run_notes(
