@@ -45,7 +45,7 @@ PURE = os.environ.get("IOU_EVAL_PURE", "") not in ("", "0")
 
 # The header every C file includes (buffers, array checks, growable arrays):
 # a change to it rebuilds them all.  MANIFEST.in ships it in the sdist.
-COMMON = ["iou_eval/_common.h"]
+COMMON = ["iou_eval/_common.h", "iou_eval/geometry/_bbiou.h"]
 
 setup(
     ext_modules=[]

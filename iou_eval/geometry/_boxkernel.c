@@ -5,31 +5,13 @@
  *
  * Optional, like the other compiled parts: without it (or with
  * IOU_EVAL_NO_KERNEL=1) numpy computes the same pairs.  The overlap is
- * pycocotools' bbIou operation for operation -- min(x2) - max(x1) with
- * numpy's minimum and maximum (a NaN wins), zero unless both extents are
- * positive, union (da + ga) - i, or da for a crowd region -- so a value
- * that lands exactly on a threshold lands there on both paths
- * (tests/unit/test_box_core.py).  Built with -O2 -ffp-contract=off: no
+ * pycocotools' bbIou operation for operation (_bbiou.h, which the COCO
+ * core's box matcher shares), so a value that lands exactly on a threshold
+ * lands there on both paths (tests/unit/test_box_core.py).  Built with -O2 -ffp-contract=off: no
  * fused multiply-add.  The GIL is released while the pairs are found.
  */
 #include "../_common.h"
-
-/* --------------------------------------------------------------- overlap */
-
-/* numpy's minimum and maximum: a NaN argument is the result. */
-static inline double np_min(double a, double b) { return (a < b || a != a) ? a : b; }
-static inline double np_max(double a, double b) { return (a > b || a != a) ? a : b; }
-
-/* pycocotools' bbIou of one pair (xyxy boxes and their w * h areas); a
-   crowd region is matched by intersection over the prediction's area. */
-static inline double overlap(const double *d, double da, const double *g, double ga, int crowd) {
-    double iw = np_min(d[2], g[2]) - np_max(d[0], g[0]);
-    double ih = np_min(d[3], g[3]) - np_max(d[1], g[1]);
-    if (!(iw > 0 && ih > 0)) return 0.0;
-    double inter = iw * ih;
-    double uni = crowd ? da : (da + ga) - inter;
-    return inter / uni;
-}
+#include "_bbiou.h"
 
 /* The inputs of pairs(), see there. */
 enum { D_GROUPS, GT_SORTED, G_STARTS, DT_ROWS, DT_XYXY, DT_AREA, GT_XYXY, GT_AREA, GT_CROWD, NARGS };
@@ -54,8 +36,8 @@ static int find_pairs(Job *j) {
             int64_t g = iou_idx(&a[GT_SORTED], k);
             const double *b = gx + 4 * g;
             /* Most pairs of a group do not even overlap horizontally. */
-            if (positive && !(np_min(d[2], b[2]) - np_max(d[0], b[0]) > 0)) continue;
-            double v = overlap(d, da[row], b, ga[g], crowd[g]);
+            if (positive && !iou_bb_meet_x(d, b)) continue;
+            double v = iou_bb_overlap(d, da[row], b, ga[g], crowd[g]);
             if (!(v >= j->floor)) continue;
             int64_t at = i;
             if (iou_vec_put(&j->pd, &at, 8) < 0 || iou_vec_put(&j->pg, &g, 8) < 0 ||

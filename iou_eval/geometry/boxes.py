@@ -14,7 +14,7 @@ from enum import Enum
 
 import numpy as np
 
-from iou_eval.geometry.pairs import _PAIR_CHUNK, candidate_pairs, join_pairs
+from iou_eval.geometry.pairs import _PAIR_CHUNK, BoxColumns, candidate_pairs, join_pairs
 
 
 class PixelConvention(str, Enum):
@@ -193,6 +193,12 @@ class BoxGeometry:
             parts_g.append(pg[keep])
             parts_iou.append(iou[keep])
         return join_pairs(parts_d, parts_g, parts_iou)
+
+    def box_columns(self) -> BoxColumns:
+        """The coordinates, for a matcher that computes the overlaps as it matches."""
+        return BoxColumns(
+            self.dt_xyxy, self.dt_box_area, self.gt_xyxy, self.gt_box_area, self.gt_crowd
+        )
 
     def pair(self, dt_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
         return pair_iou_columns(

@@ -13,7 +13,7 @@ unmatched prediction falls outside an area range (pycocotools' ``dt['area']``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
 
 import numpy as np
@@ -54,6 +54,40 @@ class Geometry(TypingProtocol):
     def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> Geometry:
         """The geometry of a subset (rows renumbered from 0)."""
         ...
+
+
+@dataclass(frozen=True)
+class BoxColumns:
+    """A box geometry's coordinates where they lie, for a matcher that computes overlaps itself.
+
+    The compiled COCO core matches boxes as it finds their pairs (no pair
+    arrays); it reads these columns in place, with pycocotools' ``bbIou``
+    (the box kernel's operations).
+
+    Attributes:
+        dt_xyxy: ``[N, 4]``; dt_area: ``[N]`` the boxes' ``w * h``.
+        gt_xyxy: ``[M, 4]``; gt_area: ``[M]``; gt_crowd: ``[M]`` bool, overlap
+            by intersection over the prediction's area.
+        dt_rows: ``[D]`` the row of these columns of each of the geometry's
+            predictions; gt_rows: ``[G]`` likewise (None: the same rows).
+    """
+
+    dt_xyxy: np.ndarray
+    dt_area: np.ndarray
+    gt_xyxy: np.ndarray
+    gt_area: np.ndarray
+    gt_crowd: np.ndarray
+    dt_rows: np.ndarray | None = None
+    gt_rows: np.ndarray | None = None
+
+
+def box_columns(geometry: Geometry) -> BoxColumns | None:
+    """The columns of a box geometry (:class:`BoxColumns`), or None for any other.
+
+    A geometry offers them through an optional ``box_columns()`` method.
+    """
+    offer = getattr(geometry, "box_columns", None)
+    return None if offer is None else offer()
 
 
 def candidate_pairs(dt_group: np.ndarray, gt_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -131,6 +165,13 @@ class SubsetGeometry:
 
     def pair(self, dt_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
         return self.base.pair(self.dt_rows[dt_rows], self.gt_rows[gt_rows])
+
+    def box_columns(self) -> BoxColumns | None:
+        """The base's box columns, read through this subset's rows (None: not boxes)."""
+        cols = box_columns(self.base)  # the base is never a subset itself
+        if cols is None:
+            return None
+        return replace(cols, dt_rows=self.dt_rows, gt_rows=self.gt_rows)
 
     def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> SubsetGeometry:
         return SubsetGeometry.of(self, gt_rows, dt_rows)

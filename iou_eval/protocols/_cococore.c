@@ -26,6 +26,7 @@
  * Both entry points release the GIL, so category parts run in threads.
  */
 #include "../_common.h"
+#include "../geometry/_bbiou.h"
 
 #define F64(a) IOU_F64P(a)
 #define U8(a) IOU_U8P(a)
@@ -415,6 +416,233 @@ done:
     return result;
 }
 
+/* ------------------------------------------------ matching boxes in one pass */
+
+/*
+ * match_boxes(): greedy() on boxes without the pair arrays.  Each
+ * prediction's candidates are found as it is matched: the ground truths of
+ * its group whose bbIou (_bbiou.h, the box kernel's operations) reaches
+ * the lowest threshold, in the order the box kernel lists them.  The
+ * records are greedy()'s on the box kernel's pairs, bit for bit, in the
+ * same order (tests/unit/test_box_core.py).
+ */
+enum {
+    B_GROUPS, B_DT_COORD, B_GT_SORTED, B_G_STARTS, B_GT_COORD, B_DT_XYXY, B_DT_AREA, B_GT_XYXY,
+    B_GT_AREA, B_GT_IOF, B_GT_POS, B_GT_CROWD, B_GT_IGNORE, B_THR, B_NARGS
+};
+
+typedef struct {
+    IouArr a[B_NARGS];
+    double floor;
+    int64_t most_gt; /* the most ground truths of one group */
+    Greedy out;      /* the records (lane, dt, gt, kept) and the counts (its arrays unused) */
+} BoxMatch;
+
+/* A ground truth as the box matcher reads it, stored in group order: a
+   group's ground truths lie side by side. */
+typedef struct {
+    double box[4], area;
+    Cand cand; /* its candidate record, the overlap left to fill */
+    uint8_t iof;
+} BoxGt;
+
+/* The ground truths in gt_sorted's order, with what matching reads of each. */
+static void pack_ground_truths(const BoxMatch *b, const uint64_t *ignored, BoxGt *out) {
+    const IouArr *x = b->a;
+    const double *gx = F64(x[B_GT_XYXY]), *ga = F64(x[B_GT_AREA]);
+    const uint8_t *iof = U8(x[B_GT_IOF]), *crowd = U8(x[B_GT_CROWD]);
+    for (int64_t k = 0; k < x[B_GT_SORTED].n; k++) {
+        int64_t g = iou_idx(&x[B_GT_SORTED], k), at = iou_idx(&x[B_GT_COORD], g);
+        BoxGt *o = &out[k];
+        memcpy(o->box, gx + 4 * at, sizeof o->box);
+        o->area = ga[at];
+        o->iof = iof[at];
+        o->cand = (Cand){g, iou_idx(&x[B_GT_POS], g), 0.0, crowd[g], ignored[g]};
+    }
+}
+
+/* Prediction i's candidates into c (ground truths of its group whose
+   overlap reaches the floor, in group order): their count, *most the
+   largest overlap. */
+static int64_t box_candidates(const BoxMatch *b, int64_t i, const BoxGt *gts, Cand *c,
+                              double *most) {
+    const IouArr *x = b->a;
+    int64_t grp = iou_idx(&x[B_GROUPS], i), row = iou_idx(&x[B_DT_COORD], i), n = 0;
+    const double *d = F64(x[B_DT_XYXY]) + 4 * row, da = F64(x[B_DT_AREA])[row];
+    int positive = b->floor > 0;
+    *most = -1.0;
+    for (int64_t k = iou_idx(&x[B_G_STARTS], grp), hi = iou_idx(&x[B_G_STARTS], grp + 1); k < hi; k++) {
+        const BoxGt *g = &gts[k];
+        /* Most pairs of a group do not even overlap horizontally. */
+        if (positive && !iou_bb_meet_x(d, g->box)) continue;
+        double v = iou_bb_overlap(d, da, g->box, g->area, g->iof);
+        if (!(v >= b->floor)) continue;
+        c[n] = g->cand;
+        c[n].iou = v;
+        if (v > *most) *most = v;
+        n++;
+    }
+    return n;
+}
+
+/* Record (lane, d, gt) with overlap iou kept where lane is the kept one.  0, or -1. */
+static int box_record(Greedy *g, int lane, int64_t d, int64_t gt, double iou, size_t *cap,
+                      size_t *kept_cap) {
+    if (record_room(g, cap) < 0) return -1;
+    g->lane[g->n_rec] = lane;
+    g->dt[g->n_rec] = (int32_t)d;
+    g->gt[g->n_rec++] = (int32_t)gt;
+    if (lane != g->keep_lane) return 0;
+    if ((size_t)g->n_kept == *kept_cap) {
+        int ok = 1;
+        IOU_GROW(g->kept, double, 2 * *kept_cap, ok);
+        if (!ok) return -1;
+        *kept_cap *= 2;
+    }
+    g->kept[g->n_kept++] = iou;
+    return 0;
+}
+
+/* A prediction with one candidate c takes it in every lane whose threshold
+   its overlap reaches and where it is free (or a crowd region): best_candidate()
+   of one, the lanes as bits.  0, or -1 (no memory). */
+static int box_lanes_of_one(Greedy *g, const double *thr, int64_t d, const Cand *c,
+                            uint64_t *taken, size_t *cap, size_t *kept_cap) {
+    uint64_t reach = 0, lanes = 0;
+    for (int t = 0; t < g->n_thr; t++) reach |= (uint64_t)(c->iou >= thr[t]) << t;
+    for (int a = 0; a < g->n_area; a++) lanes |= reach << (a * g->n_thr);
+    if (!c->crowd) {
+        lanes &= ~taken[c->gt];
+        taken[c->gt] |= lanes;
+    }
+    for (int lane = 0; lanes; lane++, lanes >>= 1)
+        if ((lanes & 1) && box_record(g, lane, d, c->gt, c->iou, cap, kept_cap) < 0) return -1;
+    return 0;
+}
+
+/* Prediction d's matches in every lane from its n candidates (run_greedy's
+   lane loop).  0, or -1 (no memory). */
+static int box_lanes(Greedy *g, const double *thr, int64_t d, const Cand *cand, int64_t n,
+                     double most, uint64_t *taken, size_t *cap, size_t *kept_cap) {
+    if (n == 1) return box_lanes_of_one(g, thr, d, cand, taken, cap, kept_cap);
+    for (int a = 0; a < g->n_area; a++) {
+        for (int t = 0; t < g->n_thr; t++) {
+            if (!(most >= thr[t])) continue; /* no candidate reaches it */
+            int lane = a * g->n_thr + t;
+            int64_t k = best_candidate(cand, n, taken, a, lane, thr[t]);
+            if (k < 0) continue;
+            if (!cand[k].crowd) taken[cand[k].gt] |= (uint64_t)1 << lane;
+            if (box_record(g, lane, d, cand[k].gt, cand[k].iou, cap, kept_cap) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+static int run_match_boxes(BoxMatch *b) {
+    Greedy *g = &b->out;
+    const uint8_t *ignore = U8(b->a[B_GT_IGNORE]);
+    const double *thr = F64(b->a[B_THR]);
+    size_t n_gt = (size_t)(g->n_gt ? g->n_gt : 1), cap = 0, kept_cap = 1024;
+    uint64_t *taken = calloc(n_gt, sizeof *taken), *ignored = calloc(n_gt, sizeof *ignored);
+    BoxGt *gts = malloc(n_gt * sizeof *gts);
+    Cand *cand = malloc((size_t)(b->most_gt ? b->most_gt : 1) * sizeof *cand);
+    g->kept = malloc(kept_cap * sizeof *g->kept);
+    int status = -1;
+    if (!taken || !ignored || !gts || !cand || !g->kept) goto done;
+    for (int a = 0; a < g->n_area; a++) /* bit a: ignored in area range a */
+        for (int64_t k = 0; k < g->n_gt; k++)
+            ignored[k] |= (uint64_t)(ignore[(int64_t)a * g->n_gt + k] != 0) << a;
+    pack_ground_truths(b, ignored, gts);
+    for (int64_t i = 0; i < b->a[B_GROUPS].n; i++) {
+        double most;
+        int64_t n = box_candidates(b, i, gts, cand, &most);
+        if (n && box_lanes(g, thr, i, cand, n, most, taken, &cap, &kept_cap) < 0) goto done;
+    }
+    status = 0;
+done:
+    free(taken);
+    free(ignored);
+    free(gts);
+    free(cand);
+    return status;
+}
+
+/* Shapes and indices checked once, the GIL held.  0, or -1 with an error set. */
+static int check_match_boxes(BoxMatch *b) {
+    IouArr *x = b->a;
+    Greedy *g = &b->out;
+    int64_t n_dt = x[B_GROUPS].n, n_box_dt = x[B_DT_AREA].n, n_box_gt = x[B_GT_AREA].n;
+    int64_t n_groups = x[B_G_STARTS].n - 1;
+    g->n_gt = x[B_GT_POS].n;
+    g->n_thr = (int)x[B_THR].n;
+    g->n_area = g->n_gt ? (int)(x[B_GT_IGNORE].n / g->n_gt) : 0;
+    g->n_lanes = g->n_area * g->n_thr;
+    int ok = n_groups >= 0 && x[B_DT_COORD].n == n_dt && x[B_GT_SORTED].n == g->n_gt &&
+             x[B_GT_COORD].n == g->n_gt && x[B_GT_CROWD].n == g->n_gt &&
+             iou_dim(&x[B_DT_XYXY], 0) == n_box_dt && x[B_DT_XYXY].n == 4 * n_box_dt &&
+             iou_dim(&x[B_GT_XYXY], 0) == n_box_gt && x[B_GT_XYXY].n == 4 * n_box_gt &&
+             x[B_GT_IOF].n == n_box_gt && (!g->n_gt || x[B_GT_IGNORE].n == (int64_t)g->n_area * g->n_gt) &&
+             g->n_lanes <= 64 && g->n_gt < INT32_MAX && n_dt < INT32_MAX &&
+             iou_in_range(&x[B_GROUPS], n_groups) && iou_in_range(&x[B_DT_COORD], n_box_dt) &&
+             iou_in_range(&x[B_GT_SORTED], g->n_gt) && iou_in_range(&x[B_GT_COORD], n_box_gt);
+    int64_t last = 0;
+    b->most_gt = 0;
+    for (int64_t k = 0; ok && k <= n_groups; k++) { /* non-decreasing, within gt_sorted */
+        int64_t s = iou_idx(&x[B_G_STARTS], k);
+        ok = s >= last && s <= g->n_gt;
+        if (k && s - last > b->most_gt) b->most_gt = s - last;
+        last = s;
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "match_boxes: inconsistent shapes or an index out of range");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_match_boxes(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[B_NARGS];
+    BoxMatch b;
+    memset(&b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOdL", &o[B_GROUPS], &o[B_DT_COORD], &o[B_GT_SORTED],
+                          &o[B_G_STARTS], &o[B_GT_COORD], &o[B_DT_XYXY], &o[B_DT_AREA],
+                          &o[B_GT_XYXY], &o[B_GT_AREA], &o[B_GT_IOF], &o[B_GT_POS], &o[B_GT_CROWD],
+                          &o[B_GT_IGNORE], &o[B_THR], &b.floor, &b.out.keep_lane))
+        return NULL;
+    static const IouArg spec[B_NARGS] = {
+        {"d_groups", IOU_INDEX, 0, 1},    {"dt_rows", IOU_INDEX, 0, 1},  {"gt_sorted", IOU_INDEX, 0, 1},
+        {"g_starts", IOU_INDEX, 0, 1},    {"gt_rows", IOU_INDEX, 0, 1},  {"dt_xyxy", IOU_F64, 0, 2},
+        {"dt_area", IOU_F64, 0, 1},       {"gt_xyxy", IOU_F64, 0, 2},    {"gt_area", IOU_F64, 0, 1},
+        {"gt_iof", IOU_BOOL, 0, 1},       {"gt_position", IOU_INDEX, 0, 1}, {"gt_crowd", IOU_BOOL, 0, 1},
+        {"gt_ignore", IOU_BOOL, 0, 2},    {"thresholds", IOU_F64, 0, 1},
+    };
+    PyObject *result = NULL;
+    if (iou_acquire_all(o, b.a, spec, B_NARGS) < 0) goto done;
+    if (check_match_boxes(&b) < 0) goto done;
+    int status;
+    Py_BEGIN_ALLOW_THREADS status = run_match_boxes(&b);
+    Py_END_ALLOW_THREADS
+    if (status < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Greedy *g = &b.out;
+    result = Py_BuildValue("(NNNN)", iou_block_take((char *)g->lane, (size_t)g->n_rec * 4),
+                           iou_block_take((char *)g->dt, (size_t)g->n_rec * 4),
+                           iou_block_take((char *)g->gt, (size_t)g->n_rec * 4),
+                           iou_block_take((char *)g->kept, (size_t)g->n_kept * 8));
+    g->lane = g->dt = g->gt = NULL;
+    g->kept = NULL;
+done:
+    iou_release(b.a, B_NARGS);
+    free(b.out.lane);
+    free(b.out.dt);
+    free(b.out.gt);
+    free(b.out.kept);
+    return result;
+}
+
 /* What each match record counts as (the inputs of record_flags()). */
 enum { F_LANE, F_DT, F_GT, F_IGNORE, F_ZERO, F_OUTSIDE, F_NARGS };
 
@@ -783,6 +1011,15 @@ static PyMethodDef methods[] = {
      "lane (area * T + threshold), by prediction then lane; kept_iou the overlaps of lane "
      "keep_lane's records, in their order (-1: none).  gt_ignore is [A, G]; at most 64 "
      "lanes."},
+    {"match_boxes", py_match_boxes, METH_VARARGS,
+     "match_boxes(d_groups, dt_rows, gt_sorted, g_starts, gt_rows, dt_xyxy, dt_area, gt_xyxy, "
+     "gt_area, gt_iof, gt_position, gt_crowd, gt_ignore, thresholds, floor, keep_lane) -> "
+     "(lane, dt, gt, kept_iou): greedy()'s records on the box kernel's pairs (bbIou of "
+     "dt_xyxy[dt_rows[i]] with gt_xyxy[gt_rows[g]] for the ground truths g of group "
+     "d_groups[i], those reaching floor), found as each prediction is matched, without the "
+     "pair arrays.  Predictions in matching order (by group, then rank); gt_sorted and "
+     "g_starts list each group's ground truths; gt_iof [rows of gt_xyxy] marks crowd "
+     "regions' overlap; gt_ignore is [A, G]; at most 64 lanes."},
     {"record_flags", py_record_flags, METH_VARARGS,
      "record_flags(lane, dt, gt, gt_ignore, gt_zero_id, outside, n_thresholds, n_areas) -> (tp, "
      "counted): bool buffers, what each match record counts as (pycocotools' id-0 defect "

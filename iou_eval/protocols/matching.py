@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from iou_eval.data.ordering import narrow_index
+from iou_eval.geometry.pairs import box_columns
 from iou_eval.geometry.seam import Geometry
 from iou_eval.protocols.core import coco_core, score_order
 
@@ -240,20 +241,67 @@ def match_coco(
     # lowest can never match.
     eff_thr = np.minimum(np.asarray(iou_thresholds, dtype=np.float64), 1 - 1e-10)
     floor = float(eff_thr.min()) if len(eff_thr) else 0.0
-    pd, pg, iou = geometry.pairs(ranked.groups, gts.sorted_rows, gts.starts, ranked.rows, floor)
     d_area = geometry.dt_area[ranked.rows]
     # Unmatched predictions outside an area range are ignored in it: [A, D].
     outside = (d_area[None, :] < area_ranges[:, 0:1]) | (d_area[None, :] > area_ranges[:, 1:2])
     if dt_unmatched_ignored is not None:
         # lvis-api ORs this into the same mask as the area test (dt_ig_mask).
         outside |= dt_unmatched_ignored[ranked.rows][None, :]
-    lane, dt, gt, kept_iou = greedy_rounds(
-        pd, pg, iou, ranked.rank, gts.position, gt_crowd, gt_ignore, eff_thr, keep_lane
-    )
+    fused = _fused_boxes(geometry, ranked, gts, gt_crowd, gt_ignore, eff_thr, floor, keep_lane)
+    if fused is not None:
+        lane, dt, gt, kept_iou = fused
+    else:
+        pd, pg, iou = geometry.pairs(ranked.groups, gts.sorted_rows, gts.starts, ranked.rows, floor)
+        lane, dt, gt, kept_iou = greedy_rounds(
+            pd, pg, iou, ranked.rank, gts.position, gt_crowd, gt_ignore, eff_thr, keep_lane
+        )
+        del pd, pg, iou
     m = _records(ranked, len(eff_thr), outside, lane, dt, gt, gt_ignore, gt_zero_id)
     if keep_lane is None:
         return m
     return replace(m, kept_lane=keep_lane, kept_iou=kept_iou)
+
+
+def _fused_boxes(
+    geometry: Geometry,
+    ranked: Ranked,
+    gts: GroundTruthOrder,
+    gt_crowd: np.ndarray,
+    gt_ignore: np.ndarray,
+    eff_thr: np.ndarray,
+    floor: float,
+    keep_lane: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`greedy_rounds` of boxes in the compiled core's one pass, or None where it does not apply.
+
+    The core finds each prediction's candidates (the pairs
+    ``geometry.pairs`` would list) as it matches it: the same records, in
+    the same order, without the pair arrays.  None: not boxes, no compiled
+    core, or more than 64 lanes.
+    """
+    core = coco_core()
+    if core is None or len(eff_thr) * len(gt_ignore) > 64:
+        return None
+    cols = box_columns(geometry)
+    if cols is None:
+        return None
+    c = np.ascontiguousarray
+    dt_rows = ranked.rows if cols.dt_rows is None else cols.dt_rows[ranked.rows]
+    n_gt = len(gts.position)
+    gt_rows = np.arange(n_gt, dtype=np.int64) if cols.gt_rows is None else cols.gt_rows
+    lane, dt, gt, kept = core.match_boxes(
+        c(ranked.groups), c(dt_rows), c(gts.sorted_rows), c(gts.starts), c(gt_rows),
+        c(cols.dt_xyxy, dtype=np.float64), c(cols.dt_area, dtype=np.float64),
+        c(cols.gt_xyxy, dtype=np.float64), c(cols.gt_area, dtype=np.float64), c(cols.gt_crowd),
+        c(gts.position), c(gt_crowd), c(gt_ignore), c(eff_thr, dtype=np.float64), float(floor),
+        -1 if keep_lane is None else keep_lane,
+    )  # fmt: skip
+    return (
+        np.frombuffer(lane, dtype=np.int32),
+        np.frombuffer(dt, dtype=np.int32),
+        np.frombuffer(gt, dtype=np.int32),
+        np.frombuffer(kept, dtype=np.float64),
+    )
 
 
 def greedy_rounds(

@@ -64,6 +64,10 @@ def coco_calls():
         m.setattr("iou_eval.protocols.matching.coco_core", lambda: core)
         m.setattr("iou_eval.geometry.kernel.box_kernel", lambda: boxes)
         evaluate(str(SAMPLE / "gt.json"), str(SAMPLE / "preds.json"))
+        # Boxes are matched in one pass; the pairs and greedy() serve the other
+        # geometries: recorded on the same scene with the one pass left out.
+        m.setattr("iou_eval.protocols.matching._fused_boxes", lambda *a, **k: None)
+        evaluate(str(SAMPLE / "gt.json"), str(SAMPLE / "preds.json"))
     calls: dict[str, tuple] = {}
     for name, args in core.calls + boxes.calls:
         calls.setdefault(name, args)
@@ -87,6 +91,7 @@ def test_recorded_calls_replay_as_they_were(coco_calls):
     """The replay itself is sound: unchanged arguments are accepted."""
     _call(CORE, coco_calls, "accumulate", {})
     _call(CORE, coco_calls, "greedy", {})
+    _call(CORE, coco_calls, "match_boxes", {})
     _call("iou_eval.geometry._boxkernel", coco_calls, "pairs", {})
 
 
@@ -133,6 +138,32 @@ def test_greedy_refuses_a_two_dimensional_index_column(coco_calls):
     pd = np.asarray(coco_calls["greedy"][0]).reshape(1, -1)
     with pytest.raises(ValueError, match="pd: expected 1 dimension"):
         _call(CORE, coco_calls, "greedy", {0: pd})
+
+
+def test_match_boxes_refuses_float32_boxes(coco_calls):
+    xyxy = np.asarray(coco_calls["match_boxes"][7], dtype=np.float32)
+    with pytest.raises(TypeError, match="gt_xyxy: expected float64"):
+        _call(CORE, coco_calls, "match_boxes", {7: xyxy})
+
+
+def test_match_boxes_refuses_int8_where_bool_is_expected(coco_calls):
+    iof = np.zeros(len(coco_calls["match_boxes"][9]), dtype=np.int8)
+    with pytest.raises(TypeError, match="gt_iof: expected bool"):
+        _call(CORE, coco_calls, "match_boxes", {9: iof})
+
+
+def test_match_boxes_refuses_a_box_row_past_the_boxes(coco_calls):
+    rows = np.array(coco_calls["match_boxes"][1], dtype=np.int64)
+    assert len(rows)
+    rows[-1] = len(coco_calls["match_boxes"][6])
+    with pytest.raises(ValueError, match="match_boxes"):
+        _call(CORE, coco_calls, "match_boxes", {1: rows})
+
+
+def test_match_boxes_refuses_flat_boxes(coco_calls):
+    xyxy = np.asarray(coco_calls["match_boxes"][5]).ravel()
+    with pytest.raises(ValueError, match="dt_xyxy: expected 2 dimension"):
+        _call(CORE, coco_calls, "match_boxes", {5: xyxy})
 
 
 def test_box_pairs_refuse_a_strided_view(coco_calls):

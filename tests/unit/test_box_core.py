@@ -16,6 +16,7 @@ import pytest
 
 from iou_eval.geometry.boxes import BoxGeometry
 from iou_eval.geometry.kernel import box_kernel
+from iou_eval.geometry.pairs import SubsetGeometry
 from iou_eval.protocols import accumulate, matching
 from iou_eval.protocols.core import coco_core
 
@@ -171,6 +172,136 @@ def test_greedy_past_64_lanes_is_numpys(monkeypatch):
     x = _greedy_inputs(3, n_area=5, n_thr=13)
     got, want = _both(monkeypatch, lambda: matching.greedy_rounds(**x))
     _same_records(got, want, x["keep_lane"])
+
+
+def _fused_inputs(seed: int, subset: bool = False):
+    """A scene as the matcher hands it to the one-pass box matcher (and to pairs + greedy).
+
+    ``subset``: a category part's view (:class:`SubsetGeometry`) of a larger geometry.
+    """
+    geometry, d_groups, dt_rows, gt_sorted, g_starts = _scene(seed)
+    rng = np.random.default_rng(1000 + seed)
+    n_gt, n_dt = len(geometry.gt_crowd), len(dt_rows)
+    if subset:
+        # The scene's rows are a part's: spread them among as many others.
+        gt_rows = np.sort(rng.choice(2 * n_gt + 1, n_gt, replace=False))
+        dt_take = np.sort(rng.choice(2 * n_dt + 1, n_dt, replace=False))
+        wide = BoxGeometry(
+            dt_xyxy=np.zeros((2 * n_dt + 1, 4)), dt_box_area=np.zeros(2 * n_dt + 1),
+            gt_xyxy=np.zeros((2 * n_gt + 1, 4)), gt_box_area=np.zeros(2 * n_gt + 1),
+            gt_crowd=np.zeros(2 * n_gt + 1, dtype=bool),
+        )  # fmt: skip
+        for name in ("dt_xyxy", "dt_box_area"):
+            getattr(wide, name)[dt_take] = getattr(geometry, name)
+        for name in ("gt_xyxy", "gt_box_area", "gt_crowd"):
+            getattr(wide, name)[gt_rows] = getattr(geometry, name)
+        geometry = SubsetGeometry.of(wide, gt_rows, dt_take)
+    starts = np.searchsorted(d_groups, np.arange(int(g_starts.size)))
+    ranked = matching.Ranked(dt_rows, d_groups, np.arange(n_dt) - starts[d_groups])
+    gts = matching.GroundTruthOrder(gt_sorted, g_starts, rng.permutation(n_gt))
+    n_area, n_thr = 4, 11
+    thr = np.minimum(np.linspace(0.5, 0.95, n_thr), 1 - 1e-10)
+    return dict(
+        geometry=geometry,
+        ranked=ranked,
+        gts=gts,
+        gt_crowd=rng.random(n_gt) < 0.15,
+        gt_ignore=rng.random((n_area, n_gt)) < 0.3,
+        eff_thr=thr,
+        floor=float(thr.min()),
+        keep_lane=int(rng.integers(0, n_area * n_thr)),
+    )
+
+
+def _pairs_then_greedy(x: dict):
+    """The records of the box kernel's pairs matched by greedy() (numpy's when no core)."""
+    r, g = x["ranked"], x["gts"]
+    pd, pg, iou = x["geometry"].pairs(r.groups, g.sorted_rows, g.starts, r.rows, x["floor"])
+    return matching.greedy_rounds(
+        pd, pg, iou, r.rank, g.position, x["gt_crowd"], x["gt_ignore"], x["eff_thr"],
+        x["keep_lane"],
+    )  # fmt: skip
+
+
+@needs_core
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("subset", [False, True])
+def test_one_pass_box_matching_is_pairs_then_greedy(seed, subset, monkeypatch):
+    """Candidates found as each prediction is matched: greedy()'s records on the box
+    kernel's pairs, in the same order, and numpy's as a set."""
+    x = _fused_inputs(seed, subset)
+    fused = matching._fused_boxes(**x)
+    assert fused is not None
+    two_steps, reference = _both(monkeypatch, lambda: _pairs_then_greedy(x))
+    for name, a, b in zip(("lane", "dt", "gt", "kept_iou"), fused, two_steps, strict=True):
+        _same(a, b, name)
+    _same_records(fused, reference, x["keep_lane"])
+
+
+@needs_core
+def test_one_pass_box_matching_of_overflowing_boxes(monkeypatch):
+    """Corners at infinity and a NaN overlap (inf / inf): the box kernel's candidates."""
+    big = 1.7e308
+    geometry = BoxGeometry(
+        dt_xyxy=np.array([[0.0, 0.0, np.inf, np.inf], [big, big, np.inf, np.inf], [0, 0, 10, 10]]),
+        dt_box_area=np.array([np.inf, np.inf, 100.0]),
+        gt_xyxy=np.array([[0.0, 0.0, 10.0, 10.0], [0.0, 0.0, np.inf, 5.0]]),
+        gt_box_area=np.array([100.0, np.inf]),
+        gt_crowd=np.array([False, True]),
+    )
+    x = dict(
+        geometry=geometry,
+        ranked=matching.Ranked(np.array([0, 1, 2]), np.array([0, 0, 0]), np.array([0, 1, 2])),
+        gts=matching.GroundTruthOrder(np.array([0, 1]), np.array([0, 2]), np.array([0, 1])),
+        gt_crowd=np.array([False, True]),
+        gt_ignore=np.zeros((1, 2), dtype=bool),
+        eff_thr=np.array([0.0, 0.5]),
+        floor=0.0,
+        keep_lane=1,
+    )
+    with np.errstate(all="ignore"):
+        fused = matching._fused_boxes(**x)
+        two_steps = _pairs_then_greedy(x)
+    assert fused is not None
+    for name, a, b in zip(("lane", "dt", "gt", "kept_iou"), fused, two_steps, strict=True):
+        _same(a, b, name)
+
+
+@needs_core
+def test_one_pass_box_matching_leaves_other_geometries_and_wide_lanes(monkeypatch):
+    """Not boxes, or more lanes than 64-bit masks hold: pairs and greedy() as before."""
+    x = _fused_inputs(2)
+    assert matching._fused_boxes(**{**x, "geometry": object()}) is None
+    wide = {**x, "gt_ignore": np.zeros((7, len(x["gt_crowd"])), dtype=bool)}
+    assert matching._fused_boxes(**{**wide, "eff_thr": np.linspace(0.5, 0.95, 10)}) is None
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    assert matching._fused_boxes(**x) is None
+
+
+@needs_core
+def test_one_pass_box_matching_refuses_inconsistent_inputs():
+    core = coco_core()
+    x = _fused_inputs(4)
+    r, g, geo = x["ranked"], x["gts"], x["geometry"]
+    n_gt = len(g.position)
+    args = [
+        r.groups, r.rows, g.sorted_rows, g.starts, np.arange(n_gt), geo.dt_xyxy,
+        geo.dt_box_area, geo.gt_xyxy, geo.gt_box_area, geo.gt_crowd, g.position,
+        x["gt_crowd"], x["gt_ignore"], x["eff_thr"], x["floor"], 0,
+    ]  # fmt: skip
+    core.match_boxes(*args)
+
+    def refused(i, value, error=ValueError):
+        with pytest.raises(error):
+            core.match_boxes(*args[:i], value, *args[i + 1 :])
+
+    refused(1, np.full(len(r.rows), len(geo.dt_box_area)))  # a prediction's box out of range
+    refused(3, g.starts[::-1].copy())  # group offsets decreasing
+    refused(4, np.full(n_gt, len(geo.gt_box_area)))  # a ground truth's box out of range
+    refused(5, geo.dt_xyxy.ravel().copy())  # boxes not [N, 4]
+    refused(7, geo.gt_xyxy.astype(np.float32), TypeError)
+    refused(9, geo.gt_crowd.astype(np.int8), TypeError)
+    refused(12, x["gt_ignore"][:, :-1].copy() if n_gt else np.zeros((4, 1), bool))
 
 
 @needs_core
