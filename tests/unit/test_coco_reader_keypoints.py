@@ -48,11 +48,11 @@ def _with_keypoints(rng, text: str, gt: bool) -> str:
     return text[:-1] + extra + "}"
 
 
-def _kp_results(seed: int, n: int) -> bytes:
+def _kp_results(seed: int, n: int, extra: int = 3) -> bytes:
     rng = np.random.default_rng(seed)
     items = []
     for _ in range(n):
-        text = _with_keypoints(rng, _result(rng), gt=False)
+        text = _with_keypoints(rng, _result(rng, extra), gt=False)
         if rng.random() < 0.2:  # loadRes' keypoints branch: no box
             text = text.replace('"bbox"', '"x_bbox"', 1)
         items.append(text)
@@ -108,6 +108,23 @@ def test_keypoint_ground_truth_read_as_msgspec_records(seed, monkeypatch):
     got = coco._read_compiled_dataset(data, "g.json", keypoints=True)
     assert got is not None
     _same_read(got, _msgspec_kp_dataset(data, monkeypatch))
+
+
+def test_keypoint_results_read_in_parts_by_threads(tmp_path, monkeypatch):
+    """Cut at element boundaries and read by several threads: the columns of one read."""
+    from iou_eval.io.loaders import json_decode
+
+    path = tmp_path / "p.json"
+    data = _kp_results(11, 1500, extra=1)  # no unknown keys: no "}, {" inside a value
+    path.write_bytes(data)
+    monkeypatch.setattr(json_decode, "_THREAD_PART_BYTES", 2000)
+    want = _msgspec_kp_results(data)
+    for workers in (1, 2, 3):
+        got = json_decode.threaded_results(str(path), coco.read_keypoint_results, workers)
+        assert got is not None
+        _same_columns(got, want)
+    cols = coco._read(str(path), "pred", LoadOptions(keypoints=True, workers=2)).cols
+    _same_columns({k: cols[k] for k in _KP_KEYS}, want)
 
 
 def test_an_empty_keypoint_results_list_and_ground_truth(monkeypatch):

@@ -394,17 +394,22 @@ def _compiled_keypoint_columns(read: dict) -> dict:
     }
 
 
-def read_keypoint_results(data: Any) -> dict | None:
+def read_keypoint_results(
+    data: Any, start: int = 0, end: int = -1, bare: bool = False
+) -> dict | None:
     """The columns of a results list with keypoints read by the compiled reader, or None.
 
-    The columns :func:`annotation_columns` gives for the same results
-    decoded with :data:`_KEYPOINT_DECODER` (role ``pred``, ``keypoints``);
-    None where the reader is not built or gives up.
+    ``data[start:end]`` as for :func:`read_box_results`.  The columns
+    :func:`annotation_columns` gives for the same results decoded with
+    :data:`_KEYPOINT_DECODER` (role ``pred``, ``keypoints``); None where the
+    reader is not built or gives up.
     """
     from iou_eval.io.compiled import json_reader
 
     reader = json_reader()
-    read = reader.results(data, reader.KEYPOINTS) if reader is not None else None
+    if reader is None:
+        return None
+    read = reader.results(data, reader.KEYPOINTS | (reader.BARE if bare else 0), start, end)
     if read is None:
         return None
     return {**_compiled_box_columns(read), **_compiled_keypoint_columns(read)}
@@ -782,6 +787,10 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
     boxes_only = not masks and not keypoints
     if chunked and boxes_only and options.executor is None:
         cols = threaded_results(path, read_box_results, options.workers)
+        if cols is not None:
+            return _Read(cols, None, None, "[{}]")
+    if role == "pred" and data is None and keypoints and not masks and options.executor is None:
+        cols = threaded_results(path, read_keypoint_results, options.workers)
         if cols is not None:
             return _Read(cols, None, None, "[{}]")
     cols = chunked_columns(path, options.workers, masks, options.executor) if chunked else None
