@@ -70,13 +70,14 @@ SANITIZE_CC     ?= gcc
 SANITIZE_CFLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g
 SANITIZE_TESTS  ?= tests/hostile/test_hostile_arrays.py tests/unit/test_box_core.py \
 	tests/unit/test_rle_kernel.py tests/unit/test_coco_reader.py tests/unit/test_masks.py \
-	tests/unit/test_mask_bounds.py tests/unit/test_boundary.py tests/unit/test_polygon_masks.py
+	tests/unit/test_mask_bounds.py tests/unit/test_boundary.py tests/unit/test_polygon_masks.py \
+	tests/unit/test_kpt_core.py tests/unit/test_coco_reader_keypoints.py
 SANITIZE_ENV     = LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # (Not lvis-api's parity tests: it imports matplotlib, whose extensions abort
 # under an LD_PRELOADed ASan runtime; LVIS runs on the same core as COCO.)
 SANITIZE_PARITY ?= tests/parity/test_coco_parity.py tests/parity/test_segm_parity.py \
-	tests/parity/test_dota_parity.py
+	tests/parity/test_dota_parity.py tests/parity/test_keypoints_parity.py
 
 sanitize: $(VENV)/.dev ## build the C parts with ASan + UBSan (build/sanitize) and run the tests that call them
 	rm -rf $(SANITIZE_DIR)
@@ -86,8 +87,8 @@ sanitize: $(VENV)/.dev ## build the C parts with ASan + UBSan (build/sanitize) a
 	ln -s $(CURDIR)/tests $(SANITIZE_DIR)/tests
 	cd $(SANITIZE_DIR) && CC=$(SANITIZE_CC) CFLAGS="$(SANITIZE_CFLAGS)" \
 		$(CURDIR)/$(BIN)/python setup.py --quiet build_ext --inplace
-	@n=$$(find $(SANITIZE_DIR)/iou_eval -name '_*.so' | wc -l); [ "$$n" -eq 5 ] \
-		|| { echo "sanitize: $$n of the 5 compiled parts built"; exit 1; }
+	@n=$$(find $(SANITIZE_DIR)/iou_eval -name '_*.so' | wc -l); [ "$$n" -eq 6 ] \
+		|| { echo "sanitize: $$n of the 6 compiled parts built"; exit 1; }
 	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) $(CURDIR)/$(BIN)/python -c "import sys, iou_eval; \
 		sys.exit(0 if iou_eval.__file__.startswith('$(abspath $(SANITIZE_DIR))/') else 'sanitize: not the sanitized copy')"
 	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider -x $(SANITIZE_TESTS)
