@@ -22,10 +22,13 @@ from iou_eval.io.loaders import coco
 from iou_eval.io.loaders.common import LoadOptions
 from iou_eval.io.loaders.json_decode import quiet_decode
 
+from ..skip_reasons import compiled_missing
 from .json_spellings import listed, mutations, number, obj
 from .test_coco_reader import READER, _annotation, _category, _image, _result, _same_columns
 
-pytestmark = pytest.mark.skipif(READER is None, reason="the compiled COCO reader is not built")
+pytestmark = pytest.mark.skipif(
+    READER is None, reason=compiled_missing("the compiled COCO reader", "iou_eval.io._cocojson")
+)
 
 _KP_KEYS = ("boxes", "score", "image_id", "category_id", "kp_values", "kp_length",
             "num_keypoints", "has_bbox")  # fmt: skip
