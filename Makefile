@@ -87,8 +87,8 @@ sanitize: $(VENV)/.dev ## build the C parts with ASan + UBSan (build/sanitize) a
 	ln -s $(CURDIR)/tests $(SANITIZE_DIR)/tests
 	cd $(SANITIZE_DIR) && CC=$(SANITIZE_CC) CFLAGS="$(SANITIZE_CFLAGS)" \
 		$(CURDIR)/$(BIN)/python setup.py --quiet build_ext --inplace
-	@n=$$(find $(SANITIZE_DIR)/iou_eval -name '_*.so' | wc -l); [ "$$n" -eq 6 ] \
-		|| { echo "sanitize: $$n of the 6 compiled parts built"; exit 1; }
+	@n=$$(find $(SANITIZE_DIR)/iou_eval -name '_*.so' | wc -l); [ "$$n" -eq 7 ] \
+		|| { echo "sanitize: $$n of the 7 compiled parts built"; exit 1; }
 	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) $(CURDIR)/$(BIN)/python -c "import sys, iou_eval; \
 		sys.exit(0 if iou_eval.__file__.startswith('$(abspath $(SANITIZE_DIR))/') else 'sanitize: not the sanitized copy')"
 	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) $(CURDIR)/$(BIN)/python -m pytest -q -p no:cacheprovider -x $(SANITIZE_TESTS)
