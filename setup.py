@@ -21,6 +21,7 @@ from setuptools.command.build_ext import build_ext
 PARTS = {
     "iou_eval.geometry._rlekernel": "iou_eval/geometry/_rlekernel.c",
     "iou_eval.geometry._boxkernel": "iou_eval/geometry/_boxkernel.c",
+    "iou_eval.geometry._kptkernel": "iou_eval/geometry/_kptkernel.c",
     "iou_eval.geometry._polykernel": "iou_eval/geometry/_polykernel.c",
     "iou_eval.io._cocojson": "iou_eval/io/_cocojson.c",
     "iou_eval.io._csvscan": "iou_eval/io/_csvscan.c",

@@ -196,14 +196,14 @@ def _load_pair(
             preds, "pred", pred_fmt, read=read, workers=workers, masks=masks, keypoints=keypoints
         )
         return gt_ds, with_note(pred_ds, note)
-    if not (masks or keypoints) and _read_by_threads(_gt_format(gt, read), pred_fmt):
+    if not masks and _read_by_threads(_gt_format(gt, read), pred_fmt):
         # The compiled reader releases the GIL: both files are read in
         # threads of this process, nothing forked or sent back.
         from iou_eval.engine.parallel import run_threads
 
         pair = run_threads(
             lambda i: load_gt() if i == 0 else load(
-                preds, "pred", pred_fmt, read=read, workers=workers
+                preds, "pred", pred_fmt, read=read, workers=workers, keypoints=keypoints
             ),
             [0, 1],
         )  # fmt: skip
@@ -240,7 +240,7 @@ def _gt_format(gt: Any, read: ReadOptions) -> str | None:
 
 
 def _read_by_threads(gt_fmt: str | None, pred_fmt: str) -> bool:
-    """Whether the compiled reader reads both files (COCO JSON boxes)."""
+    """Whether the compiled reader reads both files (COCO JSON boxes, keypoints)."""
     from iou_eval.io.compiled import json_reader
     from iou_eval.io.loaders.registry import formats
 

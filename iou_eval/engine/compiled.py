@@ -20,6 +20,7 @@ PARTS = {
     "CSV and text column reader": "iou_eval.io._csvscan",
     "DOTA polygon IoU kernel": "iou_eval.geometry._polykernel",
     "box overlaps": "iou_eval.geometry._boxkernel",
+    "keypoint overlaps": "iou_eval.geometry._kptkernel",
     "COCO core": "iou_eval.protocols._cococore",
 }
 

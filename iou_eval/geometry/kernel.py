@@ -25,3 +25,8 @@ def compiled() -> ModuleType | None:
 def box_kernel() -> ModuleType | None:
     """The box kernel module, or None (not built, or ``IOU_EVAL_NO_KERNEL`` set)."""
     return load("iou_eval.geometry._boxkernel")
+
+
+def keypoint_kernel() -> ModuleType | None:
+    """The keypoint (OKS) kernel module, or None (not built, or ``IOU_EVAL_NO_KERNEL`` set)."""
+    return load("iou_eval.geometry._kptkernel")

@@ -17,7 +17,9 @@ with ``area_g`` the ground truth's ``area`` field and ``eps = np.spacing(1)``:
   (``x0 = x - w``, ``x1 = x + 2 w``), and every keypoint enters ``e``.
 
 The sums are numpy's over the same number of terms in the same order, so
-the bits are the reference's.  A ground truth whose ``num_keypoints`` is 0
+the bits are the reference's; the compiled kernel (``_kptkernel.c``, where
+it is built) computes the same floats in the same order, numpy's pairwise
+sum included.  A ground truth whose ``num_keypoints`` is 0
 is ignored (pycocotools: ``ignore = num_keypoints == 0 or iscrowd``); a crowd
 region is matched by OKS like any ground truth and absorbs any number of
 predictions (the matcher's rule).  A prediction's own ``v`` (a confidence)
@@ -253,8 +255,36 @@ def _block_oks(
     return np.ascontiguousarray(np.exp(-e)).sum(axis=1) / n
 
 
+def _kernel_columns(gt: _GroundTruths, dt: KeypointColumn) -> tuple:
+    """The columns the compiled kernel reads (see ``_kptkernel.c``), contiguous."""
+    c = np.ascontiguousarray
+    return (
+        c(dt.x), c(dt.y), c(dt.count), c(gt.kp.x), c(gt.kp.y), c(gt.kp.visible),
+        c(gt.kp.box, dtype=np.float64), c(gt.area, dtype=np.float64),
+        c(gt.var[:, : gt.kp.width]), c(gt.kp.count),
+    )  # fmt: skip
+
+
 def pair_oks(gt: _GroundTruths, dt: KeypointColumn, d: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """``[P]`` OKS of the pairs ``dt`` row ``d[P]``, ground-truth row ``g[P]``."""
+    """``[P]`` OKS of the pairs ``dt`` row ``d[P]``, ground-truth row ``g[P]``.
+
+    From the compiled kernel where it is built (the same bits), else numpy.
+    """
+    from iou_eval.geometry.kernel import keypoint_kernel
+
+    kernel = keypoint_kernel()
+    if kernel is not None and len(d):
+        c = np.ascontiguousarray
+        oks = kernel.pair(c(d), c(g), *_kernel_columns(gt, dt))
+        if oks is not None:  # None: counts differ, which numpy's path reports
+            return np.frombuffer(oks, dtype=np.float64)
+    return _numpy_pair_oks(gt, dt, d, g)
+
+
+def _numpy_pair_oks(
+    gt: _GroundTruths, dt: KeypointColumn, d: np.ndarray, g: np.ndarray
+) -> np.ndarray:
+    """:func:`pair_oks` in numpy (the reference)."""
     out = np.empty(len(d), dtype=np.float64)
     if not len(d):
         return out
@@ -320,6 +350,10 @@ class KeypointGeometry:
     def _prepared(self) -> _GroundTruths:
         return _GroundTruths.of(self.gt, self.gt_area, self.gt_category)
 
+    @cached_property
+    def _kernel_columns(self) -> tuple:
+        return _kernel_columns(self._prepared, self.dt)
+
     @property
     def dt_area(self) -> np.ndarray:
         return self.dt_range_area
@@ -339,6 +373,22 @@ class KeypointGeometry:
         floor: float,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Same-group pairs whose OKS reaches ``floor`` (see ``BoxGeometry.pairs``)."""
+        from iou_eval.geometry.kernel import keypoint_kernel
+
+        kernel = keypoint_kernel()
+        if kernel is not None:
+            c = np.ascontiguousarray
+            found = kernel.pairs(
+                c(d_groups), c(gt_sorted), c(g_starts), c(dt_rows), float(floor),
+                *self._kernel_columns,
+            )  # fmt: skip
+            if found is not None:  # None: counts differ, which numpy's path reports
+                pd, pg, oks = found
+                return (
+                    np.frombuffer(pd, dtype=np.int64),
+                    np.frombuffer(pg, dtype=np.int64),
+                    np.frombuffer(oks, dtype=np.float64),
+                )
         parts_d, parts_g, parts_iou = [], [], []
         for lo in range(0, len(d_groups), _PAIR_CHUNK):
             pd, pg = candidate_pairs(d_groups[lo : lo + _PAIR_CHUNK], g_starts)

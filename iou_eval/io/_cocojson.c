@@ -1,7 +1,8 @@
 /*
  * COCO JSON read straight into columns: a results list (boxes, scores, and
- * compressed RLE masks when masks are scored) and a ground-truth dataset
- * (images, categories, annotations with boxes, area, iscrowd, ignore).
+ * compressed RLE masks when masks are scored, keypoints when keypoints are)
+ * and a ground-truth dataset (images, categories, annotations with boxes,
+ * area, iscrowd, ignore, and keypoints with num_keypoints when scored).
  *
  * Optional, like iou_eval/geometry/_rlekernel.c: without it
  * iou_eval.io.loaders.coco decodes the files with msgspec.  This reader
@@ -612,7 +613,7 @@ static inline int num_double(const Num *n, double *out) {
 enum {
     A_IMAGE, A_CATEGORY, A_BBOX, A_HAS_BBOX, A_SCORE, A_AREA, A_ISCROWD, A_IGNORE, A_ID,
     A_HAS_ID, S_LENGTH, S_SIZE, S_COUNTS, I_ID, I_WIDTH, I_HEIGHT, I_NAME, C_ID, C_NAME,
-    NCOLS
+    K_VALUES, K_LENGTH, K_NUM, NCOLS
 };
 /* Not a column: a number only checked (its value is dropped). */
 #define NO_COLUMN (-1)
@@ -629,7 +630,7 @@ typedef struct {
     int64_t at, len;
 } Text;
 
-enum { MASKS = 1, BARE = 2 };
+enum { MASKS = 1, BARE = 2, KEYPOINTS = 4 };
 
 typedef struct {
     Cur c;
@@ -793,7 +794,7 @@ static int read_rle(Reader *r) {
 /* The keys of an annotation the records declare: a bit each. */
 enum {
     K_IMAGE = 1, K_CATEGORY = 2, K_BBOX = 4, K_SCORE = 8, K_SEG = 16, K_ID = 32, K_AREA = 64,
-    K_ISCROWD = 128, K_IGNORE = 256
+    K_ISCROWD = 128, K_IGNORE = 256, K_KEYPOINTS = 512, K_NUM_KEYPOINTS = 1024
 };
 
 static unsigned annotation_key(const uint8_t *k, size_t n) {
@@ -804,15 +805,17 @@ static unsigned annotation_key(const uint8_t *k, size_t n) {
     case 6: return KEY_IS(k, n, "ignore") ? K_IGNORE : 0;
     case 7: return KEY_IS(k, n, "iscrowd") ? K_ISCROWD : 0;
     case 8: return KEY_IS(k, n, "image_id") ? K_IMAGE : 0;
+    case 9: return KEY_IS(k, n, "keypoints") ? K_KEYPOINTS : 0;
     case 11: return KEY_IS(k, n, "category_id") ? K_CATEGORY : 0;
     case 12: return KEY_IS(k, n, "segmentation") ? K_SEG : 0;
+    case 13: return KEY_IS(k, n, "num_keypoints") ? K_NUM_KEYPOINTS : 0;
     default: return 0;
     }
 }
 
 /* What one annotation holds, before it goes to the columns. */
 typedef struct {
-    int64_t image_id, category_id, id;
+    int64_t image_id, category_id, id, kp_length, num_keypoints;
     double bbox[4], score, area;
     uint8_t has_bbox, iscrowd, ignore, has_id, has_seg;
 } Annotation;
@@ -830,6 +833,31 @@ static int read_annotation_id(Reader *r, Annotation *a) {
     }
     Num n;
     return scan_number(c, &n) == 0 && n.whole ? 0 : -1;
+}
+
+/*
+ * `keypoints`: a list of numbers appended to the values column, its length
+ * a multiple of 3 (a result's not 0); null, or anything else: give up (the
+ * msgspec path says what is wrong).  0, -1 give up, -2 no memory.
+ */
+static int read_keypoints(Reader *r, Annotation *a) {
+    Cur *c = &r->c;
+    IouVec *v = &r->cols[K_VALUES];
+    size_t before = v->len;
+    if (!take(c, '[')) return -1;
+    if (!take(c, ']')) {
+        do {
+            double x;
+            int64_t at = (int64_t)(v->len / sizeof x);
+            int e = read_double(r, &x, K_VALUES, at);
+            if (e < 0) return e;
+            if (iou_vec_put(v, &x, sizeof x) < 0) return -2;
+        } while (take(c, ','));
+        if (!take(c, ']')) return -1;
+    }
+    a->kp_length = (int64_t)((v->len - before) / sizeof(double));
+    if (a->kp_length % 3 != 0 || (!r->gt && a->kp_length == 0)) return -1;
+    return 0;
 }
 
 /* One field of an annotation (bit: which).  0, -1 give up, -2 no memory. */
@@ -867,6 +895,11 @@ static int read_annotation_field(Reader *r, Annotation *a, unsigned bit) {
         return read_flag(c, 0, &a->iscrowd);
     case K_IGNORE:
         return read_flag(c, 1, &a->ignore);
+    case K_KEYPOINTS:
+        return read_keypoints(r, a);
+    case K_NUM_KEYPOINTS: /* int or null (-1) */
+        if (TAKE_NULL(c)) return 0;
+        return read_int(c, &a->num_keypoints);
     default:
         return skip_value(c, 1);
     }
@@ -879,8 +912,12 @@ static int put_annotation(Reader *r, const Annotation *a) {
     if (iou_vec_put(&v[A_IMAGE], &a->image_id, 8) < 0 ||
         iou_vec_put(&v[A_CATEGORY], &a->category_id, 8) < 0 || iou_vec_put(&v[A_BBOX], a->bbox, 32) < 0)
         return -2;
+    if ((r->flags & (MASKS | KEYPOINTS)) && iou_vec_put(&v[A_HAS_BBOX], &a->has_bbox, 1) < 0)
+        return -2;
+    if ((r->flags & KEYPOINTS) && (iou_vec_put(&v[K_LENGTH], &a->kp_length, 8) < 0 ||
+                                   iou_vec_put(&v[K_NUM], &a->num_keypoints, 8) < 0))
+        return -2;
     if (r->flags & MASKS) {
-        if (iou_vec_put(&v[A_HAS_BBOX], &a->has_bbox, 1) < 0) return -2;
         int64_t none = -1, zero[2] = {0, 0};
         if (!a->has_seg && (iou_vec_put(&v[S_LENGTH], &none, 8) < 0 || iou_vec_put(&v[S_SIZE], zero, 16) < 0))
             return -2;
@@ -907,6 +944,7 @@ static int read_annotation(Reader *r) {
     Annotation a;
     memset(&a, 0, sizeof a);
     a.area = NAN;
+    a.num_keypoints = -1;
     unsigned seen = 0;
     if (take(c, '}')) return -1; /* no image_id */
     do {
@@ -914,6 +952,7 @@ static int read_annotation(Reader *r) {
         size_t klen;
         if (read_key(c, &k, &klen) < 0) return -1;
         unsigned bit = annotation_key(k, klen);
+        if (!(r->flags & KEYPOINTS) && bit >= K_KEYPOINTS) bit = 0; /* not a field then */
         int e = read_annotation_field(r, &a, bit);
         if (e < 0) return e;
         if (seen & bit) return -1; /* a key written twice */
@@ -924,7 +963,9 @@ static int read_annotation(Reader *r) {
     /* A result without a score, or a box missing where boxes are scored:
        errors the msgspec path reports. */
     if (!r->gt && !(seen & K_SCORE)) return -1;
-    if (!a.has_bbox && !(r->flags & MASKS)) return -1;
+    if (!a.has_bbox && !(r->flags & MASKS) && !((r->flags & KEYPOINTS) && !r->gt)) return -1;
+    /* Keypoints are needed where they are scored. */
+    if ((r->flags & KEYPOINTS) && !(seen & K_KEYPOINTS)) return -1;
     int e = put_annotation(r, &a);
     r->n_ann++;
     return e;
@@ -1110,7 +1151,7 @@ static PyObject *text_list(Reader *r, int col) {
 static const char *COLUMN_NAMES[NCOLS] = {
     "image_id", "category_id", "bbox", "has_bbox", "score", "area", "iscrowd", "ignore", "id",
     "has_id", "seg_length", "size", "counts", "image.id", "image.width", "image.height",
-    "image.file_name", "category.id", "category.name",
+    "image.file_name", "category.id", "category.name", "kp_values", "kp_length", "num_keypoints",
 };
 
 /* {name: Block} of the columns in `cols` (texts: lists of str), with
@@ -1192,16 +1233,31 @@ static PyObject *py_results(PyObject *self, PyObject *args) {
     static const int boxes[] = {A_IMAGE, A_CATEGORY, A_BBOX, A_SCORE};
     static const int masks[] = {A_IMAGE,  A_CATEGORY, A_BBOX, A_HAS_BBOX,
                                 A_SCORE,  S_LENGTH,   S_SIZE, S_COUNTS};
+    static const int keypoints[] = {A_IMAGE,  A_CATEGORY, A_BBOX,   A_HAS_BBOX,
+                                    A_SCORE,  K_VALUES,   K_LENGTH, K_NUM};
+    if ((flags & MASKS) && (flags & KEYPOINTS)) {
+        PyErr_SetString(PyExc_ValueError, "results: MASKS or KEYPOINTS, not both");
+        return NULL;
+    }
     if (flags & MASKS) return run_reader(buf, start, end, flags, 0, read_results, masks, 8);
+    if (flags & KEYPOINTS) return run_reader(buf, start, end, flags, 0, read_results, keypoints, 8);
     return run_reader(buf, start, end, flags, 0, read_results, boxes, 4);
 }
 
-static PyObject *py_dataset(PyObject *self, PyObject *buf) {
+static PyObject *py_dataset(PyObject *self, PyObject *args) {
     (void)self;
-    static const int cols[] = {A_IMAGE,  A_CATEGORY, A_BBOX,  A_AREA,   A_ISCROWD,
-                               A_IGNORE, A_ID,       A_HAS_ID, I_ID,    I_WIDTH,
-                               I_HEIGHT, I_NAME,     C_ID,    C_NAME};
-    return run_reader(buf, 0, -1, 0, 1, read_dataset, cols, (int)(sizeof cols / sizeof *cols));
+    PyObject *buf;
+    int flags = 0;
+    if (!PyArg_ParseTuple(args, "O|i", &buf, &flags)) return NULL;
+    if (flags & ~KEYPOINTS) {
+        PyErr_SetString(PyExc_ValueError, "dataset: flags are 0 or KEYPOINTS");
+        return NULL;
+    }
+    static const int cols[] = {A_IMAGE,  A_CATEGORY, A_BBOX,  A_AREA,   A_ISCROWD, A_IGNORE,
+                               A_ID,     A_HAS_ID,   I_ID,    I_WIDTH,  I_HEIGHT,  I_NAME,
+                               C_ID,     C_NAME,     A_HAS_BBOX, K_VALUES, K_LENGTH, K_NUM};
+    int ncols = (int)(sizeof cols / sizeof *cols) - (flags & KEYPOINTS ? 0 : 4);
+    return run_reader(buf, 0, -1, flags, 1, read_dataset, cols, ncols);
 }
 
 static PyObject *py_powers_of_five(PyObject *self, PyObject *unused) {
@@ -1223,9 +1279,13 @@ static PyMethodDef methods[] = {
      "(flags: 1 masks as compressed RLE columns, 2 buf[start:end] holds list elements "
      "without the brackets).  Columns: n, image_id int64[n], category_id int64[n], "
      "bbox float64[n, 4], score float64[n]; with masks also has_bbox uint8[n], "
-     "seg_length int64[n] (-1: none), size int64[n, 2], counts (the strings back to back)."},
-    {"dataset", py_dataset, METH_O,
-     "dataset(buf) -> None or {name: column}: a COCO ground truth with boxes.  Annotations: "
+     "seg_length int64[n] (-1: none), size int64[n, 2], counts (the strings back to back); "
+     "flags 4 (keypoints; a result's bbox may be null or absent) also has_bbox uint8[n], "
+     "kp_values float64 (every keypoints list back to back), kp_length int64[n], "
+     "num_keypoints int64[n] (-1: null or absent)."},
+    {"dataset", py_dataset, METH_VARARGS,
+     "dataset(buf, flags=0) -> None or {name: column}: a COCO ground truth with boxes (flags: "
+     "4 also keypoints, columns as results' with KEYPOINTS).  Annotations: "
      "n, image_id, category_id, bbox float64[n, 4], area float64[n] (NaN: none), "
      "iscrowd and ignore uint8[n], id int64[n] and has_id uint8[n]; images: image.id "
      "int64, image.width and image.height float64 (NaN: none), image.file_name (list); "
@@ -1245,7 +1305,8 @@ PyMODINIT_FUNC PyInit__cocojson(void) {
     if (iou_block_ready() < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (PyModule_AddIntConstant(m, "MASKS", MASKS) < 0 || PyModule_AddIntConstant(m, "BARE", BARE) < 0) {
+    if (PyModule_AddIntConstant(m, "MASKS", MASKS) < 0 || PyModule_AddIntConstant(m, "BARE", BARE) < 0 ||
+        PyModule_AddIntConstant(m, "KEYPOINTS", KEYPOINTS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -16,6 +16,9 @@ from iou_eval.geometry.keypoints import KeypointGeometry, with_keypoints
 
 from .helpers import case_dir, expected
 
+# Every test on the compiled parts and on numpy alone.
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 # EXPECTED.json spells pycocotools' keypoint stats[0..9] so.
 KEYPOINT_NAMES = {
     "AP": "AP", "AP50": "AP50", "AP75": "AP75", "AP_medium": "APm", "AP_large": "APl",

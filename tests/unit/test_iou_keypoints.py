@@ -10,6 +10,9 @@ from iou_eval import iou
 from iou_eval.errors import ArgumentError
 from iou_eval.geometry.keypoints import COCO_SIGMAS
 
+# Every test on the compiled parts and on numpy alone.
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 
 def _compute_oks(gt_kp, gt_boxes, areas, dt_kp, sigmas) -> np.ndarray:
     """pycocotools' computeOks on one image and category, ``[D, G]``."""

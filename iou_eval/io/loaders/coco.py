@@ -384,22 +384,55 @@ def read_box_results(data: Any, start: int = 0, end: int = -1, bare: bool = Fals
     return None if read is None else _compiled_box_columns(read)
 
 
-def _read_compiled_dataset(data: bytes, path: str) -> _Read | None:
-    """A ground truth with boxes read by the compiled reader, or None (not built, or not sure).
+def _compiled_keypoint_columns(read: dict) -> dict:
+    """The keypoint columns (:func:`.coco_keypoints.keypoint_columns`) the compiled reader read."""
+    return {
+        "kp_values": np.frombuffer(read["kp_values"], dtype=np.float64),
+        "kp_length": np.frombuffer(read["kp_length"], dtype=np.int64),
+        "num_keypoints": np.frombuffer(read["num_keypoints"], dtype=np.int64),
+        "has_bbox": np.frombuffer(read["has_bbox"], dtype=bool),
+    }
 
-    The columns and lists :func:`_read` gives for the same file decoded
-    with :data:`_DECODER`.
+
+def read_keypoint_results(
+    data: Any, start: int = 0, end: int = -1, bare: bool = False
+) -> dict | None:
+    """The columns of a results list with keypoints read by the compiled reader, or None.
+
+    ``data[start:end]`` as for :func:`read_box_results`.  The columns
+    :func:`annotation_columns` gives for the same results decoded with
+    :data:`_KEYPOINT_DECODER` (role ``pred``, ``keypoints``); None where the
+    reader is not built or gives up.
     """
     from iou_eval.io.compiled import json_reader
 
     reader = json_reader()
-    read = reader.dataset(data) if reader is not None else None
+    if reader is None:
+        return None
+    read = reader.results(data, reader.KEYPOINTS | (reader.BARE if bare else 0), start, end)
+    if read is None:
+        return None
+    return {**_compiled_box_columns(read), **_compiled_keypoint_columns(read)}
+
+
+def _read_compiled_dataset(data: bytes, path: str, keypoints: bool = False) -> _Read | None:
+    """A ground truth with boxes read by the compiled reader, or None (not built, or not sure).
+
+    The columns and lists :func:`_read` gives for the same file decoded
+    with :data:`_DECODER` (``keypoints``: :data:`_KEYPOINT_DECODER`).
+    """
+    from iou_eval.io.compiled import json_reader
+
+    reader = json_reader()
+    flags = reader.KEYPOINTS if keypoints and reader is not None else 0
+    read = reader.dataset(data, flags) if reader is not None else None
     if read is None:
         return None
     n = read["n"]
     ids = np.frombuffer(read["id"], dtype=np.int64)
     cols = {
         **_compiled_box_columns(read),
+        **(_compiled_keypoint_columns(read) if keypoints else {}),
         "area": np.frombuffer(read["area"], dtype=np.float64),
         "iscrowd": np.frombuffer(read["iscrowd"], dtype=bool),
         "ignore": np.frombuffer(read["ignore"], dtype=bool),
@@ -751,20 +784,25 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
         raw = read_bytes(path) if data is None else data
         return _read_decoded(path, role, options, _scored_decoder_doc(path, raw, key, options))
     chunked = role == "pred" and data is None and not keypoints
-    boxes_only = not masks and not keypoints  # what the compiled reader reads
+    boxes_only = not masks and not keypoints
     if chunked and boxes_only and options.executor is None:
         cols = threaded_results(path, read_box_results, options.workers)
+        if cols is not None:
+            return _Read(cols, None, None, "[{}]")
+    if role == "pred" and data is None and keypoints and not masks and options.executor is None:
+        cols = threaded_results(path, read_keypoint_results, options.workers)
         if cols is not None:
             return _Read(cols, None, None, "[{}]")
     cols = chunked_columns(path, options.workers, masks, options.executor) if chunked else None
     if cols is not None:
         return _Read(cols, None, None, "[{}]")
     raw = read_bytes(path) if data is None else data
-    if boxes_only:
-        fast = _read_compiled_dataset(raw, path) if role == "gt" else None
+    if not masks:  # what the compiled reader reads: boxes, or boxes and keypoints
+        fast = _read_compiled_dataset(raw, path, keypoints) if role == "gt" else None
         if fast is not None:
             return fast
-        if role == "pred" and (cols := read_box_results(raw)) is not None:
+        read_results = read_keypoint_results if keypoints else read_box_results
+        if role == "pred" and (cols := read_results(raw)) is not None:
             return _Read(cols, None, None, "[{}]")
     doc = _decode(path, raw, masks, keypoints)
     if role == "pred" and _unscored(doc) and f'"{CONFIDENCE}"'.encode() in raw:
