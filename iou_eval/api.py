@@ -388,6 +388,8 @@ def score(
         progress=progress,
         workers=workers if big else 1,
         executor=executor,
+        # An evaluation whose replicates release the GIL says so (COCO's, compiled).
+        threads=getattr(result.evaluation, "replicates_in_threads", False),
     )
     return dataclasses.replace(result, bootstrap=replicates)
 

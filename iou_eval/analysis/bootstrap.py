@@ -6,13 +6,17 @@ over what :mod:`iou_eval.protocols.resample` fixed once), so a replicate costs a
 prefix sums, not a re-match.  The draws are made before any replicate runs,
 so worker processes may share them without changing a bit.  With the same
 seed, image set and count, two runs draw the same replicates, which makes
-deltas against a baseline paired.
+deltas against a baseline paired.  Replicates that release the GIL (the
+compiled COCO core) run in threads instead, each drawing its next run of
+rows in turn: the same rows, drawn while other threads compute.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +60,22 @@ def image_weights(n_images: int, n: int, seed: int) -> np.ndarray:
     return rng.multinomial(n_images, np.full(n_images, 1.0 / n_images), size=n).astype(np.int64)
 
 
+def weight_runs(n_images: int, n: int, seed: int, size: int) -> Iterator[np.ndarray]:
+    """:func:`image_weights`' rows in runs of up to ``size`` ``[b, I]``, each drawn when asked for.
+
+    The generator draws row after row from the one seed, so the runs end to
+    end are :func:`image_weights` (``n`` rows), bit for bit.
+    """
+    rng = np.random.default_rng(seed)
+    pvals = np.full(n_images, 1.0 / n_images) if n_images else None
+    for lo in range(0, n, size):
+        b = min(size, n - lo)
+        if pvals is None:
+            yield np.zeros((b, 0), dtype=np.int64)
+        else:
+            yield rng.multinomial(n_images, pvals, size=b).astype(np.int64)
+
+
 def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float] | None:
     """The central ``level`` percentile interval of the defined values."""
     v = values[~np.isnan(values)]
@@ -69,6 +89,8 @@ def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]
 PARALLEL_MIN_WORK = 20_000_000
 # Replicates a worker computes before reporting back (progress moves per round).
 ROUND = 40
+# Rows a thread draws and computes at a time (replicates in threads).
+THREAD_RUN = 10
 
 Replicate = Callable[[np.ndarray], tuple[dict[str, float | None], np.ndarray]]
 
@@ -92,6 +114,7 @@ def run_bootstrap(
     progress: Callable[[int], None] | None = None,
     workers: int = 1,
     executor: Any = None,
+    threads: bool = False,
 ) -> Bootstrap:
     """Evaluate ``replicate(image_weight[I]) -> (summary, class_ap[K])`` on ``n`` resampled sets.
 
@@ -99,12 +122,17 @@ def run_bootstrap(
     so whatever it caches is shared), or ``executor`` (a
     :class:`~iou_eval.protocols.partition.PartExecutor`, e.g. a Dask cluster) runs them
     in contiguous runs; the draws are made here beforehand, from the one
-    seed, so the replicates do not depend on where they ran.
+    seed, so the replicates do not depend on where they ran.  ``threads``:
+    ``replicate`` releases the GIL, so the ``workers`` run in threads (and
+    draw their rows as they go, in the same order).
     """
-    weights = image_weights(len(image_ids), n, seed)
-    if executor is not None:
+    if executor is None and threads and workers > 1 and n > THREAD_RUN:
+        outcomes = _outcomes_in_threads(replicate, len(image_ids), n, seed, workers, progress)
+    elif executor is not None:
+        weights = image_weights(len(image_ids), n, seed)
         outcomes = replicates_in_parts(executor, replicate, weights, progress)
     else:
+        weights = image_weights(len(image_ids), n, seed)
         outcomes = _outcomes(replicate, weights, workers, progress)
     collected: dict[str, list[float]] = {}
     for stats, _ in outcomes:
@@ -152,6 +180,70 @@ def _outcomes(
         tick(take)
         done += take
     return out
+
+
+Outcome = tuple[dict[str, float | None], np.ndarray]
+
+
+def _outcomes_in_threads(
+    replicate: Replicate,
+    n_images: int,
+    n: int,
+    seed: int,
+    workers: int,
+    progress: Callable[[int], None] | None,
+) -> list[Outcome]:
+    """``replicate`` of each of the ``n`` drawn rows, in order, in ``workers`` threads.
+
+    Each thread takes the next run of rows, drawn under the lock (the rows
+    come in seed order whichever thread draws them), then computes it while
+    another draws or computes.  The first run is computed here first, so
+    that what the replicates cache is made once.  Progress is reported from
+    this thread only.
+    """
+    runs = weight_runs(n_images, n, seed, THREAD_RUN)
+    out: list[Outcome | None] = [None] * n
+    first = next(runs)
+    out[: len(first)] = [replicate(w) for w in first]
+    tick = progress or (lambda _k: None)
+    tick(len(first))
+    lock = threading.Lock()
+    taken = [len(first)]
+    reports: queue.Queue[int | BaseException | None] = queue.Queue()
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            while not stop.is_set():
+                with lock:
+                    rows, lo = next(runs, None), taken[0]
+                    if rows is None:
+                        break
+                    taken[0] += len(rows)
+                for i, w in enumerate(rows):
+                    out[lo + i] = replicate(w)
+                reports.put(len(rows))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            reports.put(exc)
+        reports.put(None)
+
+    pool = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
+    for t in pool:
+        t.start()
+    failure: BaseException | None = None
+    running = len(pool)
+    while running:
+        report = reports.get()
+        if report is None:
+            running -= 1
+        elif isinstance(report, BaseException):
+            failure = failure or report
+            stop.set()
+        else:
+            tick(report)
+    if failure is not None:
+        raise failure
+    return [o for o in out if o is not None]
 
 
 # Runs of replicates per executor slot: enough to balance, few enough to be cheap.

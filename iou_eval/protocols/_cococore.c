@@ -28,6 +28,8 @@
 #include "../_common.h"
 #include "../geometry/_bbiou.h"
 
+#include <math.h>
+
 #define F64(a) IOU_F64P(a)
 #define U8(a) IOU_U8P(a)
 
@@ -1004,6 +1006,414 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------ resampling */
+
+/*
+ * Bootstrap replicates of the accumulation above, from what the numpy
+ * resampler (iou_eval.protocols.resample) fixes once: for each (area range,
+ * maxDets) slice the summary reads, the true positives by (threshold,
+ * category) group with the image of each, the images of the kept
+ * predictions inside the range ("base"), the records scored otherwise than
+ * their position's default (+1 / -1, "corrections"), and for each true
+ * positive and each group's start how many base positions and corrections
+ * lie up to it.  A replicate weighs every prediction and ground truth with
+ * its image's multiplicity: the running true positives and the scored count
+ * are weighted sums (integers), npig a weighted count, and precision is
+ * tp / ((double)(fp + tp) + eps) at each true positive of nonzero weight --
+ * the float operations of accumulate() on the weighted matches, hence its
+ * bits.  A true positive of weight 0 is skipped: it adds no count and its
+ * precision never exceeds the one before it (see resample.py).
+ *
+ * resample_prepare() checks and copies the arrays once into a capsule;
+ * resample() runs one replicate with the GIL released (replicates run in
+ * threads), checking only the weights and the outputs.
+ */
+
+static const char *const RESAMPLER = "iou_eval.protocols._cococore.resampler";
+
+/* The inputs of resample_prepare(), see there. */
+enum {
+    RP_REC_THR, RP_GT_KEY, RP_GT_IMAGE, RP_S_AREA, RP_S_MAX, RP_S_PREC, RP_TP_AT, RP_TP_IMAGE,
+    RP_G_FIRST, RP_BASE_AT, RP_BASE_IMAGE, RP_CORR_AT, RP_CORR_IMAGE, RP_CORR_DELTA, RP_Q_BASE,
+    RP_Q_HI, RP_NARGS
+};
+
+/* What every replicate of one evaluation shares, checked once (see resample_prepare). */
+typedef struct {
+    int64_t n_img, n_k, n_t, n_r, n_a, n_m, n_s, n_gt, groups; /* groups: T * K */
+    int64_t most_tp, most_base, most_corr; /* room a replicate needs */
+    int64_t most_terms;                    /* the most weights one running sum adds */
+    double *rec_thr;                       /* [R] */
+    int32_t *gt_key, *gt_image;            /* [G'] area * K + category, image */
+    int64_t *s_area, *s_max;               /* [S] each slice's (area range, maxDets) */
+    uint8_t *s_prec;                       /* [S] whether its precision is read */
+    int64_t *tp_at, *base_at, *corr_at;    /* [S + 1] where each slice's entries start */
+    int64_t *g_first;                      /* [S, groups + 1] within the slice's true positives */
+    int32_t *tp_image, *base_image, *corr_image, *q_base, *q_hi;
+    int8_t *corr_delta;
+} Resampler;
+
+static void free_resampler(Resampler *p) {
+    if (!p) return;
+    free(p->rec_thr);
+    free(p->gt_key);
+    free(p->gt_image);
+    free(p->s_area);
+    free(p->s_max);
+    free(p->s_prec);
+    free(p->tp_at);
+    free(p->base_at);
+    free(p->corr_at);
+    free(p->g_first);
+    free(p->tp_image);
+    free(p->base_image);
+    free(p->corr_image);
+    free(p->q_base);
+    free(p->q_hi);
+    free(p->corr_delta);
+    free(p);
+}
+
+static void resampler_capsule_free(PyObject *capsule) {
+    free_resampler(PyCapsule_GetPointer(capsule, RESAMPLER));
+}
+
+/* A copy of index column a (values already checked to fit): int64 or int32 items. */
+static void *copy_index(const IouArr *a, int wide) {
+    size_t n = (size_t)(a->n ? a->n : 1);
+    void *out = malloc(n * (wide ? 8 : 4));
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < a->n; i++) {
+        if (wide) ((int64_t *)out)[i] = iou_idx(a, i);
+        else ((int32_t *)out)[i] = (int32_t)iou_idx(a, i);
+    }
+    return out;
+}
+
+/* Offsets o[0:S + 1] from 0 to n, never decreasing.  1 or 0. */
+static int offsets_ok(const IouArr *o, int64_t n) {
+    if (o->n < 1 || iou_idx(o, 0) != 0 || iou_idx(o, o->n - 1) != n) return 0;
+    for (Py_ssize_t i = 1; i < o->n; i++)
+        if (iou_idx(o, i) < iou_idx(o, i - 1)) return 0;
+    return 1;
+}
+
+/* Each slice's group starts (from 0 to its true positives, never decreasing) and
+   queries (base positions and corrections of its own, at most all of them). */
+static int slices_ok(const IouArr *x, int64_t n_s, int64_t groups) {
+    for (int64_t s = 0; s < n_s; s++) {
+        int64_t n_tp = iou_idx(&x[RP_TP_AT], s + 1) - iou_idx(&x[RP_TP_AT], s);
+        int64_t n_base = iou_idx(&x[RP_BASE_AT], s + 1) - iou_idx(&x[RP_BASE_AT], s);
+        int64_t n_corr = iou_idx(&x[RP_CORR_AT], s + 1) - iou_idx(&x[RP_CORR_AT], s);
+        const int64_t g0 = s * (groups + 1);
+        if (iou_idx(&x[RP_G_FIRST], g0) != 0 || iou_idx(&x[RP_G_FIRST], g0 + groups) != n_tp) return 0;
+        for (int64_t g = 1; g <= groups; g++)
+            if (iou_idx(&x[RP_G_FIRST], g0 + g) < iou_idx(&x[RP_G_FIRST], g0 + g - 1)) return 0;
+        int64_t q0 = iou_idx(&x[RP_TP_AT], s) + s * groups, q1 = q0 + n_tp + groups;
+        for (int64_t q = q0; q < q1; q++) {
+            int64_t b = iou_idx(&x[RP_Q_BASE], q), c = iou_idx(&x[RP_Q_HI], q);
+            if (b < 0 || b > n_base || c < 0 || c > n_corr) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Shapes, offsets and indices, the GIL held.  1, or 0. */
+static int check_prepare(const IouArr *x, const Resampler *p) {
+    int64_t n_s = p->n_s, n_tp = x[RP_TP_IMAGE].n, n_corr = x[RP_CORR_IMAGE].n, size;
+    int ok = p->n_img >= 0 && p->n_img < INT32_MAX && p->n_k >= 0 && p->n_t >= 0 && p->n_a >= 0 &&
+             p->n_m >= 0 && iou_mul_fits(p->n_t, p->n_k, &size) && iou_mul_fits(size, p->n_r, &size) &&
+             iou_mul_fits(size, p->n_a, &size) && iou_mul_fits(size, p->n_m, &size) &&
+             size < ((int64_t)1 << 40) && x[RP_GT_IMAGE].n == x[RP_GT_KEY].n &&
+             x[RP_S_MAX].n == n_s && x[RP_S_PREC].n == n_s && x[RP_TP_AT].n == n_s + 1 &&
+             x[RP_BASE_AT].n == n_s + 1 && x[RP_CORR_AT].n == n_s + 1 &&
+             x[RP_CORR_DELTA].n == n_corr && x[RP_G_FIRST].n == n_s * (p->groups + 1) &&
+             x[RP_Q_BASE].n == n_tp + n_s * p->groups && x[RP_Q_HI].n == x[RP_Q_BASE].n &&
+             n_tp < INT32_MAX && x[RP_BASE_IMAGE].n < INT32_MAX && n_corr < INT32_MAX &&
+             iou_in_range(&x[RP_GT_KEY], p->n_a * p->n_k) && iou_in_range(&x[RP_GT_IMAGE], p->n_img) &&
+             iou_in_range(&x[RP_S_AREA], p->n_a) && iou_in_range(&x[RP_S_MAX], p->n_m) &&
+             iou_in_range(&x[RP_TP_IMAGE], p->n_img) && iou_in_range(&x[RP_BASE_IMAGE], p->n_img) &&
+             iou_in_range(&x[RP_CORR_IMAGE], p->n_img) && offsets_ok(&x[RP_TP_AT], n_tp) &&
+             offsets_ok(&x[RP_BASE_AT], x[RP_BASE_IMAGE].n) && offsets_ok(&x[RP_CORR_AT], n_corr);
+    for (Py_ssize_t i = 0; ok && i < n_corr; i++) {
+        int64_t d = iou_idx(&x[RP_CORR_DELTA], i);
+        ok = d == 1 || d == -1;
+    }
+    /* Recall points in [0, 1] (NaN refused): the counts they need are then in [0, npig + 1]. */
+    for (Py_ssize_t r = 0; ok && r < p->n_r; r++) ok = F64(x[RP_REC_THR])[r] >= 0.0 && F64(x[RP_REC_THR])[r] <= 1.0;
+    return ok && slices_ok(x, n_s, p->groups);
+}
+
+/* The room a replicate needs, and the most weights one running sum adds. */
+static void measure_room(Resampler *p) {
+    p->most_tp = p->most_base = p->most_corr = 0;
+    p->most_terms = p->n_gt;
+    for (int64_t s = 0; s < p->n_s; s++) {
+        int64_t n_base = p->base_at[s + 1] - p->base_at[s], n_corr = p->corr_at[s + 1] - p->corr_at[s];
+        if (n_base > p->most_base) p->most_base = n_base;
+        if (n_corr > p->most_corr) p->most_corr = n_corr;
+        if (n_base + n_corr > p->most_terms) p->most_terms = n_base + n_corr;
+        if (p->tp_at[s + 1] - p->tp_at[s] > p->most_terms) p->most_terms = p->tp_at[s + 1] - p->tp_at[s];
+        const int64_t *g = p->g_first + s * (p->groups + 1);
+        for (int64_t i = 0; i < p->groups; i++)
+            if (g[i + 1] - g[i] > p->most_tp) p->most_tp = g[i + 1] - g[i];
+    }
+}
+
+/* Copies of the checked arrays into p.  0, or -1 (no memory). */
+static int copy_prepared(const IouArr *x, Resampler *p) {
+    p->rec_thr = malloc((size_t)(p->n_r ? p->n_r : 1) * sizeof *p->rec_thr);
+    if (p->rec_thr && p->n_r) memcpy(p->rec_thr, F64(x[RP_REC_THR]), (size_t)p->n_r * sizeof *p->rec_thr);
+    p->gt_key = copy_index(&x[RP_GT_KEY], 0);
+    p->gt_image = copy_index(&x[RP_GT_IMAGE], 0);
+    p->s_area = copy_index(&x[RP_S_AREA], 1);
+    p->s_max = copy_index(&x[RP_S_MAX], 1);
+    p->s_prec = malloc((size_t)(p->n_s ? p->n_s : 1));
+    if (p->s_prec)
+        for (int64_t s = 0; s < p->n_s; s++) p->s_prec[s] = U8(x[RP_S_PREC])[s] != 0;
+    p->tp_at = copy_index(&x[RP_TP_AT], 1);
+    p->base_at = copy_index(&x[RP_BASE_AT], 1);
+    p->corr_at = copy_index(&x[RP_CORR_AT], 1);
+    p->g_first = copy_index(&x[RP_G_FIRST], 1);
+    p->tp_image = copy_index(&x[RP_TP_IMAGE], 0);
+    p->base_image = copy_index(&x[RP_BASE_IMAGE], 0);
+    p->corr_image = copy_index(&x[RP_CORR_IMAGE], 0);
+    p->q_base = copy_index(&x[RP_Q_BASE], 0);
+    p->q_hi = copy_index(&x[RP_Q_HI], 0);
+    p->corr_delta = malloc((size_t)(x[RP_CORR_DELTA].n ? x[RP_CORR_DELTA].n : 1));
+    if (p->corr_delta)
+        for (Py_ssize_t i = 0; i < x[RP_CORR_DELTA].n; i++) p->corr_delta[i] = (int8_t)iou_idx(&x[RP_CORR_DELTA], i);
+    if (!p->rec_thr || !p->gt_key || !p->gt_image || !p->s_area || !p->s_max || !p->s_prec ||
+        !p->tp_at || !p->base_at || !p->corr_at || !p->g_first || !p->tp_image || !p->base_image ||
+        !p->corr_image || !p->q_base || !p->q_hi || !p->corr_delta)
+        return -1;
+    measure_room(p);
+    return 0;
+}
+
+static PyObject *py_resample_prepare(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[RP_NARGS];
+    IouArr x[RP_NARGS];
+    memset(x, 0, sizeof x);
+    Resampler *p = calloc(1, sizeof *p);
+    if (!p) return PyErr_NoMemory();
+    if (!PyArg_ParseTuple(args, "OOOLLLLLOOOOOOOOOOOOO", &o[RP_REC_THR], &o[RP_GT_KEY], &o[RP_GT_IMAGE],
+                          &p->n_img, &p->n_k, &p->n_t, &p->n_a, &p->n_m, &o[RP_S_AREA], &o[RP_S_MAX],
+                          &o[RP_S_PREC], &o[RP_TP_AT], &o[RP_TP_IMAGE], &o[RP_G_FIRST], &o[RP_BASE_AT],
+                          &o[RP_BASE_IMAGE], &o[RP_CORR_AT], &o[RP_CORR_IMAGE], &o[RP_CORR_DELTA],
+                          &o[RP_Q_BASE], &o[RP_Q_HI])) {
+        free(p);
+        return NULL;
+    }
+    static const IouArg spec[RP_NARGS] = {
+        {"recall_thresholds", IOU_F64, 0, 1}, {"gt_key", IOU_INDEX, 0, 1},    {"gt_image", IOU_INDEX, 0, 1},
+        {"slice_area", IOU_INDEX, 0, 1},      {"slice_max", IOU_INDEX, 0, 1}, {"slice_precision", IOU_BOOL, 0, 1},
+        {"tp_at", IOU_INDEX, 0, 1},           {"tp_image", IOU_INDEX, 0, 1},  {"g_first", IOU_INDEX, 0, 1},
+        {"base_at", IOU_INDEX, 0, 1},         {"base_image", IOU_INDEX, 0, 1}, {"corr_at", IOU_INDEX, 0, 1},
+        {"corr_image", IOU_INDEX, 0, 1},      {"corr_delta", IOU_INDEX, 0, 1}, {"q_base", IOU_INDEX, 0, 1},
+        {"q_hi", IOU_INDEX, 0, 1},
+    };
+    PyObject *result = NULL;
+    if (iou_acquire_all(o, x, spec, RP_NARGS) < 0) goto done;
+    p->n_r = x[RP_REC_THR].n;
+    p->n_s = x[RP_S_AREA].n;
+    p->n_gt = x[RP_GT_KEY].n;
+    if (!iou_mul_fits(p->n_t, p->n_k, &p->groups) || !check_prepare(x, p)) {
+        PyErr_SetString(PyExc_ValueError, "resample_prepare: inconsistent shapes, offsets or indices");
+        goto done;
+    }
+    if (copy_prepared(x, p) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyCapsule_New(p, RESAMPLER, resampler_capsule_free);
+    if (result) p = NULL;
+done:
+    iou_release(x, RP_NARGS);
+    free_resampler(p);
+    return result;
+}
+
+/* One replicate's working room. */
+typedef struct {
+    const Resampler *p;
+    const int64_t *w;        /* [I] multiplicities */
+    double *precision;       /* [A, M, T, R, K] */
+    double *recall;          /* [A, M, T, K] */
+    int64_t *npig;           /* [A * K] */
+    int64_t *need;           /* [R] */
+    int64_t *base_cum, *corr_cum;
+    int64_t *tp_cum;         /* one group's, weight-0 ones left out */
+    double *pr;
+} Replicate;
+
+/* The least true-positive count whose recall reaches each recall point (resample.recall_counts). */
+static void recall_counts(Replicate *q, int64_t npig) {
+    const double p = (double)npig;
+    for (int64_t r = 0; r < q->p->n_r; r++) {
+        const double rt = q->p->rec_thr[r];
+        double c = ceil(rt * p);
+        if ((c - 1) / p >= rt) c = c - 1;
+        if (c / p < rt) c = c + 1;
+        q->need[r] = (int64_t)c;
+    }
+}
+
+/* The running base and correction sums of slice s (prefix sums, from 0). */
+static void running_sums(Replicate *q, int64_t s) {
+    const Resampler *p = q->p;
+    const int32_t *bi = p->base_image + p->base_at[s], *ci = p->corr_image + p->corr_at[s];
+    const int8_t *cd = p->corr_delta + p->corr_at[s];
+    int64_t nb = p->base_at[s + 1] - p->base_at[s], nc = p->corr_at[s + 1] - p->corr_at[s], run = 0;
+    q->base_cum[0] = 0;
+    for (int64_t i = 0; i < nb; i++) q->base_cum[i + 1] = run += q->w[bi[i]];
+    run = 0;
+    q->corr_cum[0] = 0;
+    for (int64_t i = 0; i < nc; i++) q->corr_cum[i + 1] = run += cd[i] * q->w[ci[i]];
+}
+
+/*
+ * Group g (threshold t, category k) of slice s: its weighted true positives
+ * and their precision; writes recall, and precision at each recall point if
+ * asked (at the first true positive reaching the count, the largest
+ * precision from there on; recall 0 reads the group's largest).
+ */
+static void replicate_group(Replicate *q, int64_t s, int64_t t, int64_t k, int64_t npig) {
+    const double eps = 2.220446049250313e-16; /* np.spacing(1) */
+    const Resampler *p = q->p;
+    const int64_t g = t * p->n_k + k, tp0 = p->tp_at[s], n_tp = p->tp_at[s + 1] - tp0;
+    const int64_t *g_first = p->g_first + s * (p->groups + 1);
+    const int32_t *qb = p->q_base + tp0 + s * p->groups, *qh = p->q_hi + tp0 + s * p->groups;
+    const int32_t *image = p->tp_image + tp0;
+    const int64_t start = q->base_cum[qb[n_tp + g]] + q->corr_cum[qh[n_tp + g]];
+    int64_t n = 0, tp = 0;
+    for (int64_t i = g_first[g]; i < g_first[g + 1]; i++) {
+        int64_t wi = q->w[image[i]];
+        if (!wi) continue;
+        tp += wi;
+        int64_t seen = q->base_cum[qb[i]] + q->corr_cum[qh[i]] - start;
+        q->pr[n] = (double)tp / ((double)seen + eps);
+        q->tp_cum[n++] = tp;
+    }
+    int64_t a = p->s_area[s], m = p->s_max[s];
+    q->recall[((a * p->n_m + m) * p->n_t + t) * p->n_k + k] = (double)tp / (double)npig;
+    if (!p->s_prec[s]) return;
+    for (int64_t i = n - 1; i > 0; i--)
+        if (q->pr[i] > q->pr[i - 1]) q->pr[i - 1] = q->pr[i];
+    double *out = q->precision + ((a * p->n_m + m) * p->n_t + t) * p->n_r * p->n_k + k;
+    int64_t hit = 0;
+    for (int64_t r = 0; r < p->n_r; r++) {
+        double v = 0.0;
+        if (p->rec_thr[r] <= 0.0) {
+            v = tp > 0 ? q->pr[0] : 0.0;
+        } else {
+            int64_t c = q->need[r] > 1 ? q->need[r] : 1;
+            if (hit > 0 && q->tp_cum[hit - 1] >= c) hit = 0; /* recall points out of order */
+            while (hit < n && q->tp_cum[hit] < c) hit++;
+            if (hit < n) v = q->pr[hit];
+        }
+        out[r * p->n_k] = v;
+    }
+}
+
+/* Slice s: every group of a category with ground truth to count; -1 elsewhere. */
+static void replicate_slice(Replicate *q, int64_t s) {
+    const Resampler *p = q->p;
+    int64_t a = p->s_area[s], m = p->s_max[s], n_k = p->n_k;
+    running_sums(q, s);
+    for (int64_t k = 0; k < n_k; k++) {
+        int64_t npig = q->npig[a * n_k + k];
+        if (npig > 0) {
+            recall_counts(q, npig);
+            for (int64_t t = 0; t < p->n_t; t++) replicate_group(q, s, t, k, npig);
+            continue;
+        }
+        for (int64_t t = 0; t < p->n_t; t++) {
+            int64_t at = (a * p->n_m + m) * p->n_t + t;
+            q->recall[at * n_k + k] = -1.0;
+            if (p->s_prec[s])
+                for (int64_t r = 0; r < p->n_r; r++) q->precision[(at * p->n_r + r) * n_k + k] = -1.0;
+        }
+    }
+}
+
+static int run_replicate(Replicate *q) {
+    const Resampler *p = q->p;
+    const int64_t n_keys = p->n_a * p->n_k;
+    q->npig = calloc((size_t)(n_keys > 0 ? n_keys : 1), sizeof *q->npig);
+    q->need = malloc((size_t)(p->n_r ? p->n_r : 1) * sizeof *q->need);
+    q->base_cum = malloc((size_t)(p->most_base + 1) * sizeof *q->base_cum);
+    q->corr_cum = malloc((size_t)(p->most_corr + 1) * sizeof *q->corr_cum);
+    q->tp_cum = malloc((size_t)(p->most_tp ? p->most_tp : 1) * sizeof *q->tp_cum);
+    q->pr = malloc((size_t)(p->most_tp ? p->most_tp : 1) * sizeof *q->pr);
+    int status = -1;
+    if (!q->npig || !q->need || !q->base_cum || !q->corr_cum || !q->tp_cum || !q->pr) goto done;
+    for (int64_t j = 0; j < p->n_gt; j++) q->npig[p->gt_key[j]] += q->w[p->gt_image[j]];
+    for (int64_t s = 0; s < p->n_s; s++) replicate_slice(q, s);
+    status = 0;
+done:
+    free(q->npig);
+    free(q->need);
+    free(q->base_cum);
+    free(q->corr_cum);
+    free(q->tp_cum);
+    free(q->pr);
+    return status;
+}
+
+/* Weights of the right length, none negative, none so large that a running
+   sum could leave the integers a double holds exactly.  1, or 0. */
+static int weights_ok(const IouArr *w, const Resampler *p) {
+    if (w->n != p->n_img) return 0;
+    const int64_t limit = ((int64_t)1 << 53) / (p->most_terms + 1);
+    for (Py_ssize_t i = 0; i < w->n; i++)
+        if (IOU_I64P(*w)[i] < 0 || IOU_I64P(*w)[i] > limit) return 0;
+    return 1;
+}
+
+/* The inputs of resample(). */
+enum { RR_WEIGHT, RR_PRECISION, RR_RECALL, RR_NARGS };
+
+static PyObject *py_resample(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *capsule, *o[RR_NARGS];
+    IouArr x[RR_NARGS];
+    memset(x, 0, sizeof x);
+    if (!PyArg_ParseTuple(args, "OOOO", &capsule, &o[RR_WEIGHT], &o[RR_PRECISION], &o[RR_RECALL]))
+        return NULL;
+    const Resampler *p = PyCapsule_GetPointer(capsule, RESAMPLER);
+    if (!p) return NULL;
+    static const IouArg spec[RR_NARGS] = {
+        {"image_weight", IOU_I64, 0, 1}, {"precision", IOU_F64, 1, 5}, {"recall", IOU_F64, 1, 4},
+    };
+    PyObject *result = NULL;
+    if (iou_acquire_all(o, x, spec, RR_NARGS) < 0) goto done;
+    int64_t am = p->n_a * p->n_m;
+    if (iou_dim(&x[RR_PRECISION], 0) != p->n_a || iou_dim(&x[RR_PRECISION], 1) != p->n_m ||
+        x[RR_PRECISION].n != am * p->n_t * p->n_r * p->n_k || iou_dim(&x[RR_RECALL], 0) != p->n_a ||
+        x[RR_RECALL].n != am * p->n_t * p->n_k) {
+        PyErr_SetString(PyExc_ValueError, "resample: precision must be [A, M, T, R, K], recall [A, M, T, K]");
+        goto done;
+    }
+    if (!weights_ok(&x[RR_WEIGHT], p)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "resample: image_weight must hold one multiplicity per image, none negative "
+                        "nor beyond 2**53 over the most terms one count adds");
+        goto done;
+    }
+    Replicate q = {p, IOU_I64P(x[RR_WEIGHT]), F64(x[RR_PRECISION]), F64(x[RR_RECALL]), NULL, NULL, NULL,
+                   NULL, NULL, NULL};
+    int status;
+    Py_BEGIN_ALLOW_THREADS status = run_replicate(&q);
+    Py_END_ALLOW_THREADS
+    if (status < 0) PyErr_NoMemory();
+    else result = Py_NewRef(Py_None);
+done:
+    iou_release(x, RR_NARGS);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"greedy", py_greedy, METH_VARARGS,
      "greedy(pd, pg, iou, gt_position, gt_crowd, gt_ignore, thresholds, keep_lane) -> "
@@ -1038,6 +1448,17 @@ static PyMethodDef methods[] = {
      "categories, slots, precision, recall, scores): fills pycocotools' arrays [T, R, K', A, M] "
      "and [T, K', A, M] for the categories listed, category categories[i] at k = slots[i] "
      "(entries of categories without ground truth to count are left as they are)."},
+    {"resample_prepare", py_resample_prepare, METH_VARARGS,
+     "resample_prepare(recall_thresholds, gt_key, gt_image, n_images, n_categories, "
+     "n_thresholds, n_areas, n_max_dets, slice_area, slice_max, slice_precision, tp_at, "
+     "tp_image, g_first, base_at, base_image, corr_at, corr_image, corr_delta, q_base, q_hi) "
+     "-> capsule: the weight-free part of every bootstrap replicate (the numpy resampler's "
+     "slices, concatenated), checked and copied once."},
+    {"resample", py_resample, METH_VARARGS,
+     "resample(capsule, image_weight, precision, recall): one replicate's precision "
+     "[A, M, T, R, K] and recall [A, M, T, K] in the slices the capsule holds (-1 for a "
+     "category without ground truth to count); the other entries are left as they are.  "
+     "Releases the GIL."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -134,6 +134,11 @@ class CocoEvaluation:
         labels = tuple(a.label for a in self.protocol.area_ranges)
         return CocoResampler(self.accumulation, labels, self.protocol.max_dets, self.read_slices())
 
+    @property
+    def replicates_in_threads(self) -> bool:
+        """Whether :meth:`replicate` releases the GIL (the compiled core), so threads share them."""
+        return self.accumulation is not None and coco_core() is not None
+
     def read_slices(self) -> tuple[set[tuple[int, int]], set[tuple[int, int]]] | None:
         """The ``(area, maxDets)`` slices the summary reads (precision, recall); None: COCO's."""
         if self.protocol.iou_type != "keypoints":
@@ -157,7 +162,8 @@ class CocoEvaluation:
         """
         if self.accumulation is None:
             raise ValueError("this evaluation did not keep its accumulation inputs")
-        arrays = self.resampler(image_weight)
+        # Read at once: the arrays are this thread's, filled again by its next replicate.
+        arrays = self.resampler(image_weight, reuse=True)
         return self.summarize(arrays), class_ap(arrays)
 
 

@@ -1,4 +1,4 @@
-"""Bootstrap replicates of a COCO evaluation as weighted sums over fixed matches (numpy only).
+"""Bootstrap replicates of a COCO evaluation as weighted sums over fixed matches.
 
 Resampling images changes how many times each image counts, never which
 prediction matches which ground truth.  So everything that does not depend
@@ -21,11 +21,19 @@ The arrays are those :func:`~iou_eval.protocols.accumulate.accumulate_coco` fill
 in the slices the summary and the per-class AP read.  An image of weight 0
 stays in the sequences: it adds 0 to every count, and the curve points it
 leaves never decide a maximum nor a recall point (see the tests).
+
+Where the compiled COCO core is built, a replicate runs there on the same
+weight-free arrays (``resample`` in ``_cococore.c``), with the GIL released
+so replicates run in threads; numpy here is the reference
+(``IOU_EVAL_NO_KERNEL=1``), and both give the same bits.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +46,7 @@ from iou_eval.protocols.accumulate import (
     stat_max_det,
     stats_for_ranges,
 )
+from iou_eval.protocols.core import coco_core
 
 # pycocotools divides by (fp + tp + eps), as accumulate.py does.
 _EPS = np.spacing(1)
@@ -155,7 +164,68 @@ class CocoResampler:
                     _build_curves(x, records, a, m, kept, sel, new_pos, (a, m) in precision)
                 )
 
-    def __call__(self, image_weight: np.ndarray) -> CocoArrays:
+        # The compiled core's copy of the curves (made on first use), and
+        # each thread's arrays when a replicate reuses them.
+        self._lock = threading.Lock()
+        self._prepared: tuple[int, Any] | None = None
+        self._local = threading.local()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The compiled copy, the lock and the threads' arrays stay here.
+        state = dict(self.__dict__)
+        for name in ("_lock", "_prepared", "_local"):
+            state.pop(name)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._prepared = None
+        self._local = threading.local()
+
+    def __call__(self, image_weight: np.ndarray, reuse: bool = False) -> CocoArrays:
+        """The arrays under ``image_weight[I]``, by the compiled core where it runs.
+
+        ``reuse``: fill this thread's arrays of the previous call again rather
+        than new ones (for a replicate that reads them before its next call).
+        """
+        core = coco_core()
+        if core is None:
+            return self.weighted_sums(image_weight)
+        w = np.ascontiguousarray(image_weight, dtype=np.int64)
+        prec_am, rec_am = self._thread_arrays() if reuse else self._blank_arrays()
+        core.resample(self._prepared_for(core, len(w)), w, prec_am, rec_am)
+        return CocoArrays(
+            precision=prec_am.transpose(2, 3, 4, 0, 1),
+            recall=rec_am.transpose(2, 3, 0, 1),
+            scores=np.empty(0),
+        )
+
+    def _blank_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``precision[A, M, T, R, K]`` and ``recall[A, M, T, K]``, all -1."""
+        n_thr, n_rec, k_n, n_area = self.shape
+        n_max = len(self.x.max_dets)
+        return (
+            np.full((n_area, n_max, n_thr, n_rec, k_n), -1.0),
+            np.full((n_area, n_max, n_thr, k_n), -1.0),
+        )
+
+    def _thread_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        # Slices the core does not fill stay -1; those it fills, it fills whole.
+        arrays = getattr(self._local, "arrays", None)
+        if arrays is None:
+            arrays = self._local.arrays = self._blank_arrays()
+        return arrays
+
+    def _prepared_for(self, core: ModuleType, n_images: int) -> Any:
+        """The core's checked copy of the curves for ``n_images`` images (made once)."""
+        with self._lock:
+            if self._prepared is None or self._prepared[0] != n_images:
+                self._prepared = (n_images, _prepare(core, self, n_images))
+            return self._prepared[1]
+
+    def weighted_sums(self, image_weight: np.ndarray) -> CocoArrays:
+        """The arrays under ``image_weight[I]`` by numpy (the reference)."""
         x = self.x
         n_thr, n_rec, k_n, n_area = self.shape
         n_max = len(x.max_dets)
@@ -191,6 +261,36 @@ class CocoResampler:
         k_n, n_area = self.shape[2], self.shape[3]
         sums = np.bincount(self.gt_key, weights=np.take(w, self.gt_image), minlength=n_area * k_n)
         return np.round(sums).astype(np.int64).reshape(n_area, k_n).T
+
+
+def _concat(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts end to end, as one contiguous index column (int64 where empty)."""
+    return np.ascontiguousarray(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _offsets(parts: list[np.ndarray]) -> np.ndarray:
+    """``[S + 1]`` where each part starts in :func:`_concat` of them, and the end."""
+    return np.concatenate(([0], np.cumsum([len(p) for p in parts], dtype=np.int64)))
+
+
+def _prepare(core: ModuleType, r: CocoResampler, n_images: int) -> Any:
+    """The compiled core's copy of ``r``'s curves (``resample_prepare``), slices end to end."""
+    x, curves = r.x, r.curves
+    n_thr, _, k_n, n_area = r.shape
+    c = np.ascontiguousarray
+    return core.resample_prepare(
+        c(x.recall_thresholds, dtype=np.float64), c(r.gt_key), c(r.gt_image),
+        n_images, k_n, n_thr, n_area, len(x.max_dets),
+        np.array([v.area for v in curves], dtype=np.int64),
+        np.array([v.m for v in curves], dtype=np.int64),
+        np.array([v.has_precision for v in curves], dtype=bool),
+        _offsets([v.tp_image for v in curves]), _concat([v.tp_image for v in curves]),
+        _concat([v.g_first for v in curves]),
+        _offsets([v.base_image for v in curves]), _concat([v.base_image for v in curves]),
+        _offsets([v.corr_image for v in curves]), _concat([v.corr_image for v in curves]),
+        _concat([v.corr_delta for v in curves]),
+        _concat([v.q_base for v in curves]), _concat([v.q_hi for v in curves]),
+    )  # fmt: skip
 
 
 def _build_curves(

@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 
 from iou_eval import evaluate
-from iou_eval.analysis.bootstrap import image_weights, run_bootstrap
+from iou_eval.analysis.bootstrap import image_weights, run_bootstrap, weight_runs
 from iou_eval.protocols.accumulate import accumulate_coco, first_counts
 from iou_eval.protocols.coco import class_ap, summarize
+from iou_eval.protocols.core import coco_core
 from iou_eval.protocols.resample import CocoResampler, needed_slices, recall_counts
 
+from ..skip_reasons import compiled_missing
 from .synth import make_scene
 
 
@@ -147,3 +149,123 @@ def test_needed_slices_are_those_the_summary_reads():
     # AR1/AR10 read positions 0 and 1; AP reads the value 100, absent here.
     precision, recall = needed_slices(("all",), (1, 5))
     assert precision == {(0, 1)} and recall == {(0, 0)}
+
+
+# -- the compiled core against numpy ---------------------------------------------
+
+
+def heavy_weights(n_images: int, seed: int) -> np.ndarray:
+    """Draws, then zeros for most images with large multiplicities on a few, all zero, one alone."""
+    rng = np.random.default_rng(seed)
+    draws = image_weights(n_images, 4, seed)
+    sparse = np.where(rng.random((3, n_images)) < 0.3, rng.integers(1, 10_000, (3, n_images)), 0)
+    zeros = np.zeros((1, n_images), dtype=np.int64)
+    alone = np.zeros((1, n_images), dtype=np.int64)
+    alone[0, 0] = 2**20
+    return np.concatenate([draws, sparse, zeros, alone]).astype(np.int64)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("scene, options", SCENES)
+def test_compiled_replicates_equal_numpy_whole_arrays(seed, scene, options, write_json):
+    """Every entry of precision and recall (not only the slices read), on both paths."""
+    core = coco_core()
+    if core is None:
+        pytest.skip(compiled_missing("the COCO core", "iou_eval.protocols._cococore"))
+    gt, preds = make_scene(50 + seed, **scene)
+    if "area_ranges" in options:
+        from iou_eval.options import parse_area_ranges
+
+        options = {**options, "area_ranges": parse_area_ranges(options["area_ranges"])}
+    r = evaluate(write_json("g.json", gt), write_json("p.json", preds), **options).primary
+    resampler = r.evaluation.resampler
+    for w in heavy_weights(len(r.images), seed):
+        want = resampler.weighted_sums(w)
+        for got in (resampler(w), resampler(w, reuse=True)):
+            assert np.array_equal(got.precision, want.precision), np.argwhere(
+                got.precision != want.precision
+            )[:5]
+            assert np.array_equal(got.recall, want.recall)
+
+
+def test_compiled_replicates_reused_arrays_hold_only_the_last(write_json):
+    """A thread's arrays filled again: a category whose ground truth weighs 0 goes back to -1."""
+    if coco_core() is None:
+        pytest.skip(compiled_missing("the COCO core", "iou_eval.protocols._cococore"))
+    gt, preds = make_scene(3)
+    r = evaluate(write_json("g.json", gt), write_json("p.json", preds)).primary
+    resampler = r.evaluation.resampler
+    n = len(r.images)
+    resampler(np.ones(n, dtype=np.int64), reuse=True)
+    only = np.zeros(n, dtype=np.int64)
+    only[n // 2] = 1
+    got = resampler(only, reuse=True)
+    want = resampler.weighted_sums(only)
+    assert np.array_equal(got.precision, want.precision)
+    assert np.array_equal(got.recall, want.recall)
+    assert (got.recall == -1).any()
+
+
+def test_compiled_resampler_refuses_negative_and_misshapen_weights(write_json):
+    core = coco_core()
+    if core is None:
+        pytest.skip(compiled_missing("the COCO core", "iou_eval.protocols._cococore"))
+    gt, preds = make_scene(4)
+    r = evaluate(write_json("g.json", gt), write_json("p.json", preds)).primary
+    resampler = r.evaluation.resampler
+    n = len(r.images)
+    w = np.ones(n, dtype=np.int64)
+    w[1] = -1
+    with pytest.raises(ValueError, match="image_weight"):
+        resampler(w)
+    with pytest.raises(ValueError, match="image_weight"):
+        resampler(np.full(n, 2**52, dtype=np.int64))
+    prepared = resampler._prepared_for(core, n)
+    prec, rec = resampler._blank_arrays()
+    with pytest.raises(TypeError, match="image_weight: expected int64"):
+        core.resample(prepared, np.ones(n), prec, rec)
+    with pytest.raises(ValueError, match="image_weight"):
+        core.resample(prepared, np.ones(n + 1, dtype=np.int64), prec, rec)
+    with pytest.raises(ValueError, match="precision must be"):
+        core.resample(prepared, np.ones(n, dtype=np.int64), prec[:, :1].copy(), rec)
+    with pytest.raises((ValueError, TypeError)):
+        core.resample(object(), np.ones(n, dtype=np.int64), prec, rec)
+
+
+def test_chunked_draws_equal_one_draw():
+    """Drawn in runs (as threads take them) or all at once: the same rows."""
+    whole = image_weights(40, 25, seed=9)
+    assert np.array_equal(np.concatenate(list(weight_runs(40, 25, 9, 7))), whole)
+    assert np.array_equal(np.concatenate(list(weight_runs(40, 25, 9, 25))), whole)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_replicates_in_threads_equal_one_thread(workers, write_json):
+    """Threads drawing their runs in turn: the same replicates, in the same order, as one thread."""
+    gt, preds = make_scene(8)
+    result = evaluate(write_json("g.json", gt), write_json("p.json", preds))
+    ev = result.primary.evaluation
+    ids = list(result.images["image_id"])
+    seen: list[int] = []
+    one = run_bootstrap(ev.replicate, ids, 95, 5)
+    many = run_bootstrap(
+        ev.replicate, ids, 95, 5, workers=workers, threads=True, progress=seen.append
+    )
+    assert sum(seen) == 95
+    for k, v in one.replicates.items():
+        assert np.array_equal(v, many.replicates[k], equal_nan=True), k
+    assert np.array_equal(one.class_ap, many.class_ap, equal_nan=True)
+
+
+def test_a_failing_replicate_in_a_thread_is_raised_here():
+    calls = 0
+
+    def flaky(w):
+        nonlocal calls
+        calls += 1
+        if calls == 30:
+            raise ValueError("replicate failed")
+        return {"AP": 0.5}, np.zeros(1)
+
+    with pytest.raises(ValueError, match="replicate failed"):
+        run_bootstrap(flaky, list(range(9)), 80, 1, workers=2, threads=True)
