@@ -1041,7 +1041,7 @@ enum {
 /* What every replicate of one evaluation shares, checked once (see resample_prepare). */
 typedef struct {
     int64_t n_img, n_k, n_t, n_r, n_a, n_m, n_s, n_gt, groups; /* groups: T * K */
-    int64_t most_tp, most_base, most_corr; /* room a replicate needs */
+    int64_t most_tp, most_base, most_corr; /* room a replicate needs (stops, not entries) */
     int64_t most_terms;                    /* the most weights one running sum adds */
     double *rec_thr;                       /* [R] */
     int32_t *gt_key, *gt_image;            /* [G'] area * K + category, image */
@@ -1051,6 +1051,12 @@ typedef struct {
     int64_t *g_first;                      /* [S, groups + 1] within the slice's true positives */
     int32_t *tp_image, *base_image, *corr_image, *q_base, *q_hi;
     int8_t *corr_delta;
+    /* The base and correction counts the queries read, ascending, per slice
+       ([S + 1] offsets): a replicate sums up to each and keeps only those
+       (q_base and q_hi then index them), a few hundred kilobytes rather
+       than a running sum at every entry. */
+    int64_t *base_stop_at, *corr_stop_at;
+    int32_t *base_stop, *corr_stop;
 } Resampler;
 
 static void free_resampler(Resampler *p) {
@@ -1071,6 +1077,10 @@ static void free_resampler(Resampler *p) {
     free(p->q_base);
     free(p->q_hi);
     free(p->corr_delta);
+    free(p->base_stop_at);
+    free(p->corr_stop_at);
+    free(p->base_stop);
+    free(p->corr_stop);
     free(p);
 }
 
@@ -1150,14 +1160,68 @@ static void measure_room(Resampler *p) {
     p->most_terms = p->n_gt;
     for (int64_t s = 0; s < p->n_s; s++) {
         int64_t n_base = p->base_at[s + 1] - p->base_at[s], n_corr = p->corr_at[s + 1] - p->corr_at[s];
-        if (n_base > p->most_base) p->most_base = n_base;
-        if (n_corr > p->most_corr) p->most_corr = n_corr;
+        int64_t n_bs = p->base_stop_at[s + 1] - p->base_stop_at[s], n_cs = p->corr_stop_at[s + 1] - p->corr_stop_at[s];
+        if (n_bs > p->most_base) p->most_base = n_bs;
+        if (n_cs > p->most_corr) p->most_corr = n_cs;
         if (n_base + n_corr > p->most_terms) p->most_terms = n_base + n_corr;
         if (p->tp_at[s + 1] - p->tp_at[s] > p->most_terms) p->most_terms = p->tp_at[s + 1] - p->tp_at[s];
         const int64_t *g = p->g_first + s * (p->groups + 1);
         for (int64_t i = 0; i < p->groups; i++)
             if (g[i + 1] - g[i] > p->most_tp) p->most_tp = g[i + 1] - g[i];
     }
+}
+
+/*
+ * The distinct values q[lo:hi] takes (each in [0, n]), ascending, appended
+ * to *stops (at *len, room grown as needed), and q[lo:hi] rewritten as
+ * their ranks among them.  0, or -1 (no memory).
+ */
+static int rank_stops(int32_t *q, int64_t lo, int64_t hi, int64_t n, int32_t **stops, int64_t *len,
+                      int64_t *cap) {
+    int32_t *rank = malloc((size_t)(n + 1) * sizeof *rank);
+    if (!rank) return -1;
+    for (int64_t v = 0; v <= n; v++) rank[v] = -1;
+    for (int64_t i = lo; i < hi; i++) rank[q[i]] = 0;
+    int64_t used = 0;
+    for (int64_t v = 0; v <= n; v++)
+        if (rank[v] == 0) rank[v] = (int32_t)++used; /* 1-based while marking */
+    if (*len + used > *cap) {
+        int ok = 1;
+        int64_t grown = 2 * (*len + used) + 1;
+        IOU_GROW(*stops, int32_t, grown, ok);
+        if (!ok) {
+            free(rank);
+            return -1;
+        }
+        *cap = grown;
+    }
+    for (int64_t v = 0; v <= n; v++)
+        if (rank[v] > 0) (*stops)[*len + rank[v] - 1] = (int32_t)v;
+    for (int64_t i = lo; i < hi; i++) q[i] = rank[q[i]] - 1;
+    *len += used;
+    free(rank);
+    return 0;
+}
+
+/* Each slice's stops for q_base and q_hi (see Resampler).  0, or -1 (no memory). */
+static int make_stops(Resampler *p) {
+    int64_t n_s = p->n_s, base_len = 0, base_cap = 0, corr_len = 0, corr_cap = 0;
+    p->base_stop_at = calloc((size_t)n_s + 1, sizeof *p->base_stop_at);
+    p->corr_stop_at = calloc((size_t)n_s + 1, sizeof *p->corr_stop_at);
+    if (!p->base_stop_at || !p->corr_stop_at) return -1;
+    for (int64_t s = 0; s < n_s; s++) {
+        int64_t lo = p->tp_at[s] + s * p->groups, hi = p->tp_at[s + 1] + (s + 1) * p->groups;
+        if (rank_stops(p->q_base, lo, hi, p->base_at[s + 1] - p->base_at[s], &p->base_stop, &base_len,
+                       &base_cap) < 0 ||
+            rank_stops(p->q_hi, lo, hi, p->corr_at[s + 1] - p->corr_at[s], &p->corr_stop, &corr_len,
+                       &corr_cap) < 0)
+            return -1;
+        p->base_stop_at[s + 1] = base_len;
+        p->corr_stop_at[s + 1] = corr_len;
+    }
+    if (!p->base_stop) p->base_stop = malloc(sizeof *p->base_stop);
+    if (!p->corr_stop) p->corr_stop = malloc(sizeof *p->corr_stop);
+    return p->base_stop && p->corr_stop ? 0 : -1;
 }
 
 /* Copies of the checked arrays into p.  0, or -1 (no memory). */
@@ -1185,7 +1249,7 @@ static int copy_prepared(const IouArr *x, Resampler *p) {
         for (Py_ssize_t i = 0; i < x[RP_CORR_DELTA].n; i++) p->corr_delta[i] = (int8_t)iou_idx(&x[RP_CORR_DELTA], i);
     if (!p->rec_thr || !p->gt_key || !p->gt_image || !p->s_area || !p->s_max || !p->s_prec ||
         !p->tp_at || !p->base_at || !p->corr_at || !p->g_first || !p->tp_image || !p->base_image ||
-        !p->corr_image || !p->q_base || !p->q_hi || !p->corr_delta)
+        !p->corr_image || !p->q_base || !p->q_hi || !p->corr_delta || make_stops(p) < 0)
         return -1;
     measure_room(p);
     return 0;
@@ -1248,7 +1312,11 @@ typedef struct {
     double *pr;
 } Replicate;
 
-/* The least true-positive count whose recall reaches each recall point (resample.recall_counts). */
+/*
+ * The least true-positive count whose recall reaches each recall point
+ * (resample.recall_counts), at least 1; 0 for a recall point at 0, which
+ * reads the group's largest precision.
+ */
 static void recall_counts(Replicate *q, int64_t npig) {
     const double p = (double)npig;
     for (int64_t r = 0; r < q->p->n_r; r++) {
@@ -1256,21 +1324,28 @@ static void recall_counts(Replicate *q, int64_t npig) {
         double c = ceil(rt * p);
         if ((c - 1) / p >= rt) c = c - 1;
         if (c / p < rt) c = c + 1;
-        q->need[r] = (int64_t)c;
+        q->need[r] = rt <= 0.0 ? 0 : c > 1 ? (int64_t)c : 1;
     }
 }
 
-/* The running base and correction sums of slice s (prefix sums, from 0). */
+/* The running base and correction sums of slice s at each of its stops. */
 static void running_sums(Replicate *q, int64_t s) {
     const Resampler *p = q->p;
     const int32_t *bi = p->base_image + p->base_at[s], *ci = p->corr_image + p->corr_at[s];
     const int8_t *cd = p->corr_delta + p->corr_at[s];
-    int64_t nb = p->base_at[s + 1] - p->base_at[s], nc = p->corr_at[s + 1] - p->corr_at[s], run = 0;
-    q->base_cum[0] = 0;
-    for (int64_t i = 0; i < nb; i++) q->base_cum[i + 1] = run += q->w[bi[i]];
+    const int32_t *bs = p->base_stop + p->base_stop_at[s], *cs = p->corr_stop + p->corr_stop_at[s];
+    int64_t n_bs = p->base_stop_at[s + 1] - p->base_stop_at[s], n_cs = p->corr_stop_at[s + 1] - p->corr_stop_at[s];
+    int64_t run = 0, i = 0;
+    for (int64_t j = 0; j < n_bs; j++) {
+        for (; i < bs[j]; i++) run += q->w[bi[i]];
+        q->base_cum[j] = run;
+    }
     run = 0;
-    q->corr_cum[0] = 0;
-    for (int64_t i = 0; i < nc; i++) q->corr_cum[i + 1] = run += cd[i] * q->w[ci[i]];
+    i = 0;
+    for (int64_t j = 0; j < n_cs; j++) {
+        for (; i < cs[j]; i++) run += cd[i] * q->w[ci[i]];
+        q->corr_cum[j] = run;
+    }
 }
 
 /*
@@ -1286,29 +1361,36 @@ static void replicate_group(Replicate *q, int64_t s, int64_t t, int64_t k, int64
     const int64_t *g_first = p->g_first + s * (p->groups + 1);
     const int32_t *qb = p->q_base + tp0 + s * p->groups, *qh = p->q_hi + tp0 + s * p->groups;
     const int32_t *image = p->tp_image + tp0;
+    int64_t a = p->s_area[s], m = p->s_max[s], n = 0, tp = 0;
+    double *recall = q->recall + ((a * p->n_m + m) * p->n_t + t) * p->n_k + k;
+    if (!p->s_prec[s]) { /* recall alone: the weighted true positives */
+        for (int64_t i = g_first[g]; i < g_first[g + 1]; i++) tp += q->w[image[i]];
+        *recall = (double)tp / (double)npig;
+        return;
+    }
     const int64_t start = q->base_cum[qb[n_tp + g]] + q->corr_cum[qh[n_tp + g]];
-    int64_t n = 0, tp = 0;
     for (int64_t i = g_first[g]; i < g_first[g + 1]; i++) {
+        /* Written whatever the weight, kept (n moves on) only where it is not 0. */
         int64_t wi = q->w[image[i]];
-        if (!wi) continue;
         tp += wi;
         int64_t seen = q->base_cum[qb[i]] + q->corr_cum[qh[i]] - start;
         q->pr[n] = (double)tp / ((double)seen + eps);
-        q->tp_cum[n++] = tp;
+        q->tp_cum[n] = tp;
+        n += wi != 0;
     }
-    int64_t a = p->s_area[s], m = p->s_max[s];
-    q->recall[((a * p->n_m + m) * p->n_t + t) * p->n_k + k] = (double)tp / (double)npig;
-    if (!p->s_prec[s]) return;
-    for (int64_t i = n - 1; i > 0; i--)
-        if (q->pr[i] > q->pr[i - 1]) q->pr[i - 1] = q->pr[i];
+    *recall = (double)tp / (double)npig;
+    if (n > 0) { /* the largest precision from each true positive on */
+        double most = q->pr[n - 1];
+        for (int64_t i = n - 2; i >= 0; i--) q->pr[i] = most = q->pr[i] > most ? q->pr[i] : most;
+    }
     double *out = q->precision + ((a * p->n_m + m) * p->n_t + t) * p->n_r * p->n_k + k;
     int64_t hit = 0;
     for (int64_t r = 0; r < p->n_r; r++) {
         double v = 0.0;
-        if (p->rec_thr[r] <= 0.0) {
+        int64_t c = q->need[r];
+        if (c == 0) { /* recall point 0: the group's largest */
             v = tp > 0 ? q->pr[0] : 0.0;
         } else {
-            int64_t c = q->need[r] > 1 ? q->need[r] : 1;
             if (hit > 0 && q->tp_cum[hit - 1] >= c) hit = 0; /* recall points out of order */
             while (hit < n && q->tp_cum[hit] < c) hit++;
             if (hit < n) v = q->pr[hit];
@@ -1321,11 +1403,11 @@ static void replicate_group(Replicate *q, int64_t s, int64_t t, int64_t k, int64
 static void replicate_slice(Replicate *q, int64_t s) {
     const Resampler *p = q->p;
     int64_t a = p->s_area[s], m = p->s_max[s], n_k = p->n_k;
-    running_sums(q, s);
+    if (p->s_prec[s]) running_sums(q, s); /* recall alone reads no scored counts */
     for (int64_t k = 0; k < n_k; k++) {
         int64_t npig = q->npig[a * n_k + k];
         if (npig > 0) {
-            recall_counts(q, npig);
+            if (p->s_prec[s]) recall_counts(q, npig);
             for (int64_t t = 0; t < p->n_t; t++) replicate_group(q, s, t, k, npig);
             continue;
         }
@@ -1343,8 +1425,8 @@ static int run_replicate(Replicate *q) {
     const int64_t n_keys = p->n_a * p->n_k;
     q->npig = calloc((size_t)(n_keys > 0 ? n_keys : 1), sizeof *q->npig);
     q->need = malloc((size_t)(p->n_r ? p->n_r : 1) * sizeof *q->need);
-    q->base_cum = malloc((size_t)(p->most_base + 1) * sizeof *q->base_cum);
-    q->corr_cum = malloc((size_t)(p->most_corr + 1) * sizeof *q->corr_cum);
+    q->base_cum = malloc((size_t)(p->most_base ? p->most_base : 1) * sizeof *q->base_cum);
+    q->corr_cum = malloc((size_t)(p->most_corr ? p->most_corr : 1) * sizeof *q->corr_cum);
     q->tp_cum = malloc((size_t)(p->most_tp ? p->most_tp : 1) * sizeof *q->tp_cum);
     q->pr = malloc((size_t)(p->most_tp ? p->most_tp : 1) * sizeof *q->pr);
     int status = -1;
