@@ -77,7 +77,8 @@ SANITIZE_ENV     = LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" \
 # (Not lvis-api's parity tests: it imports matplotlib, whose extensions abort
 # under an LD_PRELOADed ASan runtime; LVIS runs on the same core as COCO.)
 SANITIZE_PARITY ?= tests/parity/test_coco_parity.py tests/parity/test_segm_parity.py \
-	tests/parity/test_dota_parity.py tests/parity/test_keypoints_parity.py
+	tests/parity/test_dota_parity.py tests/parity/test_keypoints_parity.py \
+	tests/parity/test_resample.py
 
 sanitize: $(VENV)/.dev ## build the C parts with ASan + UBSan (build/sanitize) and run the tests that call them
 	rm -rf $(SANITIZE_DIR)

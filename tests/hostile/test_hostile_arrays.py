@@ -278,3 +278,90 @@ def test_polygon_iou_of_a_square_with_itself_is_one():
     out = np.zeros(1)
     poly.iou_poly(square, square, out)
     assert out.tolist() == [1.0]
+
+
+# -- the compiled bootstrap replicates ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def resample_args():
+    """The arguments of ``resample_prepare`` for sample_data/coco (its weight-free curves)."""
+    from iou_eval.protocols.resample import _prepare
+
+    core = _Recorder(_part(CORE))
+    with pytest.MonkeyPatch.context() as m:
+        m.delenv("IOU_EVAL_NO_KERNEL", raising=False)
+        result = evaluate(str(SAMPLE / "gt.json"), str(SAMPLE / "preds.json"), bootstrap=1)
+        _prepare(core, result.primary.evaluation.resampler, len(result.images))
+    return {"resample_prepare": core.calls[0][1]}, len(result.images)
+
+
+# Argument positions of resample_prepare.
+REC_THR, TP_AT, TP_IMAGE, BASE_AT, CORR_DELTA, Q_BASE = 0, 11, 12, 14, 18, 19
+
+
+def _prepare_with(resample_args, changes: dict[int, object]):
+    calls, _ = resample_args
+    return _call(CORE, calls, "resample_prepare", changes)
+
+
+def test_resample_prepare_replays_and_runs(resample_args):
+    prepared = _prepare_with(resample_args, {})
+    n_images = resample_args[1]
+    args = resample_args[0]["resample_prepare"]
+    n_k, n_t, n_a, n_m, n_r = args[4], args[5], args[6], args[7], len(args[0])
+    precision = np.full((n_a, n_m, n_t, n_r, n_k), -1.0)
+    recall = np.full((n_a, n_m, n_t, n_k), -1.0)
+    _part(CORE).resample(prepared, np.ones(n_images, dtype=np.int64), precision, recall)
+    assert (recall[0, -1] >= 0).any()
+
+
+def test_resample_prepare_refuses_float64_image_indices(resample_args):
+    images = np.asarray(resample_args[0]["resample_prepare"][TP_IMAGE], dtype=np.float64)
+    with pytest.raises(TypeError, match="tp_image: expected int32 or int64"):
+        _prepare_with(resample_args, {TP_IMAGE: images})
+
+
+def test_resample_prepare_refuses_an_image_out_of_range(resample_args):
+    images = np.array(resample_args[0]["resample_prepare"][TP_IMAGE], dtype=np.int64)
+    assert len(images)
+    images[0] = resample_args[1]
+    with pytest.raises(ValueError, match="resample_prepare"):
+        _prepare_with(resample_args, {TP_IMAGE: images})
+
+
+def test_resample_prepare_refuses_a_query_past_the_base_entries(resample_args):
+    args = resample_args[0]["resample_prepare"]
+    q_base = np.array(args[Q_BASE], dtype=np.int64)
+    q_base[-1] = int(np.asarray(args[BASE_AT])[-1]) + 1
+    with pytest.raises(ValueError, match="resample_prepare"):
+        _prepare_with(resample_args, {Q_BASE: q_base})
+
+
+def test_resample_prepare_refuses_offsets_short_of_the_entries(resample_args):
+    tp_at = np.array(resample_args[0]["resample_prepare"][TP_AT], dtype=np.int64)
+    tp_at[-1] -= 1
+    with pytest.raises(ValueError, match="resample_prepare"):
+        _prepare_with(resample_args, {TP_AT: tp_at})
+
+
+def test_resample_prepare_refuses_a_correction_other_than_one(resample_args):
+    delta = np.array(resample_args[0]["resample_prepare"][CORR_DELTA], dtype=np.int64)
+    assert len(delta)
+    delta[0] = 2
+    with pytest.raises(ValueError, match="resample_prepare"):
+        _prepare_with(resample_args, {CORR_DELTA: delta})
+
+
+def test_resample_prepare_refuses_a_nan_recall_threshold(resample_args):
+    rec = np.array(resample_args[0]["resample_prepare"][REC_THR], dtype=np.float64)
+    rec[3] = np.nan
+    with pytest.raises(ValueError, match="resample_prepare"):
+        _prepare_with(resample_args, {REC_THR: rec})
+
+
+def test_resample_refuses_what_is_not_its_capsule(resample_args):
+    with pytest.raises((ValueError, TypeError)):
+        _part(CORE).resample(
+            object(), np.ones(resample_args[1], dtype=np.int64), np.zeros(1), np.zeros(1)
+        )
