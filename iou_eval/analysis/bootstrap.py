@@ -14,8 +14,6 @@ rows in turn: the same rows, drawn while other threads compute.
 from __future__ import annotations
 
 import hashlib
-import queue
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -195,55 +193,23 @@ def _outcomes_in_threads(
 ) -> list[Outcome]:
     """``replicate`` of each of the ``n`` drawn rows, in order, in ``workers`` threads.
 
-    Each thread takes the next run of rows, drawn under the lock (the rows
+    Each thread takes the next run of rows, drawn as it is taken (the rows
     come in seed order whichever thread draws them), then computes it while
     another draws or computes.  The first run is computed here first, so
-    that what the replicates cache is made once.  Progress is reported from
-    this thread only.
+    that what the replicates cache is made once.
     """
-    runs = weight_runs(n_images, n, seed, THREAD_RUN)
-    out: list[Outcome | None] = [None] * n
-    first = next(runs)
-    out[: len(first)] = [replicate(w) for w in first]
+    from iou_eval.engine.parallel import run_in_turn
+
     tick = progress or (lambda _k: None)
+    runs = weight_runs(n_images, n, seed, THREAD_RUN)
+    first = next(runs)
+    out = [replicate(w) for w in first]
     tick(len(first))
-    lock = threading.Lock()
-    taken = [len(first)]
-    reports: queue.Queue[int | BaseException | None] = queue.Queue()
-    stop = threading.Event()
-
-    def work() -> None:
-        try:
-            while not stop.is_set():
-                with lock:
-                    rows, lo = next(runs, None), taken[0]
-                    if rows is None:
-                        break
-                    taken[0] += len(rows)
-                for i, w in enumerate(rows):
-                    out[lo + i] = replicate(w)
-                reports.put(len(rows))
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            reports.put(exc)
-        reports.put(None)
-
-    pool = [threading.Thread(target=work, daemon=True) for _ in range(workers)]
-    for t in pool:
-        t.start()
-    failure: BaseException | None = None
-    running = len(pool)
-    while running:
-        report = reports.get()
-        if report is None:
-            running -= 1
-        elif isinstance(report, BaseException):
-            failure = failure or report
-            stop.set()
-        else:
-            tick(report)
-    if failure is not None:
-        raise failure
-    return [o for o in out if o is not None]
+    for chunk in run_in_turn(
+        lambda rows: [replicate(w) for w in rows], runs, workers, lambda c: tick(len(c))
+    ):
+        out.extend(chunk)
+    return out
 
 
 # Runs of replicates per executor slot: enough to balance, few enough to be cheap.

@@ -20,7 +20,7 @@ import pickle
 import select
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from iou_eval.errors import IouEvalError
@@ -243,6 +243,64 @@ def run_thread_pool(fn: Callable[..., Any], parts: Sequence[Any], workers: int) 
     if errors:
         raise errors[0]
     return results
+
+
+def run_in_turn(
+    fn: Callable[[Any], Any],
+    parts: Iterator[Any],
+    workers: int,
+    done: Callable[[Any], None] | None = None,
+) -> list[Any]:
+    """``[fn(p) for p in parts]`` in ``workers`` threads, each taking the next part in turn.
+
+    ``parts`` is advanced under a lock, so a generator that makes each part
+    as it is asked for (drawing from one random stream) makes them in order
+    whichever thread asks; making one part overlaps the others' work when
+    both release the GIL.  ``done(result)`` is called here, in this thread,
+    as each part ends (progress); results come back in the parts' order.
+    An exception of any part stops the others' next parts and is raised here.
+    """
+    import queue
+    import threading
+
+    lock = threading.Lock()
+    results: dict[int, Any] = {}
+    reports: queue.Queue[tuple[int, Any] | BaseException | None] = queue.Queue()
+    stop = threading.Event()
+    taken = [0]
+
+    def work() -> None:
+        try:
+            while not stop.is_set():
+                with lock:
+                    part, i = next(parts, None), taken[0]
+                    if part is None:
+                        break
+                    taken[0] += 1
+                reports.put((i, fn(part)))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            reports.put(exc)
+        reports.put(None)
+
+    pool = [threading.Thread(target=work, daemon=True) for _ in range(max(1, workers))]
+    for t in pool:
+        t.start()
+    failure: BaseException | None = None
+    running = len(pool)
+    while running:
+        report = reports.get()
+        if report is None:
+            running -= 1
+        elif isinstance(report, BaseException):
+            failure = failure or report
+            stop.set()
+        else:
+            results[report[0]] = report[1]
+            if done is not None:
+                done(report[1])
+    if failure is not None:
+        raise failure
+    return [results[i] for i in range(len(results))]
 
 
 def run_pool(fn: Callable[..., Any], parts: Sequence[Any], workers: int) -> list[Any]:
