@@ -106,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         if problem is not None:
             return fail(problem)
         shutil.copytree(HERE, work / "tests", ignore=shutil.ignore_patterns("__pycache__", "bench"))
+        # Tests read the sample scenes beside them (the doubt census, the format samples).
+        shutil.copytree(ROOT / "sample_data", work / "sample_data")
         (work / "pytest.ini").write_text(PYTEST_INI)
         env = {**os.environ, "IOU_EVAL_ACCEPTANCE": str(ACCEPTANCE)}
         env.pop("IOU_EVAL_NO_KERNEL", None)
