@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format sanitize wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-stream bench-openimages clean
+.PHONY: help compile demo report test soak check format sanitize wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-stream bench-openimages bench-json clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -172,6 +172,16 @@ bench-large: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## iou-eval beside ul
 
 bench-dask: $(VENV)/.dev compile ## one process vs --dask local:2 on an Objects365-val-sized set (quick: BENCH_LARGE=5000)
 	$(BIN)/python tests/bench/bench_dask.py --images $(BENCH_LARGE) --seed $(BENCH_SEED)
+
+# The package's COCO JSON reader beside the same column extraction on yyjson
+# and simdjson On-Demand (docs/dependencies.md): the parsers' sources are
+# downloaded into bench_data/json-parsers once (pip; offline: put them there by
+# hand), built there, never part of the package.  Not in `make bench`.
+BENCH_JSON_DATA   ?= bench_data
+BENCH_JSON_ROUNDS ?= 5
+
+bench-json: $(VENV)/.runtime compile ## time the COCO JSON reader against yyjson and simdjson harnesses (data: make bench-data; downloads their sources)
+	$(BIN)/python tests/bench/bench_json_parsers.py --data $(BENCH_JSON_DATA) --rounds $(BENCH_JSON_ROUNDS)
 
 # Open Images validation has 41,620 images in 600 classes; the default is a modest slice of it.
 BENCH_OI_IMAGES ?= 5000
