@@ -25,10 +25,11 @@ Each round reads every file with every reader in turn (interleaved); the
 best of the rounds is reported, in MB/s of the file (1 MB = 10**6 bytes).
 In one thread: the file's bytes in memory (simdjson given SIMDJSON_PADDING
 readable bytes past the end, so it reads in place; yyjson copies them, as it
-does unless asked to parse in place).  In two threads: the package's
-``threaded_results`` (the file mapped, cut at element boundaries into runs
-of about 4 MB read by a pool of threads, the columns joined), with each
-harness as the run reader (a run bracketed into a copy for the parsers).
+does unless asked to parse in place).  In runs, as the package reads
+a results list: its ``threaded_results`` (the file mapped, cut at element
+boundaries into runs of about 4 MB read by a pool of one or two threads, the
+columns joined), with each harness as the run reader (a run bracketed into a
+copy for the parsers).
 Every reader's columns are compared bit for bit with the package reader's,
 and the package reader's numbers with Python's ``json`` (correctly rounded)
 on the files of at most ``--verify-mb`` MB.
@@ -338,13 +339,41 @@ def best(times: list[Times], which: int) -> float:
     return min(t[which] for t in times) if times else float("nan")
 
 
+def time_in_runs(
+    path: str,
+    flags: int,
+    harnesses: list[Harness],
+    counts: list[int],
+    threaded: dict[tuple[str, str], list[Times]],
+    ref: dict | None,
+) -> list[str]:
+    """Time every reader through ``threaded_results`` in each thread count; what differs from ``ref``."""
+    from iou_eval.io.loaders.json_decode import threaded_results
+
+    check = RESULT_COLUMNS + (KEYPOINT_COLUMNS if flags & KEYPOINTS else [])
+    readers = [("iou-eval", ours_span_reader(flags))]
+    readers += [(h.name, h.span_reader(flags)) for h in harnesses]
+    problems = []
+    for (name, read), k in ((reader, k) for k in counts for reader in readers):
+        t, c = time.perf_counter(), time.process_time()
+        cols = threaded_results(path, read, k)
+        threaded.setdefault((path, f"{name} {k}"), []).append(
+            (time.perf_counter() - t, time.process_time() - c)
+        )
+        if cols is None:
+            problems.append(f"{path}: {name} in {k} threads gave up")
+        elif ref is not None and (diff := differences(ref, cols, check)):
+            problems.append(f"{path}: {name} in {k} threads differs in {', '.join(diff)}")
+    return problems
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=os.path.join(ROOT, "bench_data"), help="the bench data folder")
     p.add_argument("--sources", default=None, help="where the parsers' sources and builds go "
                    "(default: DATA/json-parsers)")  # fmt: skip
     p.add_argument("--rounds", type=int, default=5, help="interleaved rounds (best of)")
-    p.add_argument("--threads", type=int, default=2, help="threads of the threaded reading")
+    p.add_argument("--threads", default="1,2", help="threads of the reading in runs (a list)")
     p.add_argument("--verify-mb", type=float, default=40.0,
                    help="check numbers against Python's json on files up to this size")  # fmt: skip
     a = p.parse_args()
@@ -357,14 +386,14 @@ def main() -> None:
     harnesses = [Harness(name, path) for name, path in build(src).items()]
 
     from iou_eval.io.compiled import json_reader
-    from iou_eval.io.loaders.json_decode import threaded_results
 
     ours = json_reader()
     if ours is None:
         sys.exit("bench: the package's compiled reader is not built (or IOU_EVAL_NO_KERNEL is set)")
     names = ["iou-eval"] + [h.name for h in harnesses]
     single: dict[tuple[str, str], list[Times]] = {}
-    threaded: dict[tuple[str, str], list[Times]] = {}
+    threaded: dict[tuple[str, str], list[Times]] = {}  # (path, "name threads")
+    counts = [int(k) for k in a.threads.split(",") if k]
     problems: list[str] = []
     load = [os.getloadavg()[0]]
     contents = {}
@@ -399,19 +428,11 @@ def main() -> None:
                     problems.append(f"{path}: {h.name} differs in {', '.join(diff)}")
             if gt:
                 continue
-            readers = [("iou-eval", ours_span_reader(flags))]
-            readers += [(h.name, h.span_reader(flags)) for h in harnesses]
-            for name, read in readers:
-                t, c = time.perf_counter(), time.process_time()
-                cols = threaded_results(path, read, a.threads)
-                dt = (time.perf_counter() - t, time.process_time() - c)
-                threaded.setdefault((path, name), []).append(dt)
-                if cols is None:
-                    problems.append(f"{path}: {name} in threads gave up")
-                elif r == 0 and (diff := differences(ref, cols, check)):
-                    problems.append(f"{path}: {name} in threads differs in {', '.join(diff)}")
+            problems += time_in_runs(
+                path, flags, harnesses, counts, threaded, ref if r == 0 else None
+            )
         load.append(os.getloadavg()[0])
-    report(files, names, single, threaded, a, load, harnesses)
+    report(files, names, single, threaded, counts, a, load, harnesses)
     for line in problems:
         print(f"PROBLEM: {line}")
     if not problems:
@@ -423,15 +444,17 @@ def report(
     names: list[str],
     single: dict[tuple[str, str], list[Times]],
     threaded: dict[tuple[str, str], list[Times]],
+    counts: list[int],
     a: argparse.Namespace,
     load: list[float],
     harnesses: list[Harness],
 ) -> None:
-    def row(table: dict, path: str, kind: str) -> str:
+    def row(table: dict, path: str, kind: str, suffix: str = "") -> str:
         mb = os.path.getsize(path) / 1e6
         cells = []
         for name in names:
-            wall, cpu = best(table.get((path, name), []), 0), best(table.get((path, name), []), 1)
+            times = table.get((path, name + suffix), [])
+            wall, cpu = best(times, 0), best(times, 1)
             cells.append(f"{mb / cpu:,.0f} / {mb / wall:,.0f}" if wall == wall else "–")
         return f"| {os.path.relpath(path, a.data)} ({mb:,.1f} MB) | " + " | ".join(cells) + " |"
 
@@ -442,12 +465,13 @@ def report(
     print(head)
     for path, kind, _ in files:
         print(row(single, path, kind))
-    print(f"\n{a.threads} threads (the package's threaded_results): MB/s of the process's CPU "
-          f"time / of wall time (best of {a.rounds}):\n")  # fmt: skip
-    print(head)
-    for path, kind, _ in files:
-        if kind != "gt":
-            print(row(threaded, path, kind))
+    for k in counts:
+        print(f"\nThe package's threaded_results (runs of about 4 MB) in {k} thread(s): MB/s of "
+              f"the process's CPU time / of wall time (best of {a.rounds}):\n")  # fmt: skip
+        print(head)
+        for path, kind, _ in files:
+            if kind != "gt":
+                print(row(threaded, path, kind, f" {k}"))
     kernels = ", ".join(f"{h.name}: {h.kernel} kernel" for h in harnesses if h.kernel)
     print(f"\n{os.cpu_count()} cores, load average {min(load):.2f}–{max(load):.2f} during the runs; "
           f"{kernels}; flags {' '.join(CXXFLAGS)}.")  # fmt: skip
