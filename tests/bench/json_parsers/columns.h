@@ -57,7 +57,7 @@ static inline int bput(BVec *v, const void *p, size_t n) {
     return 0;
 }
 
-/* A text column: its bytes, then a NUL (texts have none: the reader gives up on escapes). */
+/* A text column: its (unescaped) bytes, then a NUL as a separator. */
 static inline int bput_text(BVec *v, const char *s, size_t n) {
     return bput(v, s, n) < 0 || bput(v, "", 1) < 0 ? -1 : 0;
 }
