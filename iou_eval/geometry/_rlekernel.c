@@ -20,6 +20,8 @@
  *           numbers pycocotools.mask.iou gives: its 32-bit unsigned counts,
  *           its box test before the pixel count, -1 for masks of different
  *           sizes.
+ * group_pairs(): the same-group pairs of a run of predictions whose bound
+ *           and overlap reach a floor, found and computed in one pass.
  * bboxes(): pycocotools.mask.toBbox.
  * polygons(): polygons rasterised by pycocotools' frPoly rule, its strings.
  * flatten(): the numbers of JSON-decoded polygons into one array.
@@ -604,6 +606,242 @@ static PyObject *py_pair_ious(PyObject *self, PyObject *args) {
 fail:
     release(b, 19);
     return NULL;
+}
+
+/* ------------------------------------------------------------ group pairs */
+
+/*
+ * The same-group pairs of a run of predictions, filtered and computed in one
+ * pass (what iou_eval.geometry.masks.MaskGeometry.pairs does with numpy and
+ * pair_ious):
+ *
+ *   for each position p (in order) and each ground truth q of its group
+ *   (in the group's order): the bound of iou_eval.geometry.masks.overlap_bounds
+ *   (the smaller area or the meeting area of the two boxes, over the union
+ *   that leaves), with the same float64 operations; a pair whose bound is
+ *   under `floor` (when floor > 0) is skipped, the others get pycocotools'
+ *   mask overlap (overlap() above), kept when it reaches `floor`.
+ *
+ * Positions of one group are taken together: the pairs that pass the bound
+ * are listed first, then the strings they need are decoded once each.
+ */
+typedef struct {
+    int64_t *pd, *pq;        /* the listed pairs: position in the run, gt in the group */
+    int64_t npairs, pcap;
+    int64_t *dmap, *gmap;    /* run position / group gt -> decoded index (-1: none) */
+    int64_t *drows, *grows;  /* the rows to decode */
+    int64_t mcap, gcap;
+} GroupScratch;
+
+static void free_group_scratch(GroupScratch *s) {
+    free(s->pd);
+    free(s->pq);
+    free(s->dmap);
+    free(s->gmap);
+    free(s->drows);
+    free(s->grows);
+}
+
+typedef struct {
+    const int64_t *box; /* [4n] x0, y0, x1, y1 inclusive */
+    const double *area;
+} BoxSide;
+
+/* overlap_bounds of dt row d and gt row g (numpy's operations, in its order). */
+static inline double pair_bound(const BoxSide *D, int64_t d, const BoxSide *G, int64_t g,
+                                int crowd) {
+    const int64_t *bd = D->box + 4 * d, *bg = G->box + 4 * g;
+    int64_t width = (bd[2] < bg[2] ? bd[2] : bg[2]) - (bd[0] > bg[0] ? bd[0] : bg[0]);
+    int64_t height = (bd[3] < bg[3] ? bd[3] : bg[3]) - (bd[1] > bg[1] ? bd[1] : bg[1]);
+    int64_t mw = width + 1 > 0 ? width + 1 : 0, mh = height + 1 > 0 ? height + 1 : 0;
+    double meet = (double)(mw * mh);
+    double a_dt = D->area[d], a_gt = G->area[g];
+    double small = a_gt < a_dt ? a_gt : a_dt; /* np.minimum: either when equal */
+    double inter = meet < small ? meet : small;
+    double uni = crowd ? a_dt : a_dt + a_gt - inter;
+    return uni > 0 ? inter / uni : 0.0;
+}
+
+/* Room for `k` run positions and `g` group ground truths in the maps. */
+static int group_room(GroupScratch *s, int64_t k, int64_t g) {
+    int ok = 1;
+    if (k > s->mcap) {
+        int64_t c = k > 2 * s->mcap ? k : 2 * s->mcap;
+        GROW(s->dmap, int64_t, c, ok);
+        GROW(s->drows, int64_t, c, ok);
+        if (!ok) return -1;
+        s->mcap = c;
+    }
+    if (g > s->gcap) {
+        int64_t c = g > 2 * s->gcap ? g : 2 * s->gcap;
+        GROW(s->gmap, int64_t, c, ok);
+        GROW(s->grows, int64_t, c, ok);
+        if (!ok) return -1;
+        s->gcap = c;
+    }
+    return 0;
+}
+
+static int push_pair(GroupScratch *s, int64_t p, int64_t q) {
+    if (s->npairs == s->pcap) {
+        int ok = 1;
+        int64_t c = s->pcap ? 2 * s->pcap : 1024;
+        GROW(s->pd, int64_t, c, ok);
+        GROW(s->pq, int64_t, c, ok);
+        if (!ok) return -1;
+        s->pcap = c;
+    }
+    s->pd[s->npairs] = p;
+    s->pq[s->npairs] = q;
+    s->npairs++;
+    return 0;
+}
+
+typedef struct {
+    Side dt, gt;
+    BoxSide dbox, gbox;
+    const uint8_t *crowd;
+    IouArr *groups, *rows, *gsorted, *gstarts;
+    double floor;
+} GroupJob;
+
+/* Positions a..b - 1, all of one group: their pairs appended to the outputs.
+   0, or -1 out of memory, -2 a string outside its buffer. */
+static int one_group(const GroupJob *J, int64_t a, int64_t b, int64_t grp, GroupScratch *s,
+                     Decoded *dd, Decoded *gd, IouVec *o_pos, IouVec *o_gt, IouVec *o_iou) {
+    int64_t gs = iou_idx(J->gstarts, grp), ng = iou_idx(J->gstarts, grp + 1) - gs;
+    if (ng <= 0) return 0;
+    if (group_room(s, b - a, ng) < 0) return -1;
+    s->npairs = 0;
+    int64_t kd = 0, kg = 0;
+    for (int64_t q = 0; q < ng; q++) s->gmap[q] = -1;
+    for (int64_t p = a; p < b; p++) {
+        int64_t d = iou_idx(J->rows, p);
+        s->dmap[p - a] = -1;
+        for (int64_t q = 0; q < ng; q++) {
+            int64_t g = iou_idx(J->gsorted, gs + q);
+            if (J->floor > 0 && !(pair_bound(&J->dbox, d, &J->gbox, g, J->crowd[g] != 0) >= J->floor))
+                continue;
+            if (push_pair(s, p, q) < 0) return -1;
+            if (s->dmap[p - a] < 0) {
+                s->dmap[p - a] = kd;
+                s->drows[kd++] = d;
+            }
+            if (s->gmap[q] < 0) {
+                s->gmap[q] = kg;
+                s->grows[kg++] = g;
+            }
+        }
+    }
+    if (s->npairs == 0) return 0;
+    int status = decode_rows(&J->dt, s->drows, kd, dd);
+    if (status == 0) status = decode_rows(&J->gt, s->grows, kg, gd);
+    if (status != 0) return status;
+    for (int64_t k = 0; k < s->npairs; k++) {
+        int64_t p = s->pd[k], q = s->pq[k], g = s->grows[s->gmap[q]];
+        double v = overlap(dd, s->dmap[p - a], gd, s->gmap[q], J->crowd[g] != 0);
+        if (!(v >= J->floor)) continue;
+        if (iou_vec_put(o_pos, &p, sizeof p) < 0 || iou_vec_put(o_gt, &g, sizeof g) < 0 ||
+            iou_vec_put(o_iou, &v, sizeof v) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/*
+ * group_pairs(dt_buf, dt_start, dt_len, dt_h, dt_w, gt_buf, gt_start, gt_len, gt_h, gt_w,
+ *             crowd, dt_box, dt_area, gt_box, gt_area, groups, rows, gt_sorted, g_starts,
+ *             floor) -> (positions, gt_rows, ious) as three blocks (int64, int64, float64).
+ *
+ * Position p of the run is dt row rows[p] of group groups[p]; group k's
+ * ground truths are gt_sorted[g_starts[k]:g_starts[k + 1]].
+ */
+static PyObject *py_group_pairs(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[19];
+    double floor;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOd", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
+                          &o[15], &o[16], &o[17], &o[18], &floor))
+        return NULL;
+    static const IouArg spec[9] = {
+        {"crowd", IOU_BYTES, 0, 1},  {"dt_box", IOU_I64, 0, 2},   {"dt_area", IOU_F64, 0, 1},
+        {"gt_box", IOU_I64, 0, 2},   {"gt_area", IOU_F64, 0, 1},  {"groups", IOU_INDEX, 0, 1},
+        {"rows", IOU_INDEX, 0, 1},   {"gt_sorted", IOU_INDEX, 0, 1}, {"g_starts", IOU_INDEX, 0, 1},
+    };
+    Buf b[19];
+    memset(b, 0, sizeof b);
+    GroupJob J;
+    memset(&J, 0, sizeof J);
+    GroupScratch s;
+    memset(&s, 0, sizeof s);
+    Decoded dd, gd;
+    memset(&dd, 0, sizeof dd);
+    memset(&gd, 0, sizeof gd);
+    IouVec o_pos = {NULL, 0, 0}, o_gt = {NULL, 0, 0}, o_iou = {NULL, 0, 0};
+    PyObject *result = NULL;
+    int status = 0;
+    if (side_of(o, b, &J.dt, "dt") < 0 || side_of(o + 5, b + 5, &J.gt, "gt") < 0 ||
+        iou_acquire_all(o + 10, b + 10, spec, 9) < 0)
+        goto done;
+    Py_ssize_t n = b[15].n, n_groups = b[18].n - 1, n_sorted = b[17].n;
+    if (b[10].n != J.gt.n || b[11].n != 4 * J.dt.n || iou_dim(&b[11], 1) != 4 ||
+        b[12].n != J.dt.n || b[13].n != 4 * J.gt.n || iou_dim(&b[13], 1) != 4 ||
+        b[14].n != J.gt.n || b[16].n != n || n_groups < 0) {
+        PyErr_SetString(PyExc_ValueError, "group_pairs: array lengths disagree");
+        goto done;
+    }
+    if (!iou_in_range(&b[15], n_groups) || !iou_in_range(&b[16], J.dt.n) ||
+        !iou_in_range(&b[17], J.gt.n)) {
+        PyErr_SetString(PyExc_IndexError, "group_pairs: a group or row outside its arrays");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k <= n_groups; k++) {
+        int64_t v = iou_idx(&b[18], k);
+        if (v < 0 || v > n_sorted || (k > 0 && v < iou_idx(&b[18], k - 1))) {
+            PyErr_SetString(PyExc_ValueError,
+                            "group_pairs: g_starts must rise from 0 to at most len(gt_sorted)");
+            goto done;
+        }
+    }
+    if (floor != floor) {
+        PyErr_SetString(PyExc_ValueError, "group_pairs: floor is NaN");
+        goto done;
+    }
+    J.crowd = IOU_U8P(b[10]);
+    J.dbox.box = IOU_I64P(b[11]);
+    J.dbox.area = IOU_F64P(b[12]);
+    J.gbox.box = IOU_I64P(b[13]);
+    J.gbox.area = IOU_F64P(b[14]);
+    J.groups = &b[15];
+    J.rows = &b[16];
+    J.gsorted = &b[17];
+    J.gstarts = &b[18];
+    J.floor = floor;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t a = 0; a < n && status == 0;) {
+        int64_t grp = iou_idx(J.groups, a), e = a + 1;
+        while (e < n && iou_idx(J.groups, e) == grp) e++;
+        status = one_group(&J, a, e, grp, &s, &dd, &gd, &o_pos, &o_gt, &o_iou);
+        a = e;
+    }
+    Py_END_ALLOW_THREADS
+    if (status_error(status, "group_pairs") < 0) goto done;
+    PyObject *p = iou_block_of_vec(&o_pos), *g = p ? iou_block_of_vec(&o_gt) : NULL;
+    PyObject *v = g ? iou_block_of_vec(&o_iou) : NULL;
+    if (v) result = PyTuple_Pack(3, p, g, v);
+    Py_XDECREF(p);
+    Py_XDECREF(g);
+    Py_XDECREF(v);
+done:
+    free(o_pos.data);
+    free(o_gt.data);
+    free(o_iou.data);
+    free_group_scratch(&s);
+    free_decoded(&dd);
+    free_decoded(&gd);
+    release(b, 19);
+    return result;
 }
 
 static PyObject *py_bboxes(PyObject *self, PyObject *args) {
@@ -1322,6 +1560,11 @@ static PyMethodDef methods[] = {
      "pair_ious(dt_buf, dt_start, dt_len, dt_h, dt_w, gt_buf, gt_start, gt_len, gt_h, gt_w,\n"
      "          crowd, d_rows, d_starts, g_rows, g_starts, p_starts, p_d, p_g, out)\n\n"
      "out[p] = pycocotools.mask.iou of pair p's masks; block k's masks decoded once."},
+    {"group_pairs", py_group_pairs, METH_VARARGS,
+     "group_pairs(dt_buf, dt_start, dt_len, dt_h, dt_w, gt_buf, gt_start, gt_len, gt_h, gt_w,\n"
+     "            crowd, dt_box, dt_area, gt_box, gt_area, groups, rows, gt_sorted, g_starts,\n"
+     "            floor) -> (positions, gt_rows, ious): the same-group pairs whose bound and\n"
+     "overlap reach floor, each group's strings decoded once (blocks: int64, int64, float64)."},
     {"bboxes", py_bboxes, METH_VARARGS,
      "bboxes(buf, start, len, h, w, out): out[N, 4] = pycocotools.mask.toBbox of each mask."},
     {"check", py_check, METH_VARARGS,
@@ -1337,4 +1580,7 @@ static struct PyModuleDef module = {
     methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__rlekernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__rlekernel(void) {
+    if (iou_block_ready() < 0) return NULL;
+    return PyModule_Create(&module);
+}

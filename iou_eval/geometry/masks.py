@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -1087,6 +1087,8 @@ class MaskGeometry:
             (see :mod:`iou_eval.geometry.segm`).
         dt_image: ``[D]`` int each prediction's image, or None: pairs of one
             image are then computed together (:meth:`pair`).
+        threads: threads that share :meth:`pairs` with the compiled kernel
+            (it releases the GIL); the pairs are the same for any number.
     """
 
     dt: MaskColumn
@@ -1095,6 +1097,7 @@ class MaskGeometry:
     dt_area_col: np.ndarray
     name: str = "segm"
     dt_image: np.ndarray | None = None
+    threads: int = 1
 
     @staticmethod
     def of(gt: Any, pred: Any) -> MaskGeometry:
@@ -1120,6 +1123,9 @@ class MaskGeometry:
         """Same-group pairs whose overlap reaches ``floor`` (see :class:`~iou_eval.geometry.seam.Geometry`)."""
         from iou_eval.geometry.pairs import candidate_pairs, join_pairs
 
+        kernel = compiled()
+        if kernel is not None:
+            return _kernel_pairs(kernel, self, d_groups, gt_sorted, g_starts, dt_rows, floor)
         parts_d, parts_g, parts_iou = [], [], []
         for lo in range(0, len(d_groups), _MASK_PAIR_CHUNK):
             groups = d_groups[lo : lo + _MASK_PAIR_CHUNK]
@@ -1151,5 +1157,77 @@ class MaskGeometry:
         return MaskGeometry(
             self.dt.take(dt_rows), self.gt.take(gt_rows), self.gt_crowd[gt_rows],
             self.dt_area_col[dt_rows], self.name,
-            None if self.dt_image is None else self.dt_image[dt_rows],
+            None if self.dt_image is None else self.dt_image[dt_rows], self.threads,
         )  # fmt: skip
+
+    def with_threads(self, threads: int) -> MaskGeometry:
+        """This geometry, its pairs found by ``threads`` threads (see ``threads``)."""
+        return replace(self, threads=max(1, int(threads)))
+
+
+# Below this many candidate pairs a second thread costs more than it saves.
+_THREAD_MIN_PAIRS = 200_000
+
+
+def _kernel_pairs(
+    kernel: Any,
+    geo: MaskGeometry,
+    d_groups: np.ndarray,
+    gt_sorted: np.ndarray,
+    g_starts: np.ndarray,
+    dt_rows: np.ndarray,
+    floor: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:meth:`MaskGeometry.pairs` by the compiled kernel: one call per run of predictions.
+
+    The kernel lists each group's pairs whose bound (:func:`overlap_bounds`)
+    reaches ``floor``, decodes the strings they need once, and keeps the
+    overlaps that reach it: the pairs, in the order, of the numpy path.  The
+    predictions are cut into ``geo.threads`` runs of about as many candidate
+    pairs, each run in a thread; their pairs are joined in run order.
+    """
+    from iou_eval.engine.parallel import run_threads
+
+    starts = np.ascontiguousarray(g_starts, dtype=np.int64)
+    groups = np.ascontiguousarray(d_groups)
+    rows = np.ascontiguousarray(dt_rows)
+    if groups.dtype not in (np.int32, np.int64):
+        groups = groups.astype(np.int64)
+    if rows.dtype not in (np.int32, np.int64):
+        rows = rows.astype(np.int64)
+    fixed = (
+        *_kernel_side(geo.dt), *_kernel_side(geo.gt), np.ascontiguousarray(geo.gt_crowd, dtype=np.uint8),
+        np.ascontiguousarray(geo.dt.boxes, dtype=np.int64), np.ascontiguousarray(geo.dt.area),
+        np.ascontiguousarray(geo.gt.boxes, dtype=np.int64), np.ascontiguousarray(geo.gt.area),
+    )  # fmt: skip
+    sorted_rows = np.ascontiguousarray(gt_sorted, dtype=np.int64)
+    cuts = _thread_cuts(groups, starts, geo.threads)
+
+    def run(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lo, hi = span
+        pos, gt, iou = kernel.group_pairs(
+            *fixed, groups[lo:hi], rows[lo:hi], sorted_rows, starts, float(floor)
+        )
+        return (
+            np.frombuffer(pos, dtype=np.int64) + lo,
+            np.frombuffer(gt, dtype=np.int64),
+            np.frombuffer(iou, dtype=np.float64),
+        )
+
+    parts = run_threads(run, list(itertools.pairwise(cuts)))
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
+
+
+def _thread_cuts(groups: np.ndarray, g_starts: np.ndarray, threads: int) -> list[int]:
+    """``[0, ..., D]``: where the runs of :func:`_kernel_pairs` start, about equal in candidate pairs."""
+    n = len(groups)
+    if threads <= 1 or n < 2:
+        return [0, n]
+    weight = np.cumsum(g_starts[groups + 1] - g_starts[groups])
+    total = int(weight[-1]) if n else 0
+    if total < _THREAD_MIN_PAIRS:
+        return [0, n]
+    marks = np.searchsorted(weight, total * np.arange(1, threads) / threads)
+    return sorted({0, n, *(int(m) for m in marks if 0 < m < n)})

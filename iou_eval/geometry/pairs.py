@@ -90,6 +90,16 @@ def box_columns(geometry: Geometry) -> BoxColumns | None:
     return None if offer is None else offer()
 
 
+def with_threads(geometry: Geometry, threads: int) -> Geometry:
+    """``geometry``, its pairs found by up to ``threads`` threads where it offers that.
+
+    A geometry offers it through an optional ``with_threads(n)`` method (the
+    mask kernel releases the GIL); the pairs are the same for any number.
+    """
+    offer = getattr(geometry, "with_threads", None)
+    return geometry if offer is None else offer(threads)
+
+
 def candidate_pairs(dt_group: np.ndarray, gt_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (prediction, ground truth) pair that shares a group.
 

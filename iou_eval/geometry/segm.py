@@ -71,8 +71,18 @@ class PendingMasks:
 
     def missing(self) -> np.ndarray:
         """``[N]`` bool, the rows that give no segmentation."""
-        none = np.fromiter((s is None for s in self.segs), dtype=bool, count=len(self.segs))
-        return none if self.checked is None else none & ~self.checked.present
+        rows = (
+            np.arange(len(self.segs))
+            if self.checked is None
+            else np.flatnonzero(~self.checked.present)
+        )
+        # A checked string's row holds None in segs: only the other rows are read.
+        none = np.zeros(len(self.segs), dtype=bool)
+        segs = self.segs
+        none[rows] = np.fromiter(
+            (segs[r] is None for r in rows.tolist()), dtype=bool, count=len(rows)
+        )
+        return none
 
     def encode(self, height: np.ndarray, width: np.ndarray) -> tuple[Any, list[str]]:
         """``(MaskColumn[N], warnings)`` at each row's image size ``height[N]``, ``width[N]``."""

@@ -9,7 +9,10 @@ what the reports read (:mod:`.point_parts`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from iou_eval.data.reconcile import Alignment
+from iou_eval.geometry.pairs import with_threads
 from iou_eval.protocols.coco import (
     CocoEvaluation,
     accumulation_inputs,
@@ -40,6 +43,8 @@ def run_coco(
     (about 40 bytes a prediction).
     """
     setup = prepare(alignment, protocol, iou_thr, protocol.iou_type)
+    if executor is None:  # a geometry whose kernel shares its pairs among threads
+        setup = replace(setup, geometry=with_threads(setup.geometry, workers))
     if not keep_accumulation and executor is None:
         # Bounded parts that keep only the arrays and the operating point.
         arrays, point = point_in_parts(setup, workers, iou_thr)
