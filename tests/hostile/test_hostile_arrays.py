@@ -230,6 +230,74 @@ def test_pair_ious_refuses_float64_rows():
         _pair_ious(_mask_side(2, 2), _mask_side(2, 2), p_d=np.zeros(1))
 
 
+def _group_pairs(dt: list, gt: list, **changes):
+    """One group of one prediction and one ground truth; ``changes`` replace named arguments."""
+    i64 = lambda *v: np.array(v, dtype=np.int64)  # noqa: E731
+    args = {
+        "crowd": np.zeros(1, dtype=np.uint8),
+        "dt_box": np.array([[0, 0, 1, 1]]), "dt_area": np.array([4.0]),
+        "gt_box": np.array([[0, 0, 1, 1]]), "gt_area": np.array([4.0]),
+        "groups": i64(0), "rows": i64(0), "gt_sorted": i64(0), "g_starts": i64(0, 1),
+        "floor": 0.5,
+    }  # fmt: skip
+    args.update(changes)
+    pos, gt_rows, ious = _part(RLE).group_pairs(*dt, *gt, *args.values())
+    return (
+        np.frombuffer(pos, dtype=np.int64).tolist(),
+        np.frombuffer(gt_rows, dtype=np.int64).tolist(),
+        np.frombuffer(ious, dtype=np.float64).tolist(),
+    )
+
+
+def test_group_pairs_of_two_masks_is_one():
+    assert _group_pairs(_mask_side(2, 2), _mask_side(2, 2)) == ([0], [0], [1.0])
+
+
+def test_group_pairs_of_an_empty_group_is_none():
+    assert _group_pairs(_mask_side(2, 2), _mask_side(2, 2), g_starts=np.array([0, 0])) == (
+        [],
+        [],
+        [],
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error"),
+    [
+        ("groups", np.array([1]), IndexError),  # beyond the groups of g_starts
+        ("groups", np.array([-1]), IndexError),
+        ("rows", np.array([1]), IndexError),
+        ("gt_sorted", np.array([3]), IndexError),
+        ("g_starts", np.array([0, 2]), ValueError),  # past gt_sorted
+        ("g_starts", np.array([1, 0]), ValueError),  # falling
+        ("g_starts", np.array([0]), IndexError),  # no group at all, yet a position
+        ("dt_box", np.array([0, 0, 1, 1]), ValueError),  # not [N, 4]
+        ("dt_box", np.zeros((1, 4), dtype=np.float64), TypeError),
+        ("gt_area", np.array([4.0, 4.0]), ValueError),
+        ("crowd", np.zeros(2, dtype=np.uint8), ValueError),
+        ("rows", np.zeros(2, dtype=np.int64), ValueError),  # not one per position
+        ("groups", np.zeros(1, dtype=np.float64), TypeError),
+        ("floor", float("nan"), ValueError),
+    ],
+)
+def test_group_pairs_refuses_hostile_arrays(name, value, error):
+    with pytest.raises(error):
+        _group_pairs(_mask_side(2, 2), _mask_side(2, 2), **{name: value})
+
+
+def test_group_pairs_refuses_a_string_outside_its_buffer():
+    side = _mask_side(2, 2)
+    side[2] = np.array([5], dtype=np.int64)  # longer than the buffer
+    with pytest.raises(IndexError, match="outside its arrays"):
+        _group_pairs(side, _mask_side(2, 2))
+
+
+def test_group_pairs_with_sizes_whose_product_overflows():
+    """h * w beyond int64: no pixel walk, pycocotools' 0 (not kept at a floor of 0.5)."""
+    side = _mask_side(2**40, 2**40)
+    assert _group_pairs(side, side, floor=0.0) == ([0], [0], [0.0])
+
+
 def test_mask_check_refuses_float64_offsets():
     side = _mask_side(2, 2)
     with pytest.raises(TypeError, match="str_off: expected int64"):

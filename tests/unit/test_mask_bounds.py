@@ -239,3 +239,38 @@ def test_kept_overlaps_equal_those_computed_again(kind):
         again[hit] = geo.pair(m.dt_rows[hit], match_gt[hit])
         np.testing.assert_array_equal(kept, again)
         assert m.overlaps_at(1, lane) is None  # only the lane asked for
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_pairs_in_threads_over_unsorted_groups_and_narrow_indices(threads, monkeypatch):
+    """Runs in threads (cut anywhere, even inside a group), groups that come back
+    after another, int32 rows: the pairs, their order and values of one numpy pass."""
+    import iou_eval.geometry.masks as masks
+
+    monkeypatch.setattr(masks, "_THREAD_MIN_PAIRS", 0)
+    dt, gt, crowd, _, gt_sorted, g_starts = _scene(5)
+    rng = np.random.default_rng(9)
+    d_groups = rng.integers(0, 3, 60).astype(np.int32)  # 60 positions, rows repeated
+    rows = rng.integers(0, len(dt), 60).astype(np.int32)
+    geo = MaskGeometry(dt, gt, crowd, dt.area, threads=threads)
+    for floor in (0.0, 0.3):
+        pd, pg, iou = geo.pairs(d_groups, gt_sorted, g_starts, rows, floor)
+        full = mask_overlaps(dt, gt, crowd)
+        ed, eg = candidate_pairs(d_groups.astype(np.int64), g_starts)
+        values = full[rows[ed], gt_sorted[eg]]
+        keep = values >= floor
+        np.testing.assert_array_equal(pd, ed[keep])
+        np.testing.assert_array_equal(pg, gt_sorted[eg][keep])
+        np.testing.assert_array_equal(iou, values[keep])
+
+
+def test_thread_cuts_share_the_candidate_pairs(monkeypatch):
+    import iou_eval.geometry.masks as masks
+
+    monkeypatch.setattr(masks, "_THREAD_MIN_PAIRS", 0)
+    groups = np.array([0, 0, 1, 1, 1, 2])
+    starts = np.array([0, 10, 11, 21])  # group sizes 10, 1, 10
+    assert masks._thread_cuts(groups, starts, 1) == [0, 6]
+    assert masks._thread_cuts(groups, starts, 2) == [0, 1, 6]
+    monkeypatch.setattr(masks, "_THREAD_MIN_PAIRS", 1000)
+    assert masks._thread_cuts(groups, starts, 2) == [0, 6]  # too few pairs for a thread
