@@ -1061,18 +1061,39 @@ static int64_t poly_counts(const double *xy, int64_t k, int64_t h, int64_t w, Po
             double sl = (double)(xe - xs) / dy;
 #define U(T) ((int)(xs + sl * (T) + .5))
             /* In the outline's order: from t = dy down when flipped. */
-            int t = flip ? dy : 0, dt = flip ? -1 : 1;
-            int qu = U(t), qv = ys + t;
-            if (have_prev) STEP(pu, pv, qu, qv);
-            for (int i = 0; i < dy; i++) {
-                t += dt;
-                int cu = U(t);
-                STEP(qu, qv, cu, ys + t);
-                qu = cu;
-                qv = ys + t;
+            int t0 = flip ? dy : 0, t1 = flip ? 0 : dy;
+            if (have_prev) STEP(pu, pv, U(t0), ys + t0);
+            /*
+             * u(t) is monotone in t (a product, a sum and a truncation, each
+             * monotone) and moves by at most one column a step (|sl| < 1).
+             * The step between points t - 1 and t changes the column across
+             * c | c + 1 (either way) where u first passes c; STEP reads a
+             * crossing there when c = 5x + 2 lies in the image, at column x
+             * and the row of point t - 1 (the upper one), whichever way the
+             * outline walks the edge.  Those steps alone are visited: t is
+             * estimated, then corrected on u itself, so the column and row
+             * are those of the point-by-point walk.
+             */
+            int ua = U(0), ub = U(dy);
+            int rising = ub > ua;
+            int64_t c_lo = rising ? ua : ub, c_hi = (rising ? ub : ua) - 1;
+            if (c_lo < 2) c_lo = 2;
+            c_lo += ((2 - c_lo) % SCALE + SCALE) % SCALE; /* the first 5x + 2 from c_lo */
+            if (c_hi > SCALE * w - 3) c_hi = SCALE * w - 3;
+            for (int64_t c = c_lo; c <= c_hi; c += SCALE) {
+                /* Past c: above it when u rises, at or below it when u falls. */
+#define PAST(T) (rising ? U(T) > c : U(T) <= c)
+                double at = ((double)c + .5 - xs) / sl; /* where x + .5 reaches c + 1 */
+                int t = !(at >= 1) ? 1 : (at >= dy ? dy : (int)ceil(at));
+                while (t > 1 && PAST(t - 1)) t--;
+                while (!PAST(t)) t++; /* PAST(dy) holds: t stops by dy */
+#undef PAST
+                int64_t x = (c - 2) / SCALE;
+                col[n] = x;
+                pos[n++] = (uint32_t)(x * h + crossing_row(ys + t - 1, h));
             }
-            pu = qu;
-            pv = qv;
+            pu = U(t1);
+            pv = ys + t1;
 #undef U
         }
         have_prev = 1;

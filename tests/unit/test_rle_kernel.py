@@ -332,6 +332,44 @@ def test_polygons_equal_frpoly_on_large_thin_and_huge_images(monkeypatch):
 
 
 @needs_kernel
+def test_polygons_with_steep_edges_equal_frpoly(monkeypatch):
+    """Edges that step in y (their crossings are found without walking every
+    point): nearly upright, at every slope below one, long and short, about the
+    image's left side (upsampled x near 0, where C's truncation is not a floor)
+    and its right side, and wholly outside it: the strings of ``frPoly``."""
+    from iou_eval.geometry.masks import _rasterise
+
+    rng = np.random.default_rng(11)
+    parts, hs, ws = [], [], []
+    for i in range(3000):
+        h, w = (int(v) for v in rng.integers(1, 400, 2))
+        n = int(rng.integers(3, 12))
+        y = rng.uniform(-20, h + 20, n)
+        x0 = [
+            rng.uniform(-2, 2),
+            rng.uniform(w - 2, w + 2),
+            rng.uniform(0, w),
+            rng.uniform(-30, -5),
+        ][i % 4]
+        # |dx| below |dy| on most edges: x moves less than y between vertices.
+        x = x0 + np.cumsum(
+            rng.uniform(-1, 1, n) * np.abs(np.diff(y, prepend=y[-1])) * rng.uniform(0, 1)
+        )
+        p = np.empty(2 * n)
+        p[0::2], p[1::2] = x, y
+        if i % 5 == 0:
+            p = np.round(p * 2) / 2  # on the half pixel
+        parts.append(p.astype(np.float64))
+        hs.append(h)
+        ws.append(w)
+    h, w = np.array(hs, dtype=np.int64), np.array(ws, dtype=np.int64)
+    expected = [_mask.frPoly([p], a, b)[0]["counts"] for p, a, b in zip(parts, hs, ws, strict=True)]
+    assert _rasterise(*_flat(parts), h, w) == expected
+    monkeypatch.setenv("IOU_EVAL_NO_KERNEL", "1")
+    assert _rasterise(*_flat(parts), h, w) == expected
+
+
+@needs_kernel
 def test_flatten_reads_json_numbers_as_float_does_and_leaves_the_rest():
     """Floats and ints (big ones rounded as float() rounds them) in lists and tuples;
     a bool, a numpy scalar, a string, an int beyond a double or a part that is not a
