@@ -80,6 +80,40 @@ static int acquire(PyObject *obj, Buf *b, int kind, int writable, const char *na
     } while (0)
 
 /*
+ * The next stored number of s[0:len] from *p (< len), as NUMBER_STEP reads
+ * it: 1 with its value in *x and *p past it; 0 for a character outside
+ * '0'..'o', a number of more than six characters or a string that ends
+ * inside one.  A number of one character (most of them: a count's change
+ * from two places before is mostly small) takes the short path.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
+static inline int next_number(const uint8_t *s, int64_t len, int64_t *p, int64_t *x) {
+    int64_t q = *p;
+    unsigned ch = (unsigned)s[q] - 48u;
+    if (ch > 63u) return 0;
+    if (!(ch & 0x20)) {
+        *x = (int64_t)((uint64_t)ch << 59) >> 59; /* 5 bits, 0x10 the sign */
+        *p = q + 1;
+        return 1;
+    }
+    int64_t val = ch & 0x1f;
+    for (int shift = 5;; shift += 5) {
+        if (++q >= len || shift > 5 * (MAX_CHARS - 1)) return 0;
+        ch = (unsigned)s[q] - 48u;
+        if (ch > 63u) return 0;
+        val |= (int64_t)(ch & 0x1f) << shift;
+        if (!(ch & 0x20)) {
+            /* the sign bit (shift + 4) copied upwards */
+            *x = (int64_t)((uint64_t)val << (59 - shift)) >> (59 - shift);
+            *p = q + 1;
+            return 1;
+        }
+    }
+}
+
+/*
  * Whether string s[0:len] is a mask of h*w pixels; its area and inclusive
  * box x0, y0, x1, y1 of foreground pixels (x1 < x0 when it has none).
  * Counts are read exactly (64-bit), before any 32-bit truncation, in the
@@ -91,16 +125,13 @@ static int check_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_
     /* pos as column and row: runs move it forward, mostly within a column or
        into the next, so a division is rarely needed. */
     int64_t col = 0, row = 0;
-    int64_t x0 = 0, y0 = 0, x1 = -1, y1 = -1;
+    /* The box's rows start empty (min and max need no first-run case). */
+    int64_t x0 = 0, y0 = INT64_MAX, x1 = -1, y1 = INT64_MIN;
     int any = 0;
-    int64_t val = 0, j = 0, back2 = 0, back1 = 0; /* the counts two and one before */
-    int shift = 0;
-    for (int64_t p = 0; p < len; p++) {
-        unsigned ch = (unsigned)s[p] - 48u;
+    int64_t j = 0, back2 = 0, back1 = 0; /* the counts two and one before */
+    for (int64_t p = 0; p < len;) {
         int64_t x = 0;
-        int ends;
-        NUMBER_STEP(ch, val, shift, ends, x, return 0);
-        if (!ends) continue;
+        if (!next_number(s, len, &p, &x)) return 0;
         /* From the fourth count on, a number is the difference to the count two before. */
         int64_t c = j > 2 ? x + back2 : x;
         back2 = back1;
@@ -125,12 +156,8 @@ static int check_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_
                 cy0 = 0;
                 cy1 = h - 1;
             }
-            if (!any) {
-                x0 = col;
-                y0 = cy0;
-                y1 = cy1;
-                any = 1;
-            }
+            x0 = any ? x0 : col;
+            any = 1;
             if (cy0 < y0) y0 = cy0;
             if (cy1 > y1) y1 = cy1;
             x1 = lc;
@@ -141,7 +168,8 @@ static int check_one(const uint8_t *s, int64_t len, int64_t h, int64_t w, int64_
         row = nrow;
         j++;
     }
-    if (shift != 0 || pos != hw) return 0; /* ends inside a number, or short of the image */
+    if (pos != hw) return 0; /* short of the image */
+    if (!any) y0 = 0, y1 = -1; /* no pixel: x1 < x0 */
     *area = fg;
     box[0] = x0;
     box[1] = y0;
@@ -208,19 +236,15 @@ fail:
  * same as adding in 32 bits.)
  */
 static int64_t decode_u32(const uint8_t *s, int64_t len, uint32_t *cnts) {
-    int64_t m = 0, val = 0;
-    int shift = 0;
-    for (int64_t p = 0; p < len; p++) {
-        unsigned ch = (unsigned)s[p] - 48u;
+    int64_t m = 0;
+    for (int64_t p = 0; p < len;) {
         int64_t x = 0;
-        int ends;
-        NUMBER_STEP(ch, val, shift, ends, x, return 0); /* never for a checked string */
-        if (!ends) continue;
+        if (!next_number(s, len, &p, &x)) return 0; /* never for a checked string */
         uint32_t c = (uint32_t)x;
         cnts[m] = m > 2 ? c + cnts[m - 2] : c;
         m++;
     }
-    return shift == 0 ? m : 0;
+    return m;
 }
 
 /* pycocotools' rleToBbox (2.0.8 on): x, y, w, h from 32-bit unsigned arithmetic. */
