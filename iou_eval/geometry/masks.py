@@ -719,6 +719,8 @@ def _all_rle_sizes(
     if checked is None:
         return _fit_sizes(rows, _given_sizes(segs, rows, places), h, w, places, mismatch)
     done = np.flatnonzero(kind == _CHECKED)
+    if not len(rows):  # only the loader's strings (rows ascending already)
+        return _fit_sizes(done, checked.size[done], h, w, places, mismatch)
     wh = np.concatenate([_given_sizes(segs, rows, places), checked.size[done]])
     rows = np.concatenate([rows, done])
     order = np.argsort(rows, kind="stable")

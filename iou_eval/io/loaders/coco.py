@@ -308,14 +308,21 @@ def _checked_rle_columns(
     if (size[has] <= 0).any():
         raise _NotChecked
     buf = np.frombuffer(data, dtype=np.uint8)
-    area = np.zeros(n, dtype=np.float64)
-    box = np.zeros((n, 4), dtype=np.int64)
+    every = bool(has.all())  # what detectors write: no row to spread out
     box_has = np.zeros((int(has.sum()), 4), dtype=np.int64)
     try:
-        area[has] = check_joined(buf, lengths[has], size[has, 0], size[has, 1], box_has)
+        if every:
+            area_has = check_joined(buf, lengths, size[:, 0], size[:, 1], box_has)
+        else:
+            area_has = check_joined(buf, lengths[has], size[has, 0], size[has, 1], box_has)
     except BadRle:
         raise _NotChecked from None
-    box[has] = box_has
+    if every:
+        area, box = area_has.astype(np.float64), box_has
+    else:
+        area = np.zeros(n, dtype=np.float64)
+        box = np.zeros((n, 4), dtype=np.int64)
+        area[has], box[has] = area_has, box_has
     # The checked buffer itself: no Python object per mask.
     return {
         "segmentation": np.empty(n, dtype=object),
