@@ -16,7 +16,7 @@ $(BIN)/python:
 
 # The install compiles the optional C parts (the mask kernel, the COCO JSON
 # reader, the box core, the polygon kernel): a change to one installs again.
-KERNEL_SOURCES := $(wildcard iou_eval/*/_*.c) iou_eval/_common.h
+KERNEL_SOURCES := $(wildcard iou_eval/*/_*.c iou_eval/*/_*.h) iou_eval/_common.h
 $(VENV)/.runtime: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
 	@touch $@
