@@ -301,6 +301,39 @@ static inline int scan_number(Cur *c, Num *n) {
     return 0;
 }
 
+/*
+ * The usual number of a results file -- a coordinate, a score or a keypoint
+ * ("76.31", "-0.5", "480"): at most 15 digits and no exponent -- read in one
+ * pass at p: *out as num_double() gives it (Clinger's exact case, or a
+ * whole number as an integer), and the first byte past it.  NULL on
+ * anything else (more digits, an exponent, not a number), which
+ * scan_number() then reads or refuses.
+ */
+static inline const uint8_t *short_decimal(const uint8_t *p, const uint8_t *e, double *out) {
+    int neg = p < e && *p == '-';
+    p += neg;
+    if (p >= e || !is_digit(*p)) return NULL;
+    const uint8_t *d = p;
+    uint64_t sig = (uint64_t)(*p++ - '0');
+    if (sig) /* no leading zero: "0" is the whole integer part */
+        while (p < e && is_digit(*p) && p - d < 16) sig = sig * 10 + (uint64_t)(*p++ - '0');
+    int digits = (int)(p - d);
+    if (p < e && *p == '.') {
+        const uint8_t *f = ++p;
+        while (p < e && is_digit(*p) && digits + (p - f) < 16) sig = sig * 10 + (uint64_t)(*p++ - '0');
+        int frac = (int)(p - f);
+        digits += frac;
+        if (!frac || digits > 15 || (p < e && (is_digit(*p) || (*p | 0x20) == 'e'))) return NULL;
+        /* Both exact (sig < 10**15 < 2**53): one division rounds once. */
+        double v = (double)sig / POW10[frac];
+        *out = neg ? -v : v;
+        return p;
+    }
+    if (digits > 15 || (p < e && (is_digit(*p) || (*p | 0x20) == 'e'))) return NULL;
+    *out = (double)(neg ? -(int64_t)sig : (int64_t)sig); /* "-0" is 0.0, as num_double() reads it */
+    return p;
+}
+
 /* A number skipped (grammar only).  0, or -1. */
 static int skip_number(Cur *c) {
     const uint8_t *p = c->p, *e = c->end;
@@ -387,6 +420,12 @@ typedef struct {
 /* Read a number into column `col`'s double `index`, deferred if need be.
    0, -1 give up, -2 no memory. */
 static inline int read_double(Reader *r, double *out, int col, int64_t index) {
+    skip_ws(&r->c);
+    const uint8_t *past = short_decimal(r->c.p, r->c.end, out);
+    if (past) {
+        r->c.p = past;
+        return 0;
+    }
     Num n;
     if (scan_number(&r->c, &n) < 0) return -1;
     int ok = num_double(&n, out);
@@ -588,13 +627,37 @@ static int read_keypoints(Reader *r, Annotation *a) {
     size_t before = v->len;
     if (!take(c, '[')) return -1;
     if (!take(c, ']')) {
-        do {
-            double x;
-            int64_t at = (int64_t)(v->len / sizeof x);
-            int e = read_double(r, &x, K_VALUES, at);
-            if (e < 0) return e;
-            if (iou_vec_put(v, &x, sizeof x) < 0) return -2;
-        } while (take(c, ','));
+        /* The usual list ("[76.31, 141.0, 0.437, ...]": short decimals, a
+           comma and maybe a space between) read with the cursor and the
+           column's end held in locals; anything else through read_double. */
+        const uint8_t *p = c->p, *e = c->end;
+        size_t room = 0;
+        double *out = NULL;
+        for (;;) {
+            if (!room) {
+                if (iou_vec_reserve(v, 64 * sizeof(double)) < 0) return -2;
+                room = (v->cap - v->len) / sizeof(double);
+                out = (double *)(void *)(v->data + v->len);
+            }
+            while (p < e && *p == ' ') p++;
+            const uint8_t *past = short_decimal(p, e, out);
+            if (past) {
+                p = past;
+            } else {
+                c->p = p;
+                int err = read_double(r, out, K_VALUES, (int64_t)(v->len / sizeof(double)));
+                if (err < 0) return err;
+                p = c->p;
+            }
+            out++, room--, v->len += sizeof(double);
+            if (p < e && *p == ',') {
+                p++;
+                continue;
+            }
+            c->p = p;
+            if (!take(c, ',')) break;
+            p = c->p;
+        }
         if (!take(c, ']')) return -1;
     }
     a->kp_length = (int64_t)((v->len - before) / sizeof(double));
