@@ -388,7 +388,8 @@ static inline int num_double(const Num *n, double *out) {
 enum {
     A_IMAGE, A_CATEGORY, A_BBOX, A_HAS_BBOX, A_SCORE, A_AREA, A_ISCROWD, A_IGNORE, A_ID,
     A_HAS_ID, S_LENGTH, S_SIZE, S_COUNTS, I_ID, I_WIDTH, I_HEIGHT, I_NAME, C_ID, C_NAME,
-    K_VALUES, K_LENGTH, K_NUM, NCOLS
+    K_VALUES, K_LENGTH, K_NUM, I_NEG_LENGTH, I_NEG_IDS, I_NEX_LENGTH, I_NEX_IDS, C_FREQUENCY,
+    NCOLS
 };
 /* Not a column: a number only checked (its value is dropped). */
 #define NO_COLUMN (-1)
@@ -797,11 +798,38 @@ static int read_results(Reader *r) {
     return c->p == c->end ? 0 : -1;
 }
 
-/* One image: id (an integer), file_name, width, height; other keys skipped. */
+/*
+ * LVIS's list of category ids (`neg_category_ids`, `not_exhaustive_category_ids`)
+ * of one image: its ids appended to column `ids_col`, their number in
+ * *length (-1 for null).  Integers of at most 18 digits only (a string id, a
+ * float, a nested value: give up; msgspec's path normalizes or refuses
+ * them).  0, -1 give up, -2 no memory.
+ */
+static int read_id_list(Reader *r, int ids_col, int64_t *length) {
+    Cur *c = &r->c;
+    *length = -1;
+    if (TAKE_NULL(c)) return 0;
+    if (!take(c, '[')) return -1;
+    IouVec *v = &r->cols[ids_col];
+    size_t before = v->len;
+    if (!take(c, ']')) {
+        do {
+            int64_t id;
+            if (read_int(c, &id) < 0) return -1;
+            if (iou_vec_put(v, &id, sizeof id) < 0) return -2;
+        } while (take(c, ','));
+        if (!take(c, ']')) return -1;
+    }
+    *length = (int64_t)((v->len - before) / sizeof(int64_t));
+    return 0;
+}
+
+/* One image: id (an integer), file_name, width, height, LVIS's two lists;
+   other keys skipped. */
 static int read_image(Reader *r) {
     Cur *c = &r->c;
     if (!take(c, '{')) return -1;
-    int64_t id = 0, name = -1, row = r->n_img;
+    int64_t id = 0, name = -1, row = r->n_img, neg = -1, nex = -1;
     double width = NAN, height = NAN;
     unsigned seen = 0;
     if (take(c, '}')) return -1; /* no id */
@@ -815,8 +843,10 @@ static int read_image(Reader *r) {
         else if (KEY_IS(k, klen, "file_name")) bit = 2, e = read_text_or_null(r, &name);
         else if (KEY_IS(k, klen, "width")) bit = 4, e = read_double_or_null(r, &width, I_WIDTH, row);
         else if (KEY_IS(k, klen, "height")) bit = 8, e = read_double_or_null(r, &height, I_HEIGHT, row);
-        else if (KEY_IS(k, klen, "neg_category_ids") || KEY_IS(k, klen, "not_exhaustive_category_ids"))
-            return -1; /* LVIS's lists: msgspec's records carry them */
+        else if (KEY_IS(k, klen, "neg_category_ids"))
+            bit = 16, e = read_id_list(r, I_NEG_IDS, &neg);
+        else if (KEY_IS(k, klen, "not_exhaustive_category_ids"))
+            bit = 32, e = read_id_list(r, I_NEX_IDS, &nex);
         else e = skip_value(c, 1);
         if (e < 0) return e;
         if (seen & bit) return -1;
@@ -825,17 +855,33 @@ static int read_image(Reader *r) {
     if (!take(c, '}') || !(seen & 1)) return -1;
     IouVec *v = r->cols;
     if (iou_vec_put(&v[I_ID], &id, 8) < 0 || iou_vec_put(&v[I_NAME], &name, 8) < 0 ||
-        iou_vec_put(&v[I_WIDTH], &width, 8) < 0 || iou_vec_put(&v[I_HEIGHT], &height, 8) < 0)
+        iou_vec_put(&v[I_WIDTH], &width, 8) < 0 || iou_vec_put(&v[I_HEIGHT], &height, 8) < 0 ||
+        iou_vec_put(&v[I_NEG_LENGTH], &neg, 8) < 0 || iou_vec_put(&v[I_NEX_LENGTH], &nex, 8) < 0)
         return -2;
     r->n_img++;
     return 0;
 }
 
-/* One category: id (an integer) and name; other keys skipped. */
+/* LVIS's `frequency` of a category: "r", "c" or "f" as 0, 1, 2; null as
+   -1; anything else (another string, an escape): give up. */
+static int read_frequency(Cur *c, int8_t *out) {
+    const uint8_t *s;
+    size_t len;
+    *out = -1;
+    if (TAKE_NULL(c)) return 0;
+    if (read_text(c, &s, &len) < 0 || len != 1) return -1;
+    const char *at = memchr("rcf", *s, 3);
+    if (!at) return -1;
+    *out = (int8_t)(at - "rcf");
+    return 0;
+}
+
+/* One category: id (an integer), name and LVIS's frequency; other keys skipped. */
 static int read_category(Reader *r) {
     Cur *c = &r->c;
     if (!take(c, '{')) return -1;
     int64_t id = 0, name = -1;
+    int8_t frequency = -1;
     unsigned seen = 0;
     if (take(c, '}')) return -1;
     do {
@@ -846,14 +892,16 @@ static int read_category(Reader *r) {
         if (read_key(c, &k, &klen) < 0) return -1;
         if (KEY_IS(k, klen, "id")) bit = 1, e = read_int(c, &id);
         else if (KEY_IS(k, klen, "name")) bit = 2, e = read_text_or_null(r, &name);
-        else if (KEY_IS(k, klen, "frequency")) return -1; /* LVIS's: msgspec's records */
+        else if (KEY_IS(k, klen, "frequency")) bit = 4, e = read_frequency(c, &frequency);
         else e = skip_value(c, 1);
         if (e < 0) return e;
         if (seen & bit) return -1;
         seen |= bit;
     } while (take(c, ','));
     if (!take(c, '}') || !(seen & 1)) return -1;
-    if (iou_vec_put(&r->cols[C_ID], &id, 8) < 0 || iou_vec_put(&r->cols[C_NAME], &name, 8) < 0) return -2;
+    if (iou_vec_put(&r->cols[C_ID], &id, 8) < 0 || iou_vec_put(&r->cols[C_NAME], &name, 8) < 0 ||
+        iou_vec_put(&r->cols[C_FREQUENCY], &frequency, 1) < 0)
+        return -2;
     r->n_cat++;
     return 0;
 }
@@ -957,6 +1005,8 @@ static const char *COLUMN_NAMES[NCOLS] = {
     "image_id", "category_id", "bbox", "has_bbox", "score", "area", "iscrowd", "ignore", "id",
     "has_id", "seg_length", "size", "counts", "image.id", "image.width", "image.height",
     "image.file_name", "category.id", "category.name", "kp_values", "kp_length", "num_keypoints",
+    "image.neg_length", "image.neg_ids", "image.not_exhaustive_length",
+    "image.not_exhaustive_ids", "category.frequency",
 };
 
 /* {name: Block} of the columns in `cols` (texts: lists of str), with
@@ -1058,9 +1108,11 @@ static PyObject *py_dataset(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "dataset: flags are 0 or KEYPOINTS");
         return NULL;
     }
-    static const int cols[] = {A_IMAGE,  A_CATEGORY, A_BBOX,  A_AREA,   A_ISCROWD, A_IGNORE,
-                               A_ID,     A_HAS_ID,   I_ID,    I_WIDTH,  I_HEIGHT,  I_NAME,
-                               C_ID,     C_NAME,     A_HAS_BBOX, K_VALUES, K_LENGTH, K_NUM};
+    static const int cols[] = {A_IMAGE,      A_CATEGORY, A_BBOX,       A_AREA,    A_ISCROWD,
+                               A_IGNORE,     A_ID,       A_HAS_ID,     I_ID,      I_WIDTH,
+                               I_HEIGHT,     I_NAME,     C_ID,         C_NAME,    I_NEG_LENGTH,
+                               I_NEG_IDS,    I_NEX_LENGTH, I_NEX_IDS,  C_FREQUENCY,
+                               A_HAS_BBOX,   K_VALUES,   K_LENGTH,     K_NUM};
     int ncols = (int)(sizeof cols / sizeof *cols) - (flags & KEYPOINTS ? 0 : 4);
     return run_reader(buf, 0, -1, flags, 1, read_dataset, cols, ncols);
 }
@@ -1093,8 +1145,11 @@ static PyMethodDef methods[] = {
      "4 also keypoints, columns as results' with KEYPOINTS).  Annotations: "
      "n, image_id, category_id, bbox float64[n, 4], area float64[n] (NaN: none), "
      "iscrowd and ignore uint8[n], id int64[n] and has_id uint8[n]; images: image.id "
-     "int64, image.width and image.height float64 (NaN: none), image.file_name (list); "
-     "categories: category.id int64, category.name (list)."},
+     "int64, image.width and image.height float64 (NaN: none), image.file_name (list), "
+     "LVIS's lists: image.neg_length and image.not_exhaustive_length int64 (-1: null or "
+     "absent), image.neg_ids and image.not_exhaustive_ids int64 (the lists back to back); "
+     "categories: category.id int64, category.name (list), category.frequency int8 "
+     "(0 r, 1 c, 2 f, -1 null or absent)."},
     {"powers_of_five", py_powers_of_five, METH_NOARGS,
      "powers_of_five() -> [(q, high, low)]: the table of the number conversion."},
     {NULL, NULL, 0, NULL},
