@@ -217,11 +217,20 @@ def summarize_lvis(
     order (threshold, recall point, category), as lvis-api takes them.
     """
 
+    slices: dict[tuple[bool, int], np.ndarray] = {}
+
+    def area_slice(ap: bool, a: int) -> np.ndarray:
+        # One contiguous copy per area, shared by the statistics that read it
+        # (the same values in the same order as the strided view).
+        if (ap, a) not in slices:
+            view = arrays.precision[:, :, :, a, 0] if ap else arrays.recall[:, :, a, 0]
+            slices[ap, a] = np.ascontiguousarray(view)
+        return slices[ap, a]
+
     def stat(ap: bool, iou: float | None, area: str, group: str | None) -> float | None:
         if area not in area_labels:
             return None
-        a = area_labels.index(area)
-        s = arrays.precision[:, :, :, a, 0] if ap else arrays.recall[:, :, a, 0]
+        s = area_slice(ap, area_labels.index(area))
         if iou is not None:
             s = s[np.where(iou == np.asarray(iou_thresholds))[0]]
         if group is not None:
