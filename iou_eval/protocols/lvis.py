@@ -103,7 +103,7 @@ def _positions(ids: list, categories: tuple) -> np.ndarray:
 
 
 def _pair_keys(lists: tuple[tuple, ...] | None, categories: tuple) -> np.ndarray:
-    """Sorted int64 keys ``image * K + category`` of the (image, category) pairs an LVIS list names.
+    """int64 keys ``image * K + category`` of the (image, category) pairs an LVIS list names.
 
     ``categories``: the ``K`` ground-truth category ids.  Ids that are not
     among them name nothing a result can have (lvis-api drops such results
@@ -115,7 +115,7 @@ def _pair_keys(lists: tuple[tuple, ...] | None, categories: tuple) -> np.ndarray
     cats = _positions(list(chain.from_iterable(lists)), categories)
     images = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
     known = cats >= 0
-    return np.sort(images[known] * len(categories) + cats[known])
+    return images[known] * len(categories) + cats[known]
 
 
 # Up to this many (image, category) pairs, membership is a lookup in a flag per pair
@@ -124,9 +124,10 @@ DENSE_PAIRS = 1 << 27
 
 
 def _pair_flags(keys: np.ndarray, tables: tuple[np.ndarray, ...], n_pairs: int) -> np.ndarray:
-    """``[N]`` uint8: bit ``j`` set where the key (in ``[0, n_pairs)``) is in the sorted ``tables[j]``.
+    """``[N]`` uint8: bit ``j`` set where the key (in ``[0, n_pairs)``) is in ``tables[j]``.
 
-    One table of flags for all the lists, one pass over the keys.
+    One table of flags for all the lists, one pass over the keys (past
+    DENSE_PAIRS: a search of each list, sorted).
     """
     out = np.zeros(len(keys), dtype=np.uint8)
     if not len(keys) or not any(len(t) for t in tables):
@@ -138,6 +139,7 @@ def _pair_flags(keys: np.ndarray, tables: tuple[np.ndarray, ...], n_pairs: int) 
         return flags[keys]
     for j, table in enumerate(tables):
         if len(table):
+            table = np.sort(table)
             i = np.minimum(np.searchsorted(table, keys), len(table) - 1)
             out |= (table[i] == keys).astype(np.uint8) << np.uint8(j)
     return out
@@ -172,7 +174,7 @@ def federated_view(alignment: Alignment) -> FederatedView:
     gt_rows = np.flatnonzero(gt.area > 0)  # areas are finite: "< inf" holds
     g_key = gt.image_idx[gt_rows].astype(np.int64) * k + gt.category_idx[gt_rows]
     categories = gt.categories.ids[:k]
-    labelled = np.sort(np.concatenate([g_key, _pair_keys(gt.images.negative, categories)]))
+    labelled = np.concatenate([g_key, _pair_keys(gt.images.negative, categories)])
     not_exhaustive = _pair_keys(gt.images.not_exhaustive, categories)
     n_pairs = len(gt.images) * k
     keep = top & (pred.category_idx < k) & (pred.area > 0)
