@@ -16,7 +16,7 @@ $(BIN)/python:
 
 # The install compiles the optional C parts (the mask kernel, the COCO JSON
 # reader, the box core, the polygon kernel): a change to one installs again.
-KERNEL_SOURCES := $(wildcard iou_eval/*/_*.c) iou_eval/_common.h
+KERNEL_SOURCES := $(wildcard iou_eval/*/_*.c iou_eval/*/_*.h) iou_eval/_common.h
 $(VENV)/.runtime: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
 	@touch $@
@@ -71,7 +71,8 @@ SANITIZE_CFLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined 
 SANITIZE_TESTS  ?= tests/hostile/test_hostile_arrays.py tests/unit/test_box_core.py \
 	tests/unit/test_rle_kernel.py tests/unit/test_coco_reader.py tests/unit/test_masks.py \
 	tests/unit/test_mask_bounds.py tests/unit/test_boundary.py tests/unit/test_polygon_masks.py \
-	tests/unit/test_csv_scan.py tests/unit/test_kpt_core.py tests/unit/test_coco_reader_keypoints.py
+	tests/unit/test_csv_scan.py tests/unit/test_kpt_core.py tests/unit/test_coco_reader_keypoints.py \
+	tests/unit/test_coco_reader_lvis.py
 SANITIZE_ENV     = LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # (Not lvis-api's parity tests: it imports matplotlib, whose extensions abort

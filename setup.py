@@ -44,9 +44,10 @@ class BuildExt(build_ext):
 
 PURE = os.environ.get("IOU_EVAL_PURE", "") not in ("", "0")
 
-# The header every C file includes (buffers, array checks, growable arrays):
-# a change to it rebuilds them all.  MANIFEST.in ships it in the sdist.
-COMMON = ["iou_eval/_common.h", "iou_eval/geometry/_bbiou.h"]
+# The headers the C files include (buffers, array checks, growable arrays;
+# box overlaps; decimal numbers to doubles): a change to one rebuilds them
+# all.  MANIFEST.in ships them in the sdist.
+COMMON = ["iou_eval/_common.h", "iou_eval/geometry/_bbiou.h", "iou_eval/io/_numparse.h"]
 
 setup(
     ext_modules=[]

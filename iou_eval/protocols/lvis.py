@@ -27,6 +27,7 @@ and ``accumulate`` are the same operations): the arrays are bit for bit.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import chain
 
 import numpy as np
 
@@ -73,23 +74,48 @@ def top_per_image(image_idx: np.ndarray, score: np.ndarray, cap: int) -> np.ndar
     return keep
 
 
-def _pair_keys(
-    lists: tuple[tuple, ...] | None, category_pos: dict, n_categories: int
-) -> np.ndarray:
-    """Sorted int64 keys ``image * K + category`` of the (image, category) pairs an LVIS list names.
+def _norm(key: object) -> object:
+    try:
+        return normalize_id(key)
+    except ValueError:
+        return key
 
-    Ids that are not categories of the ground truth name nothing a result
-    can have (lvis-api drops such results first).
+
+def _positions(ids: list, categories: tuple) -> np.ndarray:
+    """``[len(ids)]`` int64: each id's position among ``categories`` (normalized), -1 where none.
+
+    Integer ids (LVIS's) are looked up in the sorted category ids at once;
+    others (a string id, two categories of the same id: the last one counts)
+    one by one in a dict.
+    """
+    keys = [_norm(c) for c in categories]
+    values = np.array(ids) if ids else np.zeros(0, dtype=np.int64)
+    table = np.array(keys) if keys else np.zeros(0, dtype=np.int64)
+    if values.dtype.kind == "i" and table.dtype.kind == "i" and len(set(keys)) == len(keys):
+        if not len(values) or not len(table):
+            return np.full(len(values), -1, dtype=np.int64)
+        order = np.argsort(table, kind="stable")
+        ordered = table[order]
+        at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+        return np.where(ordered[at] == values, order[at], -1).astype(np.int64)
+    pos = {c: i for i, c in enumerate(keys)}
+    return np.fromiter((pos.get(c, -1) for c in ids), dtype=np.int64, count=len(ids))
+
+
+def _pair_keys(lists: tuple[tuple, ...] | None, categories: tuple) -> np.ndarray:
+    """int64 keys ``image * K + category`` of the (image, category) pairs an LVIS list names.
+
+    ``categories``: the ``K`` ground-truth category ids.  Ids that are not
+    among them name nothing a result can have (lvis-api drops such results
+    first).
     """
     if lists is None:
         return np.zeros(0, dtype=np.int64)
     lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    cats = np.fromiter(
-        (category_pos.get(c, -1) for ids in lists for c in ids), dtype=np.int64, count=lengths.sum()
-    )
+    cats = _positions(list(chain.from_iterable(lists)), categories)
     images = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
     known = cats >= 0
-    return np.sort(images[known] * n_categories + cats[known])
+    return images[known] * len(categories) + cats[known]
 
 
 # Up to this many (image, category) pairs, membership is a lookup in a flag per pair
@@ -97,23 +123,26 @@ def _pair_keys(
 DENSE_PAIRS = 1 << 27
 
 
-def _member(keys: np.ndarray, table: np.ndarray, n_pairs: int) -> np.ndarray:
-    """``[N]`` bool: each key (in ``[0, n_pairs)``) is in the sorted ``table``."""
-    if not len(table) or not len(keys):
-        return np.zeros(len(keys), dtype=bool)
+def _pair_flags(keys: np.ndarray, tables: tuple[np.ndarray, ...], n_pairs: int) -> np.ndarray:
+    """``[N]`` uint8: bit ``j`` set where the key (in ``[0, n_pairs)``) is in ``tables[j]``.
+
+    One table of flags for all the lists, one pass over the keys (past
+    DENSE_PAIRS: a search of each list, sorted).
+    """
+    out = np.zeros(len(keys), dtype=np.uint8)
+    if not len(keys) or not any(len(t) for t in tables):
+        return out
     if n_pairs <= DENSE_PAIRS:
-        flags = np.zeros(n_pairs, dtype=bool)
-        flags[table] = True
+        flags = np.zeros(n_pairs, dtype=np.uint8)
+        for j, table in enumerate(tables):
+            flags[table] |= np.uint8(1 << j)
         return flags[keys]
-    i = np.minimum(np.searchsorted(table, keys), len(table) - 1)
-    return table[i] == keys
-
-
-def _norm(key: object) -> object:
-    try:
-        return normalize_id(key)
-    except ValueError:
-        return key
+    for j, table in enumerate(tables):
+        if len(table):
+            table = np.sort(table)
+            i = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+            out |= (table[i] == keys).astype(np.uint8) << np.uint8(j)
+    return out
 
 
 @dataclass(frozen=True)
@@ -144,15 +173,17 @@ def federated_view(alignment: Alignment) -> FederatedView:
     top = top_per_image(pred.image_idx, pred.scores, LVIS_MAX_DETS)
     gt_rows = np.flatnonzero(gt.area > 0)  # areas are finite: "< inf" holds
     g_key = gt.image_idx[gt_rows].astype(np.int64) * k + gt.category_idx[gt_rows]
-    category_pos = {_norm(c): i for i, c in enumerate(gt.categories.ids[:k])}
-    negative = _pair_keys(gt.images.negative, category_pos, k)
-    labelled = np.concatenate([g_key, negative])
+    categories = gt.categories.ids[:k]
+    labelled = np.concatenate([g_key, _pair_keys(gt.images.negative, categories)])
+    not_exhaustive = _pair_keys(gt.images.not_exhaustive, categories)
     n_pairs = len(gt.images) * k
-    d_key = pred.image_idx.astype(np.int64) * k + pred.category_idx
     keep = top & (pred.category_idx < k) & (pred.area > 0)
-    keep[keep] = _member(d_key[keep], np.sort(labelled), n_pairs)
+    d_key = pred.image_idx[keep].astype(np.int64) * k + pred.category_idx[keep]
+    # bit 0: the image labels the category; bit 1: not exhaustively.
+    flags = _pair_flags(d_key, (labelled, not_exhaustive), n_pairs)
+    labelled_here = (flags & 1).astype(bool)
+    keep[keep] = labelled_here
     pred_rows = np.flatnonzero(keep)
-    not_exhaustive = _pair_keys(gt.images.not_exhaustive, category_pos, k)
     view = replace(
         alignment,
         gt=replace(gt.take(gt_rows), is_crowd=np.zeros(len(gt_rows), dtype=bool)),
@@ -162,7 +193,7 @@ def federated_view(alignment: Alignment) -> FederatedView:
         alignment=view,
         gt_rows=narrow_index(gt_rows),
         pred_rows=narrow_index(pred_rows),
-        unmatched_ignored=_member(d_key[pred_rows], not_exhaustive, n_pairs),
+        unmatched_ignored=(flags[labelled_here] & 2).astype(bool),
         groups=frequency_groups(gt.categories.frequency, k),
     )
 
@@ -188,11 +219,20 @@ def summarize_lvis(
     order (threshold, recall point, category), as lvis-api takes them.
     """
 
+    slices: dict[tuple[bool, int], np.ndarray] = {}
+
+    def area_slice(ap: bool, a: int) -> np.ndarray:
+        # One contiguous copy per area, shared by the statistics that read it
+        # (the same values in the same order as the strided view).
+        if (ap, a) not in slices:
+            view = arrays.precision[:, :, :, a, 0] if ap else arrays.recall[:, :, a, 0]
+            slices[ap, a] = np.ascontiguousarray(view)
+        return slices[ap, a]
+
     def stat(ap: bool, iou: float | None, area: str, group: str | None) -> float | None:
         if area not in area_labels:
             return None
-        a = area_labels.index(area)
-        s = arrays.precision[:, :, :, a, 0] if ap else arrays.recall[:, :, a, 0]
+        s = area_slice(ap, area_labels.index(area))
         if iou is not None:
             s = s[np.where(iou == np.asarray(iou_thresholds))[0]]
         if group is not None:

@@ -285,9 +285,6 @@ _ANN = '{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "id": 1%s}'
         _GT % _ANN.replace('"id": 1', '"id": 12345678901234567890') % "",
         _GT % _ANN.replace("[1, 2, 3, 4]", "null") % "",
         _GT % _ANN % ', "segmentation": [[1, 2, 3, 4, 5, 6]' + "]",  # bad JSON
-        '{"images": [{"id": 1, "neg_category_ids": [2]}], "annotations": [], "categories": []}',
-        '{"images": [{"id": 1, "not_exhaustive_category_ids": []}], "annotations": [], "categories": []}',
-        '{"images": [], "annotations": [], "categories": [{"id": 1, "frequency": "r"}]}',  # LVIS
         "[" + _ANN % "" + "]",  # a results list
         _GT % _ANN % "" + " x",
     ],

@@ -223,3 +223,45 @@ def test_mutated_keypoint_files_read_as_msgspec_reads_them_or_not_at_all(seed, m
             assert want == "columns", (text, want)
             _same_read(value, expected)
     assert read > 0
+
+
+# Short decimals read in one pass (at most 15 digits, no exponent) and their
+# neighbours read by the general conversion: the 15th and 16th digit, signs,
+# zeros, whole numbers, exponents right after a short decimal.
+_BOUNDARY_NUMBERS = [
+    "0", "-0", "0.0", "-0.0", "-0.000", "5", "-5", "0.5", "-0.5", "76.31", "0.437",
+    "123456789012345", "1234567890123456", "-123456789012345", "9999999999999999",
+    "12345678901234.5", "123456789012345.6", "0.12345678901234", "0.123456789012345",
+    "0.1234567890123456", "1.00000000000001", "9.99999999999999", "99999999999999.9",
+    "0.000000000000001", "0.0000000000000001", "1.5e3", "1.5E-3", "15e0", "0.5e+1",
+    "-76.31e2", "1.0", "100.000000000000", "1000000000000000",
+]  # fmt: skip
+
+
+def test_short_decimals_at_the_digit_limit_read_as_msgspec_reads_them():
+    """Keypoints, boxes and scores spelled at the one-pass reader's limits, bit for bit."""
+    kps = [a for t in _BOUNDARY_NUMBERS for a in (t, t, "2")]
+    items = [
+        f'{{"image_id": 1, "category_id": 1, "bbox": [{t}, 1, {t}, 2], "score": {t}, '
+        f'"keypoints": [{", ".join(kps)}]}}'
+        for t in _BOUNDARY_NUMBERS
+    ]
+    data = ("[" + ",".join(items) + "]").encode()
+    got = coco.read_keypoint_results(data)
+    assert got is not None
+    _same_columns(got, _msgspec_kp_results(data))
+
+
+@pytest.mark.parametrize("bad", ["01.5", "1.", "-", "-.5", ".5", "1.5.3", "00", "1e", "0x1"])
+def test_malformed_short_numbers_are_given_up_on(bad):
+    text = _RES % f', "keypoints": [1, 2, {bad}]'
+    assert READER.results(text.encode("utf-8"), READER.KEYPOINTS) is None
+
+
+def test_keypoint_lists_with_line_breaks_and_tabs_read_as_msgspec_reads_them():
+    kps = "[ 1.5 ,\n 2,\t0.25\r\n,3 , 4.75\n,\n2\t]"
+    data = f'[{{"image_id": 1, "category_id": 1, "score": 0.5, "keypoints": {kps}}}]'.encode()
+    got = coco.read_keypoint_results(data)
+    assert got is not None
+    _same_columns(got, _msgspec_kp_results(data))
+    assert got["kp_values"].tolist() == [1.5, 2.0, 0.25, 3.0, 4.75, 2.0]

@@ -33,6 +33,7 @@ from iou_eval.errors import InputError
 from iou_eval.escape import excerpt, quoted
 from iou_eval.io.loaders.common import JSON_ERRORS, LoadOptions, json_error, read_bytes
 from iou_eval.io.loaders.json_decode import chunked_results, quiet_decode, threaded_results
+from iou_eval.io.loaders.lvis_lists import federated_extras
 
 Bbox = Annotated[list[float], msgspec.Meta(min_length=4, max_length=4)]
 # pycocotools takes 1.0 for 1 (a dict key equal to it): pandas writes ids so.
@@ -453,14 +454,18 @@ def _read_compiled_dataset(data: bytes, path: str, keypoints: bool = False) -> _
         if n > 1 and (np.diff(np.sort(ids)) == 0).any():
             cols["raw_ids"] = ids.tolist()
             cols["id_source"] = last_with_same_id(cols["raw_ids"])
+    image_extra, category_extra = federated_extras(read)
     images = _Listed(
         ids=np.frombuffer(read["image.id"], dtype=np.int64).tolist(),
         names=read["image.file_name"],
         width=np.frombuffer(read["image.width"], dtype=np.float64),
         height=np.frombuffer(read["image.height"], dtype=np.float64),
+        extra=image_extra,
     )
     categories = _Listed(
-        ids=np.frombuffer(read["category.id"], dtype=np.int64).tolist(), names=read["category.name"]
+        ids=np.frombuffer(read["category.id"], dtype=np.int64).tolist(),
+        names=read["category.name"],
+        extra=category_extra,
     )
     return _Read(cols, images, categories, "annotations[{}]")
 
@@ -730,7 +735,8 @@ class _Listed:
     (NaN where absent; images only); ``extra``: LVIS's fields as decoded,
     one value per row (images: ``neg_category_ids``,
     ``not_exhaustive_category_ids``; categories: ``frequency``), absent
-    where no row has them.
+    where no row has them; a tuple (or None) where the compiled reader has
+    already checked and normalized them (:mod:`.lvis_lists`).
     """
 
     ids: list
@@ -900,6 +906,8 @@ def _category_lists(images_in: _Listed, name: str, path: str) -> tuple[tuple[Key
     An image without the list has none (an empty tuple).
     """
     lists = images_in.extra.get(name)
+    if isinstance(lists, tuple):  # the compiled reader's, normalized
+        return lists
     if lists is None or all(raw is None for raw in lists):
         return None
     out: list[tuple[Key, ...]] = []
@@ -926,6 +934,8 @@ FREQUENCIES = ("r", "c", "f")
 def _frequencies(categories_in: _Listed, path: str) -> tuple[str | None, ...] | None:
     """Each category's LVIS ``frequency`` (``r``, ``c`` or ``f``); None when no category has one."""
     frequencies = categories_in.extra.get("frequency")
+    if isinstance(frequencies, tuple):  # the compiled reader's, checked
+        return frequencies
     if frequencies is None or all(f is None for f in frequencies):
         return None
     for i, f in enumerate(frequencies):
