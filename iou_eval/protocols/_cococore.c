@@ -33,6 +33,13 @@
 #define F64(a) IOU_F64P(a)
 #define U8(a) IOU_U8P(a)
 
+/* A hint to load memory read soon (a no-op where the compiler has none). */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(IOU_EVAL_PORTABLE_C)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 /* ---------------------------------------------------------------- groups */
 
 /* The inputs of dense_groups(). */
@@ -713,7 +720,13 @@ enum {
     NPIG, NEED, CATS, SLOTS, PRECISION, RECALL, SCORES, A_NARGS
 };
 
-/* A match record at its accumulation position. */
+/* A prediction as the sweep reads it: its rank in its (image, category)
+   group and its records, rec[lo:hi]. */
+typedef struct {
+    int32_t rank, lo, hi;
+} Pred;
+
+/* A match record of a prediction. */
 typedef struct {
     int32_t t;    /* threshold */
     uint8_t area; /* area range */
@@ -726,13 +739,11 @@ typedef struct {
     int64_t lane_thr, n_thr, n_dt, n_k, n_area, n_max, n_rec, n_r;
     int64_t n_sel; /* the categories accumulated (CATS) */
     int64_t n_out; /* the arrays' K: category CATS[i] goes to SLOTS[i] */
-    /* the predictions by accumulation position p */
-    int32_t *inv;     /* [D] a prediction's position */
-    int32_t *rank;    /* [D] its rank in its (image, category) group */
-    int64_t *starts;  /* [K + 1] each category's first position */
+    /* the predictions, by prediction d */
+    Pred *pred;       /* [D] rank and records */
     uint8_t *inside;  /* [D, A] inside each area range */
-    /* the records by position: rec[rec_at[p]:rec_at[p + 1]] */
-    int32_t *rec_at;
+    int64_t *starts;  /* [K + 1] each category's first accumulation position */
+    /* the records of the accumulated thresholds, by prediction */
     Rec *rec;
     int64_t *max_det; /* [M] */
     /* One category's sweep.  A lane is (area a, maxDets m, threshold t), at
@@ -754,24 +765,40 @@ typedef struct {
     double *stage_q, *stage_s;
 } Acc;
 
-/* The records of the accumulated thresholds by accumulation position (a
-   counting sort: one pass to count, one to place). */
-static void place_records(Acc *c) {
+/*
+ * The records of the accumulated thresholds by prediction (a stable
+ * counting sort: the compiled matcher lists them by prediction already, and
+ * they are then written in order), and where each prediction's lie
+ * (pred[d].lo:hi): the sweep reads them side by side.  0, or -1 (no memory).
+ */
+static int index_records(Acc *c) {
     const IouArr *x = c->a;
-    memset(c->rec_at, 0, (size_t)(c->n_dt + 1) * sizeof *c->rec_at);
-    for (int64_t i = 0; i < c->n_rec; i++)
-        if (iou_idx(&x[REC_LANE], i) % c->lane_thr < c->n_thr) c->rec_at[c->inv[iou_idx(&x[REC_DT], i)] + 1]++;
-    for (int64_t p = 0; p < c->n_dt; p++) c->rec_at[p + 1] += c->rec_at[p];
-    for (int64_t i = 0; i < c->n_rec; i++) {
-        int64_t lane = iou_idx(&x[REC_LANE], i), t = lane % c->lane_thr;
-        if (t >= c->n_thr) continue;
-        int64_t p = c->inv[iou_idx(&x[REC_DT], i)];
-        /* rec_at[p] walks up to rec_at[p + 1]; put back below */
-        c->rec[c->rec_at[p]++] = (Rec){(int32_t)t, (uint8_t)(lane / c->lane_thr),
-                                       U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
+    int64_t n_lanes = c->lane_thr * c->n_area;
+    int32_t *at = calloc((size_t)c->n_dt + 1, sizeof *at);
+    int16_t *lane_t = malloc((size_t)(n_lanes ? n_lanes : 1) * sizeof *lane_t);
+    if (!at || !lane_t) {
+        free(at);
+        free(lane_t);
+        return -1;
     }
-    for (int64_t p = c->n_dt; p > 0; p--) c->rec_at[p] = c->rec_at[p - 1];
-    c->rec_at[0] = 0;
+    /* a lane's threshold, -1 where it is not accumulated (lane_thr < 2**15) */
+    for (int64_t l = 0; l < n_lanes; l++) lane_t[l] = (int16_t)(l % c->lane_thr < c->n_thr ? l % c->lane_thr : -1);
+    for (int64_t i = 0; i < c->n_rec; i++)
+        if (lane_t[iou_idx(&x[REC_LANE], i)] >= 0) at[iou_idx(&x[REC_DT], i) + 1]++;
+    for (int64_t d = 0; d < c->n_dt; d++) {
+        at[d + 1] += at[d];
+        c->pred[d].lo = at[d];
+        c->pred[d].hi = at[d + 1];
+    }
+    for (int64_t i = 0; i < c->n_rec; i++) {
+        int64_t lane = iou_idx(&x[REC_LANE], i), t = lane_t[lane];
+        if (t < 0) continue;
+        Rec r = {(int32_t)t, (uint8_t)(lane / c->lane_thr), U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
+        c->rec[at[iou_idx(&x[REC_DT], i)]++] = r;
+    }
+    free(at);
+    free(lane_t);
+    return 0;
 }
 
 /* Category k's recall points of each area range by need (a stable
@@ -843,25 +870,39 @@ static void take_true_positive(Acc *c, int64_t lane, int64_t a, int64_t tp, doub
  * less its true positives; scored are the kept positions inside the range,
  * corrected by the records (matched predictions, ignored or not).
  */
+enum { AHEAD = 8 }; /* positions between asking for a prediction's data and reading it */
+
 static void sweep_category(Acc *c, int64_t k) {
     const double eps = 2.220446049250313e-16; /* np.spacing(1) */
     const IouArr *x = c->a;
     const double *score = F64(x[DT_SCORE]);
     const int64_t n_t = c->n_thr, n_a = c->n_area, n_m = c->n_max;
-    for (int64_t p = c->starts[k]; p < c->starts[k + 1]; p++) {
+    const int64_t end = c->starts[k + 1];
+    for (int64_t p = c->starts[k]; p < end; p++) {
+        /* The accumulation order visits predictions out of their order in
+           memory: what a prediction reads is asked for some positions ahead. */
+        if (p + 2 * AHEAD < end) PREFETCH(&c->pred[iou_idx(&x[ORDER], p + 2 * AHEAD)]);
+        if (p + AHEAD < end) {
+            const int64_t e = iou_idx(&x[ORDER], p + AHEAD);
+            PREFETCH(c->inside + e * n_a);
+            PREFETCH(&c->rec[c->pred[e].lo]);
+            PREFETCH(&score[e]);
+        }
+        const int64_t d = iou_idx(&x[ORDER], p);
+        const Pred pd = c->pred[d];
         int any = 0;
         for (int64_t m = 0; m < n_m; m++) {
-            c->kept[m] = c->rank[p] < c->max_det[m];
+            c->kept[m] = pd.rank < c->max_det[m];
             if (!c->kept[m]) continue;
             any = 1;
             if (!c->nd[m]++) c->first[m] = p;
         }
         if (!any) continue;
-        const uint8_t *in = c->inside + p * n_a;
+        const uint8_t *in = c->inside + d * n_a;
         for (int64_t a = 0; a < n_a; a++)
             if (in[a] && c->active[a])
                 for (int64_t m = 0; m < n_m; m++) c->scored[a * n_m + m] += c->kept[m];
-        for (int64_t i = c->rec_at[p]; i < c->rec_at[p + 1]; i++) {
+        for (int64_t i = pd.lo; i < pd.hi; i++) {
             Rec r = c->rec[i];
             if (!c->active[r.area]) continue;
             int64_t delta = (int64_t)r.cnt - in[r.area];
@@ -872,8 +913,7 @@ static void sweep_category(Acc *c, int64_t k) {
                 if (!r.tp) continue;
                 int64_t tp = ++c->tp[lane], fp = c->scored[am] + c->corr[lane] - tp;
                 double tpd = (double)tp, fpd = (double)fp;
-                take_true_positive(c, lane, r.area, tp, tpd / ((fpd + tpd) + eps),
-                                   score[iou_idx(&x[ORDER], p)]);
+                take_true_positive(c, lane, r.area, tp, tpd / ((fpd + tpd) + eps), score[d]);
             }
         }
     }
@@ -987,31 +1027,27 @@ static int sweep_room(Acc *c) {
 static int run_accumulate(Acc *c) {
     const IouArr *x = c->a;
     size_t n = (size_t)(c->n_dt ? c->n_dt : 1);
-    c->inv = malloc(n * sizeof *c->inv);
-    c->rank = malloc(n * sizeof *c->rank);
+    c->pred = malloc(n * sizeof *c->pred);
     c->inside = malloc(n * (size_t)(c->n_area ? c->n_area : 1));
-    c->rec_at = malloc((n + 1) * sizeof *c->rec_at);
     c->rec = malloc((size_t)(c->n_rec ? c->n_rec : 1) * sizeof *c->rec);
     c->starts = calloc((size_t)c->n_k + 1, sizeof *c->starts);
-    if (!c->inv || !c->rank || !c->inside || !c->rec_at || !c->rec || !c->starts || sweep_room(c) < 0)
+    if (!c->pred || !c->inside || !c->rec || !c->starts || sweep_room(c) < 0 || index_records(c) < 0)
         return -1;
     const uint8_t *outside = U8(x[OUTSIDE]);
-    for (int64_t p = 0; p < c->n_dt; p++) {
-        int64_t d = iou_idx(&x[ORDER], p);
-        c->inv[d] = (int32_t)p;
+    for (int64_t d = 0; d < c->n_dt; d++) {
         int64_t r = iou_idx(&x[DT_RANK], d);
-        c->rank[p] = r > INT32_MAX ? INT32_MAX : (int32_t)r;
+        c->pred[d].rank = r > INT32_MAX ? INT32_MAX : (int32_t)r;
         c->starts[iou_idx(&x[DT_CAT], d) + 1]++;
-        for (int64_t a = 0; a < c->n_area; a++) c->inside[p * c->n_area + a] = !outside[a * c->n_dt + d];
     }
+    for (int64_t a = 0; a < c->n_area; a++)
+        for (int64_t d = 0; d < c->n_dt; d++) c->inside[d * c->n_area + a] = !outside[a * c->n_dt + d];
     for (int64_t k = 0; k < c->n_k; k++) c->starts[k + 1] += c->starts[k];
-    place_records(c);
     run_curves(c);
     return 0;
 }
 
 static void free_accumulate(Acc *c) {
-    void *held[] = {c->inv,    c->rank,   c->inside, c->rec_at,  c->rec,    c->starts,  c->tp,
+    void *held[] = {c->pred,   c->inside, c->rec,    c->starts,  c->tp,
                     c->corr,   c->reached, c->most,  c->best,    c->best_s, c->scored,  c->nd,
                     c->first,  c->kept,   c->max_det, c->active, c->by_need, c->need,   c->n_zero,
                     c->stage_q, c->stage_s};
@@ -1030,7 +1066,7 @@ static int check_accumulate(Acc *c) {
     int64_t tam = c->n_thr * a * m;
     c->n_out = tam ? x[RECALL].n / tam : 0;
     int64_t r = c->n_r, ks = c->n_out;
-    int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && a < 256 &&
+    int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && c->lane_thr <= INT16_MAX && a < 256 &&
              d < INT32_MAX && c->n_rec < INT32_MAX && x[DT_CAT].n == d &&
              x[DT_SCORE].n == d && x[DT_RANK].n == d && x[OUTSIDE].n == a * d &&
              x[REC_DT].n == c->n_rec && x[REC_TP].n == c->n_rec && x[REC_COUNTED].n == c->n_rec &&
