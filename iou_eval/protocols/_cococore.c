@@ -33,6 +33,15 @@
 #define F64(a) IOU_F64P(a)
 #define U8(a) IOU_U8P(a)
 
+/* A function kept out of its callers (its stack frame then lasts only its call). */
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define NOINLINE __declspec(noinline)
+#else
+#define NOINLINE
+#endif
+
 /* A hint to load memory read soon (a no-op where the compiler has none). */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(IOU_EVAL_PORTABLE_C)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -132,33 +141,66 @@ static inline uint64_t descending_key(double score) {
     return ~ascending;
 }
 
-/* v[0:n] stably by key: insertion for a few, else least significant byte
-   first (a byte every key shares is skipped); `tmp` as room for n items. */
+/* v[0:n] stably by key, for a few. */
+static void insert_keyed(Keyed *v, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        Keyed x = v[i];
+        int64_t j = i;
+        for (; j > 0 && x.key < v[j - 1].key; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+enum { BUCKET_BITS = 11 }; /* at most 2**11 buckets a pass */
+
+/* The bucket of a key: its `bits` bits below `shift`'s, which keys of one
+   call share above (so buckets ascend as keys do). */
+static inline int64_t bucket_of(uint64_t key, int shift, int bits) {
+    return (int64_t)((key >> shift) & (((uint64_t)1 << bits) - 1));
+}
+
+/* v[0:n] into tmp by bucket, stably (the counts live only here, not in the
+   recursion's frames). */
+static NOINLINE void scatter_buckets(const Keyed *v, Keyed *tmp, int64_t n, int shift, int bits) {
+    int64_t count[((int64_t)1 << BUCKET_BITS) + 1];
+    memset(count, 0, ((size_t)1 << bits) * sizeof *count + sizeof *count);
+    for (int64_t i = 0; i < n; i++) count[bucket_of(v[i].key, shift, bits) + 1]++;
+    for (int64_t b = 0; b < ((int64_t)1 << bits); b++) count[b + 1] += count[b];
+    for (int64_t i = 0; i < n; i++) tmp[count[bucket_of(v[i].key, shift, bits)]++] = v[i];
+}
+
+/*
+ * v[0:n] stably by key, `tmp` as room for n items: insertion for a few,
+ * else the most significant bits where the keys differ first -- a counting
+ * pass into at most 2**11 buckets by the highest bits the smallest and the
+ * largest key do not share -- and each bucket the same way.  Scores spread
+ * over those bits, so buckets hold a few keys each: two passes over most
+ * keys, where a pass per byte took seven.
+ */
 static void sort_keyed(Keyed *v, Keyed *tmp, int64_t n) {
     if (n < 32) {
-        for (int64_t i = 1; i < n; i++) {
-            Keyed x = v[i];
-            int64_t j = i;
-            for (; j > 0 && x.key < v[j - 1].key; j--) v[j] = v[j - 1];
-            v[j] = x;
-        }
+        insert_keyed(v, n);
         return;
     }
-    Keyed *src = v, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        int64_t count[257];
-        memset(count, 0, sizeof count);
-        for (int64_t i = 0; i < n; i++) count[((src[i].key >> shift) & 255) + 1]++;
-        int one = 0;
-        for (int d = 1; d <= 256; d++) one |= count[d] == n;
-        if (one) continue;
-        for (int d = 0; d < 256; d++) count[d + 1] += count[d];
-        for (int64_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & 255]++] = src[i];
-        Keyed *t = src;
-        src = dst;
-        dst = t;
+    uint64_t lo = v[0].key, hi = v[0].key;
+    for (int64_t i = 1; i < n; i++) {
+        lo = v[i].key < lo ? v[i].key : lo;
+        hi = v[i].key > hi ? v[i].key : hi;
     }
-    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
+    if (lo == hi) return; /* equal keys: already in order */
+    int top = 63 - iou_leading_zeros(lo ^ hi); /* the highest bit they differ in */
+    int bits = 1;
+    while (bits < BUCKET_BITS && ((int64_t)1 << bits) < n) bits++;
+    if (bits > top + 1) bits = top + 1;
+    int shift = top + 1 - bits;
+    scatter_buckets(v, tmp, n, shift, bits);
+    memcpy(v, tmp, (size_t)n * sizeof *v);
+    for (int64_t i = 0, j; i < n; i = j) { /* each bucket: a run of equal bucket_of */
+        int64_t b = bucket_of(v[i].key, shift, bits);
+        for (j = i + 1; j < n && bucket_of(v[j].key, shift, bits) == b; j++) {
+        }
+        if (j - i > 1) sort_keyed(v + i, tmp + i, j - i);
+    }
 }
 
 /* The inputs of group_order(). */
