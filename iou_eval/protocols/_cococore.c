@@ -33,6 +33,22 @@
 #define F64(a) IOU_F64P(a)
 #define U8(a) IOU_U8P(a)
 
+/* A function kept out of its callers (its stack frame then lasts only its call). */
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define NOINLINE __declspec(noinline)
+#else
+#define NOINLINE
+#endif
+
+/* A hint to load memory read soon (a no-op where the compiler has none). */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(IOU_EVAL_PORTABLE_C)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 /* ---------------------------------------------------------------- groups */
 
 /* The inputs of dense_groups(). */
@@ -125,33 +141,66 @@ static inline uint64_t descending_key(double score) {
     return ~ascending;
 }
 
-/* v[0:n] stably by key: insertion for a few, else least significant byte
-   first (a byte every key shares is skipped); `tmp` as room for n items. */
+/* v[0:n] stably by key, for a few. */
+static void insert_keyed(Keyed *v, int64_t n) {
+    for (int64_t i = 1; i < n; i++) {
+        Keyed x = v[i];
+        int64_t j = i;
+        for (; j > 0 && x.key < v[j - 1].key; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+enum { BUCKET_BITS = 11 }; /* at most 2**11 buckets a pass */
+
+/* The bucket of a key: its `bits` bits below `shift`'s, which keys of one
+   call share above (so buckets ascend as keys do). */
+static inline int64_t bucket_of(uint64_t key, int shift, int bits) {
+    return (int64_t)((key >> shift) & (((uint64_t)1 << bits) - 1));
+}
+
+/* v[0:n] into tmp by bucket, stably (the counts live only here, not in the
+   recursion's frames). */
+static NOINLINE void scatter_buckets(const Keyed *v, Keyed *tmp, int64_t n, int shift, int bits) {
+    int64_t count[((int64_t)1 << BUCKET_BITS) + 1];
+    memset(count, 0, ((size_t)1 << bits) * sizeof *count + sizeof *count);
+    for (int64_t i = 0; i < n; i++) count[bucket_of(v[i].key, shift, bits) + 1]++;
+    for (int64_t b = 0; b < ((int64_t)1 << bits); b++) count[b + 1] += count[b];
+    for (int64_t i = 0; i < n; i++) tmp[count[bucket_of(v[i].key, shift, bits)]++] = v[i];
+}
+
+/*
+ * v[0:n] stably by key, `tmp` as room for n items: insertion for a few,
+ * else the most significant bits where the keys differ first -- a counting
+ * pass into at most 2**11 buckets by the highest bits the smallest and the
+ * largest key do not share -- and each bucket the same way.  Scores spread
+ * over those bits, so buckets hold a few keys each: two passes over most
+ * keys, where a pass per byte took seven.
+ */
 static void sort_keyed(Keyed *v, Keyed *tmp, int64_t n) {
     if (n < 32) {
-        for (int64_t i = 1; i < n; i++) {
-            Keyed x = v[i];
-            int64_t j = i;
-            for (; j > 0 && x.key < v[j - 1].key; j--) v[j] = v[j - 1];
-            v[j] = x;
-        }
+        insert_keyed(v, n);
         return;
     }
-    Keyed *src = v, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        int64_t count[257];
-        memset(count, 0, sizeof count);
-        for (int64_t i = 0; i < n; i++) count[((src[i].key >> shift) & 255) + 1]++;
-        int one = 0;
-        for (int d = 1; d <= 256; d++) one |= count[d] == n;
-        if (one) continue;
-        for (int d = 0; d < 256; d++) count[d + 1] += count[d];
-        for (int64_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & 255]++] = src[i];
-        Keyed *t = src;
-        src = dst;
-        dst = t;
+    uint64_t lo = v[0].key, hi = v[0].key;
+    for (int64_t i = 1; i < n; i++) {
+        lo = v[i].key < lo ? v[i].key : lo;
+        hi = v[i].key > hi ? v[i].key : hi;
     }
-    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
+    if (lo == hi) return; /* equal keys: already in order */
+    int top = 63 - iou_leading_zeros(lo ^ hi); /* the highest bit they differ in */
+    int bits = 1;
+    while (bits < BUCKET_BITS && ((int64_t)1 << bits) < n) bits++;
+    if (bits > top + 1) bits = top + 1;
+    int shift = top + 1 - bits;
+    scatter_buckets(v, tmp, n, shift, bits);
+    memcpy(v, tmp, (size_t)n * sizeof *v);
+    for (int64_t i = 0, j; i < n; i = j) { /* each bucket: a run of equal bucket_of */
+        int64_t b = bucket_of(v[i].key, shift, bits);
+        for (j = i + 1; j < n && bucket_of(v[j].key, shift, bits) == b; j++) {
+        }
+        if (j - i > 1) sort_keyed(v + i, tmp + i, j - i);
+    }
 }
 
 /* The inputs of group_order(). */
@@ -713,7 +762,13 @@ enum {
     NPIG, NEED, CATS, SLOTS, PRECISION, RECALL, SCORES, A_NARGS
 };
 
-/* A match record at its accumulation position. */
+/* A prediction as the sweep reads it: its rank in its (image, category)
+   group and its records, rec[lo:hi]. */
+typedef struct {
+    int32_t rank, lo, hi;
+} Pred;
+
+/* A match record of a prediction. */
 typedef struct {
     int32_t t;    /* threshold */
     uint8_t area; /* area range */
@@ -726,108 +781,224 @@ typedef struct {
     int64_t lane_thr, n_thr, n_dt, n_k, n_area, n_max, n_rec, n_r;
     int64_t n_sel; /* the categories accumulated (CATS) */
     int64_t n_out; /* the arrays' K: category CATS[i] goes to SLOTS[i] */
-    /* the predictions by accumulation position p */
-    int32_t *inv;     /* [D] a prediction's position */
-    int32_t *rank;    /* [D] its rank in its (image, category) group */
-    int64_t *starts;  /* [K + 1] each category's first position */
+    /* the predictions, by prediction d */
+    Pred *pred;       /* [D] rank and records */
     uint8_t *inside;  /* [D, A] inside each area range */
-    /* the records by position: rec[rec_at[p]:rec_at[p + 1]] */
-    int32_t *rec_at;
+    int64_t *starts;  /* [K + 1] each category's first accumulation position */
+    /* the records of the accumulated thresholds, by prediction */
     Rec *rec;
-    int64_t cap;      /* most records of one lane in one category */
-    /* per threshold: running counts, and precision at each true positive */
-    int64_t *tp, *corr;
-    double *pr;       /* [T, cap] */
-    int64_t *tp_pos;  /* [T, cap] */
+    int64_t *max_det; /* [M] */
+    /* One category's sweep.  A lane is (area a, maxDets m, threshold t), at
+       (a * M + m) * T + t; recall points are visited by need (the
+       true-positive count that reaches them, ascending). */
+    int64_t *tp, *corr;    /* [lanes] running true positives, corrections */
+    int64_t *reached;      /* [lanes] recall points (by need) reached so far */
+    double *most;          /* [lanes] the largest precision so far */
+    double *best, *best_s; /* [lanes, R] by need: the largest precision from the
+                              true positive that reached the point on, and its score */
+    int64_t *scored;       /* [A * M] kept positions inside the range */
+    int64_t *nd, *first;   /* [M] kept positions, the first of them */
+    uint8_t *kept;         /* [M] the position is kept under maxDets m */
+    uint8_t *active;       /* [A] the range has ground truth to count */
+    int64_t *by_need;      /* [A, R] recall points by need (stable) */
+    int64_t *need;         /* [A, R] their needs */
+    int64_t *n_zero;       /* [A] recall points of need 0 (the first ones) */
     /* one category's precision and scores, [A, M, T, R], written out together */
     double *stage_q, *stage_s;
 } Acc;
 
-/* The records of the accumulated thresholds by accumulation position (a
-   counting sort: one pass to count, one to place). */
-static void place_records(Acc *c) {
+/*
+ * The records of the accumulated thresholds by prediction (a stable
+ * counting sort: the compiled matcher lists them by prediction already, and
+ * they are then written in order), and where each prediction's lie
+ * (pred[d].lo:hi): the sweep reads them side by side.  0, or -1 (no memory).
+ */
+static int index_records(Acc *c) {
     const IouArr *x = c->a;
-    memset(c->rec_at, 0, (size_t)(c->n_dt + 1) * sizeof *c->rec_at);
-    for (int64_t i = 0; i < c->n_rec; i++)
-        if (iou_idx(&x[REC_LANE], i) % c->lane_thr < c->n_thr) c->rec_at[c->inv[iou_idx(&x[REC_DT], i)] + 1]++;
-    for (int64_t p = 0; p < c->n_dt; p++) c->rec_at[p + 1] += c->rec_at[p];
-    for (int64_t i = 0; i < c->n_rec; i++) {
-        int64_t lane = iou_idx(&x[REC_LANE], i), t = lane % c->lane_thr;
-        if (t >= c->n_thr) continue;
-        int64_t p = c->inv[iou_idx(&x[REC_DT], i)];
-        /* rec_at[p] walks up to rec_at[p + 1]; put back below */
-        c->rec[c->rec_at[p]++] = (Rec){(int32_t)t, (uint8_t)(lane / c->lane_thr),
-                                       U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
+    int64_t n_lanes = c->lane_thr * c->n_area;
+    int32_t *at = calloc((size_t)c->n_dt + 1, sizeof *at);
+    int16_t *lane_t = malloc((size_t)(n_lanes ? n_lanes : 1) * sizeof *lane_t);
+    if (!at || !lane_t) {
+        free(at);
+        free(lane_t);
+        return -1;
     }
-    for (int64_t p = c->n_dt; p > 0; p--) c->rec_at[p] = c->rec_at[p - 1];
-    c->rec_at[0] = 0;
+    /* a lane's threshold, -1 where it is not accumulated (lane_thr < 2**15) */
+    for (int64_t l = 0; l < n_lanes; l++) lane_t[l] = (int16_t)(l % c->lane_thr < c->n_thr ? l % c->lane_thr : -1);
+    for (int64_t i = 0; i < c->n_rec; i++)
+        if (lane_t[iou_idx(&x[REC_LANE], i)] >= 0) at[iou_idx(&x[REC_DT], i) + 1]++;
+    for (int64_t d = 0; d < c->n_dt; d++) {
+        at[d + 1] += at[d];
+        c->pred[d].lo = at[d];
+        c->pred[d].hi = at[d + 1];
+    }
+    for (int64_t i = 0; i < c->n_rec; i++) {
+        int64_t lane = iou_idx(&x[REC_LANE], i), t = lane_t[lane];
+        if (t < 0) continue;
+        Rec r = {(int32_t)t, (uint8_t)(lane / c->lane_thr), U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
+        c->rec[at[iou_idx(&x[REC_DT], i)]++] = r;
+    }
+    free(at);
+    free(lane_t);
+    return 0;
+}
+
+/* Category k's recall points of each area range by need (a stable
+   insertion sort: they come in order already where recall points ascend),
+   and which ranges have ground truth to count.  Returns the count of those. */
+static int64_t order_recall_points(Acc *c, int64_t k) {
+    const IouArr *x = c->a;
+    int64_t n_r = c->n_r, n_active = 0;
+    for (int64_t a = 0; a < c->n_area; a++) {
+        int64_t *idx = c->by_need + a * n_r, *need = c->need + a * n_r, at = (k * c->n_area + a) * n_r;
+        c->n_zero[a] = 0;
+        c->active[a] = iou_idx(&x[NPIG], k * c->n_area + a) > 0;
+        n_active += c->active[a];
+        for (int64_t r = 0; r < n_r; r++) {
+            int64_t v = iou_idx(&x[NEED], at + r), j = r;
+            for (; j > 0 && need[j - 1] > v; j--) {
+                need[j] = need[j - 1];
+                idx[j] = idx[j - 1];
+            }
+            need[j] = v;
+            idx[j] = r;
+            c->n_zero[a] += v == 0;
+        }
+    }
+    return n_active;
+}
+
+/* Every lane back to its start (no position seen). */
+static void reset_lanes(Acc *c) {
+    int64_t n_t = c->n_thr, n_m = c->n_max, lanes = c->n_area * n_m * n_t;
+    memset(c->tp, 0, (size_t)lanes * sizeof *c->tp);
+    memset(c->corr, 0, (size_t)lanes * sizeof *c->corr);
+    memset(c->scored, 0, (size_t)(c->n_area * n_m) * sizeof *c->scored);
+    memset(c->nd, 0, (size_t)n_m * sizeof *c->nd);
+    for (int64_t m = 0; m < n_m; m++) c->first[m] = -1;
+    for (int64_t l = 0; l < lanes; l++) {
+        c->most[l] = 0.0; /* every precision is > 0 */
+        c->reached[l] = c->n_zero[l / (n_m * n_t)];
+    }
 }
 
 /*
- * One category's predictions kept under max_det, in accumulation order, in
- * area range a: for each threshold, the true positives and pycocotools'
+ * The tp-th true positive of lane (in area range a), of precision v and
+ * score s.  The curve pycocotools reads at a recall point of need c is the
+ * largest precision from the c-th true positive on: the points reached so
+ * far (a prefix by need, their maxima non-increasing along it) take v where
+ * it is larger, from the last one back; the points whose need is tp start
+ * at v, with this score.  Only max: the same bits as the envelope.
+ */
+static void take_true_positive(Acc *c, int64_t lane, int64_t a, int64_t tp, double v, double s) {
+    double *best = c->best + lane * c->n_r, *best_s = c->best_s + lane * c->n_r;
+    const int64_t *need = c->need + a * c->n_r;
+    int64_t h = c->reached[lane];
+    if (v > c->most[lane]) c->most[lane] = v;
+    for (int64_t j = h - 1; j >= c->n_zero[a] && best[j] < v; j--) best[j] = v;
+    for (; h < c->n_r && need[h] <= tp; h++) {
+        best[h] = v;
+        best_s[h] = s;
+    }
+    c->reached[lane] = h;
+}
+
+/*
+ * Category k's predictions in accumulation order, once for every lane: a
+ * position counts under the maxDets that keep it (rank < maxDets), and in
+ * each area range, for each threshold, the true positives and pycocotools'
  * precision at each, tp / ((fp + tp) + eps) with the running counts as
  * doubles.  A position's false positives are the scored positions so far
  * less its true positives; scored are the kept positions inside the range,
- * corrected by the records (matched predictions, ignored or not).  Returns
- * nd, the kept positions, and *first, the first of them.
+ * corrected by the records (matched predictions, ignored or not).
  */
-static int64_t sweep(Acc *c, int64_t k, int64_t a, int64_t max_det, int64_t *first) {
+enum { AHEAD = 8 }; /* positions between asking for a prediction's data and reading it */
+
+static void sweep_category(Acc *c, int64_t k) {
     const double eps = 2.220446049250313e-16; /* np.spacing(1) */
-    int64_t n_thr = c->n_thr, n_area = c->n_area, nd = 0, scored = 0;
-    memset(c->tp, 0, (size_t)n_thr * sizeof *c->tp);
-    memset(c->corr, 0, (size_t)n_thr * sizeof *c->corr);
-    *first = -1;
-    for (int64_t p = c->starts[k]; p < c->starts[k + 1]; p++) {
-        if (c->rank[p] >= max_det) continue;
-        if (!nd++) *first = p;
-        int base = c->inside[p * n_area + a];
-        scored += base;
-        for (int64_t i = c->rec_at[p]; i < c->rec_at[p + 1]; i++) {
+    const IouArr *x = c->a;
+    const double *score = F64(x[DT_SCORE]);
+    const int64_t n_t = c->n_thr, n_a = c->n_area, n_m = c->n_max;
+    const int64_t end = c->starts[k + 1];
+    for (int64_t p = c->starts[k]; p < end; p++) {
+        /* The accumulation order visits predictions out of their order in
+           memory: what a prediction reads is asked for some positions ahead. */
+        if (p + 2 * AHEAD < end) PREFETCH(&c->pred[iou_idx(&x[ORDER], p + 2 * AHEAD)]);
+        if (p + AHEAD < end) {
+            const int64_t e = iou_idx(&x[ORDER], p + AHEAD);
+            PREFETCH(c->inside + e * n_a);
+            PREFETCH(&c->rec[c->pred[e].lo]);
+            PREFETCH(&score[e]);
+        }
+        const int64_t d = iou_idx(&x[ORDER], p);
+        const Pred pd = c->pred[d];
+        int any = 0;
+        for (int64_t m = 0; m < n_m; m++) {
+            c->kept[m] = pd.rank < c->max_det[m];
+            if (!c->kept[m]) continue;
+            any = 1;
+            if (!c->nd[m]++) c->first[m] = p;
+        }
+        if (!any) continue;
+        const uint8_t *in = c->inside + d * n_a;
+        for (int64_t a = 0; a < n_a; a++)
+            if (in[a] && c->active[a])
+                for (int64_t m = 0; m < n_m; m++) c->scored[a * n_m + m] += c->kept[m];
+        for (int64_t i = pd.lo; i < pd.hi; i++) {
             Rec r = c->rec[i];
-            if (r.area != a) continue;
-            c->corr[r.t] += (int64_t)r.cnt - base;
-            if (!r.tp) continue;
-            int64_t tp = ++c->tp[r.t], fp = scored + c->corr[r.t] - tp;
-            double tpd = (double)tp, fpd = (double)fp;
-            c->pr[r.t * c->cap + tp - 1] = tpd / ((fpd + tpd) + eps);
-            c->tp_pos[r.t * c->cap + tp - 1] = p;
+            if (!c->active[r.area]) continue;
+            int64_t delta = (int64_t)r.cnt - in[r.area];
+            for (int64_t m = 0; m < n_m; m++) {
+                if (!c->kept[m]) continue;
+                int64_t am = r.area * n_m + m, lane = am * n_t + r.t;
+                c->corr[lane] += delta;
+                if (!r.tp) continue;
+                int64_t tp = ++c->tp[lane], fp = c->scored[am] + c->corr[lane] - tp;
+                double tpd = (double)tp, fpd = (double)fp;
+                take_true_positive(c, lane, r.area, tp, tpd / ((fpd + tpd) + eps), score[d]);
+            }
         }
     }
-    return nd;
 }
 
 /*
- * The arrays of one (threshold t, category, area, maxDets) from its sweep:
- * precision made non-increasing from the right, read (with the score) at
- * the first true positive whose recall reaches each recall point;
- * need[need_at:need_at + R] are those true-positive counts.  Writes
- * precision and scores from at_pr (the [T, R, K, A, M] offset of recall
- * point 0) and recall at at_rc ([T, K, A, M]).
+ * Category k's arrays from its sweep: recall at [T, K, A, M] (k at slot),
+ * and precision and scores at each recall point into the stage [A, M, T, R]:
+ * the curve's value at the first true positive whose recall reaches the
+ * point (the need-th), 0 where none does; a recall point of need 0 reads
+ * position 0 (whatever it is): the largest precision, the top score.
  */
-static void curve(Acc *c, int64_t t, int64_t nd, int64_t first, int64_t npig, int64_t need_at,
-                  int64_t at_stage, int64_t at_rc) {
+static void write_category(Acc *c, int64_t k, int64_t slot) {
     const IouArr *x = c->a;
-    double *pr = c->pr + t * c->cap;
-    const int64_t *tp_pos = c->tp_pos + t * c->cap, ntp = c->tp[t];
-    for (int64_t i = ntp - 1; i > 0; i--)
-        if (pr[i] > pr[i - 1]) pr[i - 1] = pr[i];
-    double *precision = c->stage_q + at_stage, *scores = c->stage_s + at_stage;
     const double *score = F64(x[DT_SCORE]);
-    F64(x[RECALL])[at_rc] = nd ? (double)ntp / (double)npig : 0.0;
-    for (int64_t r = 0; r < c->n_r; r++) {
-        double q = 0.0, ss = 0.0;
-        int64_t need = iou_idx(&x[NEED], need_at + r);
-        if (!nd) {
-        } else if (need == 0) { /* recall point 0: position 0, whatever it is */
-            q = ntp ? pr[0] : 0.0;
-            ss = score[iou_idx(&x[ORDER], first)];
-        } else if (need <= ntp) {
-            q = pr[need - 1];
-            ss = score[iou_idx(&x[ORDER], tp_pos[need - 1])];
+    const int64_t n_t = c->n_thr, n_a = c->n_area, n_m = c->n_max, n_r = c->n_r;
+    for (int64_t a = 0; a < n_a; a++) {
+        if (!c->active[a]) continue;
+        int64_t npig = iou_idx(&x[NPIG], k * n_a + a);
+        const int64_t *idx = c->by_need + a * n_r, *need = c->need + a * n_r;
+        for (int64_t m = 0; m < n_m; m++) {
+            int64_t nd = c->nd[m];
+            double top = nd ? score[iou_idx(&x[ORDER], c->first[m])] : 0.0;
+            for (int64_t t = 0; t < n_t; t++) {
+                int64_t lane = (a * n_m + m) * n_t + t, ntp = c->tp[lane];
+                double *precision = c->stage_q + lane * n_r, *scores = c->stage_s + lane * n_r;
+                F64(x[RECALL])[((t * c->n_out + slot) * n_a + a) * n_m + m] =
+                    nd ? (double)ntp / (double)npig : 0.0;
+                for (int64_t j = 0; j < n_r; j++) {
+                    double q = 0.0, ss = 0.0;
+                    if (!nd) {
+                    } else if (need[j] == 0) {
+                        q = ntp ? c->most[lane] : 0.0;
+                        ss = top;
+                    } else if (j < c->reached[lane]) {
+                        q = c->best[lane * n_r + j];
+                        ss = c->best_s[lane * n_r + j];
+                    }
+                    precision[idx[j]] = q;
+                    scores[idx[j]] = ss;
+                }
+            }
         }
-        precision[r] = q;
-        scores[r] = ss;
     }
 }
 
@@ -851,92 +1022,78 @@ static void flush_category(Acc *c, int64_t k, int64_t slot) {
         }
 }
 
-/* The room the curves need: the most records of one threshold in one category. */
-static int64_t curve_room(Acc *c) {
-    const IouArr *x = c->a;
-    int64_t n = c->n_k * c->lane_thr * c->n_area, most = 1;
-    int64_t *count = calloc((size_t)(n ? n : 1), sizeof *count);
-    if (!count) return -1;
-    for (int64_t i = 0; i < c->n_rec; i++) {
-        int64_t d = iou_idx(&x[REC_DT], i), k = iou_idx(&x[DT_CAT], d);
-        int64_t v = ++count[k * c->lane_thr * c->n_area + iou_idx(&x[REC_LANE], i)];
-        if (v > most) most = v;
-    }
-    free(count);
-    return most;
-}
-
-/* Every (selected category, area range, maxDets, threshold) with ground truth to count. */
+/* Every selected category with ground truth to count: one sweep for all its lanes. */
 static void run_curves(Acc *c) {
     const IouArr *x = c->a;
-    int64_t n_k = c->n_out, n_a = c->n_area, n_m = c->n_max, n_r = c->n_r;
     for (int64_t kk = 0; kk < c->n_sel; kk++) {
         int64_t k = iou_idx(&x[CATS], kk), slot = iou_idx(&x[SLOTS], kk);
-        for (int64_t a = 0; a < n_a; a++) {
-            int64_t npig = iou_idx(&x[NPIG], k * n_a + a), first;
-            if (npig <= 0) continue;
-            for (int64_t m = 0; m < n_m; m++) {
-                int64_t nd = sweep(c, k, a, iou_idx(&x[MAX_DETS], m), &first);
-                for (int64_t t = 0; t < c->n_thr; t++) {
-                    int64_t at_rc = ((t * n_k + slot) * n_a + a) * n_m + m;
-                    int64_t at_stage = ((a * n_m + m) * c->n_thr + t) * n_r;
-                    curve(c, t, nd, first, npig, (k * n_a + a) * n_r, at_stage, at_rc);
-                }
-            }
-        }
+        if (!order_recall_points(c, k)) continue;
+        reset_lanes(c);
+        sweep_category(c, k);
+        write_category(c, k, slot);
         flush_category(c, k, slot);
     }
 }
 
+/* The working room of the sweeps (lanes, recall points).  0, or -1. */
+static int sweep_room(Acc *c) {
+    size_t lanes = (size_t)(c->n_area * c->n_max * c->n_thr), r = (size_t)c->n_r;
+    size_t lr = lanes * r > 0 ? lanes * r : 1, a = (size_t)(c->n_area ? c->n_area : 1);
+    size_t m = (size_t)(c->n_max ? c->n_max : 1), ar = a * (r ? r : 1);
+    lanes = lanes ? lanes : 1;
+    c->tp = malloc(lanes * sizeof *c->tp);
+    c->corr = malloc(lanes * sizeof *c->corr);
+    c->reached = malloc(lanes * sizeof *c->reached);
+    c->most = malloc(lanes * sizeof *c->most);
+    c->best = malloc(lr * sizeof *c->best);
+    c->best_s = malloc(lr * sizeof *c->best_s);
+    c->scored = malloc(a * m * sizeof *c->scored);
+    c->nd = malloc(m * sizeof *c->nd);
+    c->first = malloc(m * sizeof *c->first);
+    c->kept = malloc(m);
+    c->max_det = malloc(m * sizeof *c->max_det);
+    c->active = malloc(a);
+    c->by_need = malloc(ar * sizeof *c->by_need);
+    c->need = malloc(ar * sizeof *c->need);
+    c->n_zero = malloc(a * sizeof *c->n_zero);
+    c->stage_q = malloc(lr * sizeof *c->stage_q);
+    c->stage_s = malloc(lr * sizeof *c->stage_s);
+    if (!c->tp || !c->corr || !c->reached || !c->most || !c->best || !c->best_s || !c->scored ||
+        !c->nd || !c->first || !c->kept || !c->max_det || !c->active || !c->by_need || !c->need ||
+        !c->n_zero || !c->stage_q || !c->stage_s)
+        return -1;
+    for (int64_t i = 0; i < c->n_max; i++) c->max_det[i] = iou_idx(&c->a[MAX_DETS], i);
+    return 0;
+}
+
 static int run_accumulate(Acc *c) {
     const IouArr *x = c->a;
-    size_t n = (size_t)(c->n_dt ? c->n_dt : 1), t = (size_t)(c->n_thr ? c->n_thr : 1);
-    c->cap = curve_room(c);
-    if (c->cap < 0) return -1;
-    c->inv = malloc(n * sizeof *c->inv);
-    c->rank = malloc(n * sizeof *c->rank);
+    size_t n = (size_t)(c->n_dt ? c->n_dt : 1);
+    c->pred = malloc(n * sizeof *c->pred);
     c->inside = malloc(n * (size_t)(c->n_area ? c->n_area : 1));
-    c->rec_at = malloc((n + 1) * sizeof *c->rec_at);
     c->rec = malloc((size_t)(c->n_rec ? c->n_rec : 1) * sizeof *c->rec);
     c->starts = calloc((size_t)c->n_k + 1, sizeof *c->starts);
-    c->tp = malloc(t * sizeof *c->tp);
-    c->corr = malloc(t * sizeof *c->corr);
-    c->pr = malloc(t * (size_t)c->cap * sizeof *c->pr);
-    c->tp_pos = malloc(t * (size_t)c->cap * sizeof *c->tp_pos);
-    size_t stage = (size_t)(c->n_area * c->n_max * c->n_thr * c->n_r);
-    c->stage_q = malloc((stage ? stage : 1) * sizeof *c->stage_q);
-    c->stage_s = malloc((stage ? stage : 1) * sizeof *c->stage_s);
-    if (!c->inv || !c->rank || !c->inside || !c->rec_at || !c->rec || !c->starts || !c->tp ||
-        !c->corr || !c->pr || !c->tp_pos || !c->stage_q || !c->stage_s)
+    if (!c->pred || !c->inside || !c->rec || !c->starts || sweep_room(c) < 0 || index_records(c) < 0)
         return -1;
     const uint8_t *outside = U8(x[OUTSIDE]);
-    for (int64_t p = 0; p < c->n_dt; p++) {
-        int64_t d = iou_idx(&x[ORDER], p);
-        c->inv[d] = (int32_t)p;
+    for (int64_t d = 0; d < c->n_dt; d++) {
         int64_t r = iou_idx(&x[DT_RANK], d);
-        c->rank[p] = r > INT32_MAX ? INT32_MAX : (int32_t)r;
+        c->pred[d].rank = r > INT32_MAX ? INT32_MAX : (int32_t)r;
         c->starts[iou_idx(&x[DT_CAT], d) + 1]++;
-        for (int64_t a = 0; a < c->n_area; a++) c->inside[p * c->n_area + a] = !outside[a * c->n_dt + d];
     }
+    for (int64_t a = 0; a < c->n_area; a++)
+        for (int64_t d = 0; d < c->n_dt; d++) c->inside[d * c->n_area + a] = !outside[a * c->n_dt + d];
     for (int64_t k = 0; k < c->n_k; k++) c->starts[k + 1] += c->starts[k];
-    place_records(c);
     run_curves(c);
     return 0;
 }
 
 static void free_accumulate(Acc *c) {
-    free(c->inv);
-    free(c->rank);
-    free(c->inside);
-    free(c->rec_at);
-    free(c->rec);
-    free(c->starts);
-    free(c->tp);
-    free(c->corr);
-    free(c->pr);
-    free(c->tp_pos);
-    free(c->stage_q);
-    free(c->stage_s);
+    void *held[] = {c->pred,   c->inside, c->rec,    c->starts,  c->tp,
+                    c->corr,   c->reached, c->most,  c->best,    c->best_s, c->scored,  c->nd,
+                    c->first,  c->kept,   c->max_det, c->active, c->by_need, c->need,   c->n_zero,
+                    c->stage_q, c->stage_s};
+    for (size_t i = 0; i < sizeof held / sizeof *held; i++) free(held[i]);
 }
 
 /* Shapes, indices and the order checked once, the GIL held.  0, or -1 with an error set. */
@@ -951,7 +1108,7 @@ static int check_accumulate(Acc *c) {
     int64_t tam = c->n_thr * a * m;
     c->n_out = tam ? x[RECALL].n / tam : 0;
     int64_t r = c->n_r, ks = c->n_out;
-    int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && a < 256 &&
+    int ok = c->lane_thr >= c->n_thr && c->n_thr >= 0 && c->lane_thr > 0 && c->lane_thr <= INT16_MAX && a < 256 &&
              d < INT32_MAX && c->n_rec < INT32_MAX && x[DT_CAT].n == d &&
              x[DT_SCORE].n == d && x[DT_RANK].n == d && x[OUTSIDE].n == a * d &&
              x[REC_DT].n == c->n_rec && x[REC_TP].n == c->n_rec && x[REC_COUNTED].n == c->n_rec &&

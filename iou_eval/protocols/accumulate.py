@@ -267,10 +267,11 @@ def empty_arrays(x: AccumulationInputs, k_n: int) -> CocoArrays:
 
 def unfilled_arrays(n_thr: int, n_rec: int, k_n: int, n_area: int, n_max: int) -> CocoArrays:
     """``precision[T, R, K, A, M]``, ``recall[T, K, A, M]``, ``scores[T, R, K, A, M]``, all -1."""
+    # One pass each (np.full), not ones and then a negated copy.
     return CocoArrays(
-        precision=-np.ones((n_thr, n_rec, k_n, n_area, n_max)),
-        recall=-np.ones((n_thr, k_n, n_area, n_max)),
-        scores=-np.ones((n_thr, n_rec, k_n, n_area, n_max)),
+        precision=np.full((n_thr, n_rec, k_n, n_area, n_max), -1.0),
+        recall=np.full((n_thr, k_n, n_area, n_max), -1.0),
+        scores=np.full((n_thr, n_rec, k_n, n_area, n_max), -1.0),
     )
 
 

@@ -134,9 +134,14 @@ def _best_f1_by_class(
         order = np.flatnonzero(used)[score_order(dt_class[used], dt_score[used])]
     else:
         order = dt_order[used[dt_order]]
-    cls = dt_class[order]
-    sc, t, f = dt_score[order], dt_tp[order], dt_fp[order]
-    starts = np.searchsorted(cls, np.arange(n_classes + 1))
+    # The order visits rows far apart in memory: two gathers (the score, and
+    # TP and FP as the bits of one byte); each class's slice follows from its size.
+    sc = dt_score[order]
+    both = (np.asarray(dt_tp, bool).view(np.int8) | (np.asarray(dt_fp, bool).view(np.int8) << 1))[
+        order
+    ]
+    t, f = (both & 1).view(bool), (both >> 1).view(bool)
+    starts = np.r_[0, np.cumsum(np.bincount(dt_class[used], minlength=n_classes)[:n_classes])]
     for c in range(n_classes):
         lo, hi = starts[c], starts[c + 1]
         best[c], best_s[c] = best_f1(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))

@@ -121,6 +121,13 @@ def test_accumulate_refuses_int64_scores(coco_calls):
         _call(CORE, coco_calls, "accumulate", {2: score})
 
 
+def test_accumulate_refuses_lane_thresholds_past_the_sweeps_int16_table(coco_calls):
+    """The sweep reads each lane's threshold from an int16 table: a count of lane
+    thresholds past 2**15 - 1 is refused, not truncated (the records stay in range)."""
+    with pytest.raises(ValueError, match="accumulate"):
+        _call(CORE, coco_calls, "accumulate", {9: 2**15})
+
+
 def test_accumulate_refuses_an_unwritable_output(coco_calls):
     precision = coco_calls["accumulate"][18].copy()
     precision.flags.writeable = False

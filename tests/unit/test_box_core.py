@@ -11,6 +11,8 @@ maxDets, and their outputs are compared whole: dtypes, order and bits.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -392,6 +394,39 @@ def test_accumulated_arrays_are_numpys(seed, max_dets, extra_lane, monkeypatch):
     )
     for name in ("precision", "recall", "scores"):
         _same(getattr(got, name), getattr(want, name), f"{name} into shared arrays")
+
+
+@needs_core
+@pytest.mark.parametrize("seed", range(6))
+def test_accumulated_arrays_are_numpys_with_recall_points_and_caps_out_of_order(seed, monkeypatch):
+    """One sweep serves every (area range, maxDets, threshold) lane: recall points are
+    visited by the count that reaches them, whatever their order (repeats, 0 and
+    points past 1 included), and maxDets in any order."""
+    x = _accumulation(seed, (100, 1, 10))
+    rng = np.random.default_rng(seed)
+    points = np.r_[np.linspace(0.0, 1.0, 11), 0.0, 0.5, 1.5, 1e-9]
+    x = replace(x, recall_thresholds=rng.permutation(points))
+    got, want = _both(monkeypatch, lambda: accumulate.accumulate_coco(x))
+    for name in ("precision", "recall", "scores"):
+        _same(getattr(got, name), getattr(want, name), name)
+
+
+@needs_core
+@pytest.mark.parametrize("seed", range(4))
+def test_group_order_of_large_groups_of_spread_scores_is_numpys(seed, monkeypatch):
+    """Groups of thousands of distinct scores of every magnitude and sign (the bucket
+    passes of long groups), a few ties among them."""
+    from iou_eval.protocols.core import score_order
+
+    rng = np.random.default_rng(seed)
+    n = 20000
+    group = rng.integers(0, 3, n)
+    score = rng.random(n) * 10.0 ** rng.integers(-300, 300, n) * rng.choice([-1.0, 1.0], n)
+    score[rng.random(n) < 0.01] = np.inf
+    score[rng.random(n) < 0.01] = 0.5
+    score[rng.random(n) < 0.01] = -0.0
+    got, want = _both(monkeypatch, lambda: score_order(group, score))
+    _same(got, want, "order")
 
 
 @needs_core
