@@ -11,15 +11,11 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iou_eval.analysis.bootstrap import PARALLEL_MIN_WORK, run_bootstrap
-from iou_eval.analysis.records import Analysis
-from iou_eval.analysis.run import run_analyses
 from iou_eval.data.dataset import Dataset
-from iou_eval.data.image_labels import verified_labels, with_class_names
 from iou_eval.data.oriented import describe, oriented_doubts
 from iou_eval.data.reconcile import Alignment, align
 from iou_eval.data.subsets import select
@@ -48,6 +44,9 @@ from iou_eval.protocols.params import AUTO, Protocol
 from iou_eval.protocols.records import RunContext
 from iou_eval.protocols.registry import build_protocols, record_of
 from iou_eval.results import EvaluationResult, ProtocolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iou_eval.analysis.records import Analysis
 
 # Reading the ground truth in a child pays off only beside a large predictions file.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -334,6 +333,7 @@ def _challenge_inputs(
         if given:
             raise UsageError(f"{' and '.join(given)} apply to --protocol openimages")
         return gt_ds, lambda a: a, []
+    from iou_eval.data.image_labels import verified_labels, with_class_names
     from iou_eval.io.loaders.openimages_labels import challenge_inputs
 
     names = opts.read.names if not isinstance(opts.read.names, str) else None
@@ -378,6 +378,8 @@ def score(
     result = ProtocolResult.of(*record.score(alignment, protocol, context))
     if boot.bootstrap <= 0 or result.evaluation is None:
         return result
+    from iou_eval.analysis.bootstrap import PARALLEL_MIN_WORK, run_bootstrap
+
     big = len(alignment.pred) * boot.bootstrap >= PARALLEL_MIN_WORK
     replicates = run_bootstrap(
         result.evaluation.replicate,
@@ -514,8 +516,10 @@ def _evaluate(
             scored = boxes_view(plain, alignment)
         results.append(score(scored, p, opts, n_workers, progress, executor))
         warnings.extend(results[-1].notes)
-    analysis = Analysis()
+    analysis: Analysis | None = None
     if opts.analysis.any:
+        from iou_eval.analysis.run import run_analyses
+
         stage("analysing")
         analysis, notes = run_analyses(alignment, results, opts)
         warnings.extend(notes)
@@ -528,7 +532,7 @@ def _evaluate(
             **selection_settings(opts),
         },
         warnings=warnings,
-        analysis=analysis,
+        **({} if analysis is None else {"analysis": analysis}),
         alignment=alignment,
     )
 
@@ -599,11 +603,11 @@ def selection_inputs(alignment: Alignment, opts: EvalOptions) -> dict[str, objec
 
 def selection_settings(opts: EvalOptions) -> dict[str, str]:
     """The selection as parameters (so a baseline of other images is refused); nothing by default."""
-    from iou_eval.analysis.bootstrap import images_digest
-
     a = opts.analysis
     out = {}
     for key, ids in (("img_ids", a.img_ids), ("cat_ids", a.cat_ids)):
         if ids is not None:
+            from iou_eval.analysis.bootstrap import images_digest
+
             out[key] = f"{len(ids)} ids, digest {images_digest(list(ids))}"
     return out

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from iou_eval.analysis.bootstrap import Bootstrap
 from iou_eval.analysis.records import Analysis
 from iou_eval.data.columns import Columns, clean
 from iou_eval.data.doubts import doubts_of
@@ -34,6 +33,8 @@ from iou_eval.protocols.tables import ScoreSweep, sweeps_by_class
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+    from iou_eval.analysis.bootstrap import Bootstrap
 
 from iou_eval.document import SCHEMA_VERSION  # noqa: F401  (where readers look for it)
 

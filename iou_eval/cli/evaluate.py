@@ -185,8 +185,17 @@ class _StageBar:
 
 def _gates(o: dict[str, Any]):
     """A function that judges a result by the gates and baseline the options name."""
-    from iou_eval.ci.gates import check_gates, compare_baseline, load_baseline, parse_gate
     from iou_eval.numbers import parse_max_drop
+
+    if not (o["fail_under"] or o.get("fail_over") or o["baseline"]):
+        # Nothing to judge: the checks' wing stays unread (the same refusals, in the same order).
+        parse_max_drop(o["max_drop"])
+        if o["max_drop"] != "0":
+            raise UsageError("--max-drop needs --baseline")
+        if o["fail_if_significant"] and not o["bootstrap"]:
+            raise UsageError("--fail-if-significant needs --bootstrap N")
+        return _unjudged
+    from iou_eval.ci.gates import check_gates, compare_baseline, load_baseline, parse_gate
     from iou_eval.results import Verdict
 
     gates = [parse_gate(t) for t in o["fail_under"]]
@@ -206,6 +215,11 @@ def _gates(o: dict[str, Any]):
         return result.judged(Verdict(tuple(checks)))
 
     return judge
+
+
+def _unjudged(result):
+    """A result judged by no gate and no baseline: as it is (its verdict holds no check)."""
+    return result
 
 
 def _eval(gt: str, preds: tuple[str, ...], **o: Any) -> int:
@@ -334,7 +348,6 @@ def _doubt_annotations(warnings: Sequence[str], strict: bool) -> list[str]:
 
 def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str, Any]) -> Outcome:
     from iou_eval.api import evaluate
-    from iou_eval.ci.gates import github_annotations
     from iou_eval.reporters import OutputFormat, View, renderer
     from iou_eval.reporters.report import write_run_plots
 
@@ -366,6 +379,8 @@ def _eval_one(gt: str, pred: str, options: EvalOptions, judge, fmt, o: dict[str,
     warn(result.warnings, o["quiet"])
     stdout_taken = _write_reports(reports, o)
     if o["annotations"]:
+        from iou_eval.ci.gates import github_annotations
+
         lines = github_annotations(list(result.checks))
         annotate(lines + _doubt_annotations(result.warnings, strict), stdout_taken)
     doubts = strict_doubts(strict, result.warnings)

@@ -388,11 +388,11 @@ def class_shift_doubt(gt: Dataset, pred: Dataset) -> str | None:
     Categories the predictions name (a COCO dict's own list) join by name
     and are left out of the evidence.
     """
-    from iou_eval.data.class_shift import detect_class_shift
-
     numbered = _numbered(pred)
     if not numbered.any() or not len(pred):
         return None
+    from iou_eval.data.class_shift import detect_class_shift
+
     counts = np.bincount(pred.category_idx, minlength=len(pred.categories))
     keep = np.flatnonzero(numbered & (counts > 0))
     shift = detect_class_shift(

@@ -108,7 +108,6 @@ def detect_pred_format(path: Any, gt_format: str | None) -> tuple[str | None, st
     if not is_path(path):
         return None, None
     from iou_eval.errors import IouEvalError
-    from iou_eval.io.loaders.yolo import is_predict_run, ultralytics_prediction_lines
 
     path = os.fspath(path)
     try:
@@ -117,20 +116,32 @@ def detect_pred_format(path: Any, gt_format: str | None) -> tuple[str | None, st
         fmt = None
     folder = path != "-" and os.path.isdir(path)
     found, gt_found = find_format(fmt), find_format(gt_format)
-    if found is not None and found.ultralytics_dataset and folder and is_predict_run(path):
+    if found is not None and found.ultralytics_dataset and folder and _predict_run(path):
         return fmt, f"{path}: read as {_ULTRALYTICS}: the labels/ folder of a predict run"
     if (
         gt_found is not None
         and gt_found.ultralytics_dataset
         and (fmt is None or (found is not None and found.ultralytics_lines))
         and folder
-        and ultralytics_prediction_lines(path)
+        and _ultralytics_lines(path)
     ):
         return gt_found.name, f"{path}: read as {_ULTRALYTICS}, beside a YOLO dataset"
     lines = fmt is None or (found is not None and found.ultralytics_lines)
     if holds_oriented(gt_format) and lines and folder:
         return _beside_oriented(path, fmt)
     return fmt, None
+
+
+def _predict_run(path: str) -> bool:
+    from iou_eval.io.loaders.yolo import is_predict_run  # the YOLO reader only beside YOLO
+
+    return is_predict_run(path)
+
+
+def _ultralytics_lines(path: str) -> bool:
+    from iou_eval.io.loaders.yolo import ultralytics_prediction_lines
+
+    return ultralytics_prediction_lines(path)
 
 
 def _beside_oriented(path: str, fmt: str | None) -> tuple[str | None, str | None]:
@@ -160,6 +171,8 @@ def check_class_files(gt: Dataset, pred: Dataset) -> None:
     are read by their names only when every name is a class of the ground
     truth: any other file name says the folder is something else.
     """
+    if pred.format != "dota-results":  # the DOTA reader only for its own results
+        return
     from iou_eval.errors import InputError
     from iou_eval.io.loaders.dota import class_stem, plain_named
 
@@ -253,9 +266,11 @@ def _with_sizes(ds: Dataset, source: Any, images: str | None) -> Dataset:
     ``images/`` folder beside the CSV is read as ``--images`` would read it,
     and left alone when it holds none of the ground truth's images.
     """
+    unit = unsized(ds)
+    if images is None and not unit:
+        return ds
     from iou_eval.io.loaders.image_folder import folder_images, match_images, with_image_folder
 
-    unit = unsized(ds)
     folder, how = images, "--images"
     if folder is None and unit:
         folder, how = images_beside(source), "the images/ folder beside the ground truth"

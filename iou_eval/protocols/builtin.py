@@ -10,6 +10,8 @@ TensorFlow Object Detection API's challenge evaluator) and ``dota`` /
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from iou_eval.data.columns import Columns
@@ -28,11 +30,12 @@ from iou_eval.protocols.counts import (
     point_counts,
     prediction_columns,
 )
-from iou_eval.protocols.lvis import run_lvis
-from iou_eval.protocols.openimages import OpenImagesEvaluation, run_openimages
 from iou_eval.protocols.params import LVIS_MAX_DETS, LVIS_STATS, Protocol
 from iou_eval.protocols.records import Metric, ProtocolRecord, RunContext, Tables, higher_metrics
-from iou_eval.protocols.voc import VocEvaluation, run_voc
+
+if TYPE_CHECKING:  # pragma: no cover  (each scorer reads its protocol's module when it runs)
+    from iou_eval.protocols.openimages import OpenImagesEvaluation
+    from iou_eval.protocols.voc import VocEvaluation
 
 
 def coco_tables(
@@ -162,6 +165,8 @@ def _score_coco(alignment: Alignment, protocol: Protocol, ctx: RunContext):
 
 def _score_lvis(alignment: Alignment, protocol: Protocol, ctx: RunContext):
     """lvis-api's ``LVISEval`` (boxes or masks), on the COCO machinery's parts and workers."""
+    from iou_eval.protocols.lvis import run_lvis
+
     ev = run_lvis(
         alignment, protocol, ctx.iou_thr, ctx.workers, ctx.executor,
         keep_accumulation=ctx.keep_accumulation,
@@ -171,12 +176,16 @@ def _score_lvis(alignment: Alignment, protocol: Protocol, ctx: RunContext):
 
 def _score_voc(alignment: Alignment, protocol: Protocol, ctx: RunContext):
     """The VOC devkit's ``voc_eval`` at ``--iou-thr`` (one process: it is fast)."""
+    from iou_eval.protocols.voc import run_voc
+
     ev = run_voc(alignment, protocol, ctx.iou_thr)
     return ev, voc_tables(alignment, ev, ctx.score_thr)
 
 
 def _score_openimages(alignment: Alignment, protocol: Protocol, ctx: RunContext):
     """The Open Images detection challenge metric at ``--iou-thr`` (one process)."""
+    from iou_eval.protocols.openimages import run_openimages
+
     ev = run_openimages(alignment, protocol, ctx.iou_thr)
     return ev, openimages_tables(alignment, ev, ctx.score_thr)
 

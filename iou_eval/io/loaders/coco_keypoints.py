@@ -22,12 +22,15 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import chain
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from iou_eval.data.dataset import Dataset
 from iou_eval.errors import InputError
-from iou_eval.geometry.keypoints import KeypointColumn
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iou_eval.geometry.keypoints import KeypointColumn
 
 
 def carries_keypoints(path: str, role: str) -> bool:
@@ -97,6 +100,8 @@ def _row_values(cols: dict, rows) -> tuple[np.ndarray, np.ndarray]:
 def attach_keypoints(ds: Dataset, cols: dict, rows, role: str, path: str) -> Dataset:
     """``ds`` (the rows ``rows`` of ``cols``) with its keypoint column, and for results the
     boxes and areas of ``loadRes``' branch."""
+    from iou_eval.geometry.keypoints import KeypointColumn  # (only a keypoint run reads them)
+
     values, length = _row_values(cols, rows)
     if role == "gt":
         return _ground_truth(ds, values, length, cols["num_keypoints"][rows], cols["boxes"][rows])
@@ -129,6 +134,8 @@ def _ground_truth(
     ds: Dataset, values: np.ndarray, length: np.ndarray, num: np.ndarray, box: np.ndarray
 ) -> Dataset:
     """The ground truth's keypoint column: labels, ``num_keypoints``, the boxes as given."""
+    from iou_eval.geometry.keypoints import KeypointColumn
+
     column = KeypointColumn.of_flat(
         values, length, gt=True, num_keypoints=np.zeros(len(length), dtype=np.int64), box=box.copy()
     )

@@ -182,6 +182,8 @@ def _exts(entries: list[str]) -> set[str]:
 
 
 def _devkit_name(path: str) -> bool:
+    if not path.lower().removesuffix(".gz").endswith(".txt"):  # what the name rule needs first
+        return False
     from iou_eval.io.loaders.text import looks_like_devkit_results
 
     return looks_like_devkit_results(path)
