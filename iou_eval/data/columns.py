@@ -36,7 +36,13 @@ def _clean_column(values: Sequence[Any] | np.ndarray) -> list[Any]:
         if values.dtype.kind == "f":
             return [None if x != x or x in (_INF, -_INF) else x for x in items]
         return items
+    if set(map(type, values)) <= _AS_THEY_ARE:
+        return list(values)  # ids and names: what clean() would give back, one pass
     return [clean(x) for x in values]
+
+
+# Values clean() gives back unchanged (bool and numpy scalars are other types).
+_AS_THEY_ARE = {int, str, type(None)}
 
 
 _INF = float("inf")

@@ -49,6 +49,22 @@ def normalize_id(value: Any) -> Key:
     raise ValueError(f"expected an integer or a string, got {type(value).__name__}")
 
 
+def integer_ids(ids: Sequence[Any]) -> np.ndarray | None:
+    """``[N]`` int64 of ``ids`` when every one is a Python ``int`` within 64 bits, else None.
+
+    Such ids are what :func:`normalize_id` returns them as, so a caller may
+    compare them as one column; anything else (strings, floats, booleans,
+    numpy scalars, an id beyond 64 bits, no ids at all) is for the general
+    path, one id at a time.
+    """
+    if set(map(type, ids)) != {int}:
+        return None
+    try:
+        return np.array(ids, dtype=np.int64)
+    except OverflowError:
+        return None
+
+
 def sort_key(key: Key) -> tuple[int, int | str]:
     """Order ids as pycocotools does (numerically), strings after integers."""
     return (0, key) if isinstance(key, int) else (1, key)

@@ -17,7 +17,15 @@ from functools import cached_property
 
 import numpy as np
 
-from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, Key, normalize_id, sort_key
+from iou_eval.data.dataset import (
+    CategoryTable,
+    Dataset,
+    ImageTable,
+    Key,
+    integer_ids,
+    normalize_id,
+    sort_key,
+)
 from iou_eval.data.doubts import Doubt, declare_hint
 from iou_eval.data.ordering import distinct, narrow_index
 from iou_eval.errors import InputError
@@ -279,16 +287,45 @@ def image_map(
     ``ambiguous``: filled with the prediction images whose name is a stem
     two ground-truth images share (key -> those two images).
     """
-    matcher = ImageMatcher(gt)
-    img_map = np.empty(len(pred), dtype=np.int64)
+    img_map = np.full(len(pred), -1, dtype=np.int64)
     img_how = {"id": 0, "file name": 0, "file stem": 0}
-    for j, key in enumerate(pred.ids):
-        img_map[j], how = matcher.find(key, pred.file_names[j], key_is_name)
+    rest: Sequence[int] = range(len(pred))
+    by_id = _integer_join(gt, pred)
+    if by_id is not None:
+        joined = by_id >= 0
+        img_map[joined] = by_id[joined]
+        img_how["id"] = int(joined.sum())
+        rest = np.flatnonzero(~joined).tolist()
+    if not rest:
+        return img_map, img_how
+    matcher = ImageMatcher(gt)
+    for j in rest:
+        img_map[j], how = matcher.find(pred.ids[j], pred.file_names[j], key_is_name)
         if how:
             img_how[how] += 1
     if ambiguous is not None:
         ambiguous.update(matcher.ambiguous)
     return img_map, img_how
+
+
+def _integer_join(gt: ImageTable, pred: ImageTable) -> np.ndarray | None:
+    """``[I_pred]`` position among ``gt`` of each prediction image its id finds (-1: none),
+    as whole columns; None unless every id of both is an integer, each ground-truth id
+    once, and no prediction image gives a file name (which would win over its id).
+
+    The images it leaves at -1 go through :meth:`ImageMatcher.find`'s other rules.
+    """
+    if any(pred.file_names):
+        return None
+    gt_ids, pred_ids = integer_ids(gt.ids), integer_ids(pred.ids)
+    if gt_ids is None or pred_ids is None:
+        return None
+    order = np.argsort(gt_ids, kind="stable")
+    ranked = gt_ids[order]
+    if len(ranked) > 1 and (ranked[1:] == ranked[:-1]).any():
+        return None  # the same id twice: the matcher's table says which one joins
+    at = np.minimum(np.searchsorted(ranked, pred_ids), len(ranked) - 1)
+    return np.where(ranked[at] == pred_ids, order[at], -1)
 
 
 def _image_label(images: ImageTable, i: int) -> str:

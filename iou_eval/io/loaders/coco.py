@@ -7,6 +7,7 @@ evaluation does not read (segmentations above all), then turned into columns.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from itertools import chain
@@ -23,6 +24,7 @@ from iou_eval.data.dataset import (
     ImageTable,
     Key,
     assemble,
+    integer_ids,
     normalize_id,
     sort_key,
 )
@@ -199,11 +201,9 @@ def _all_int(values: list) -> bool:
 
 def _positions(keys: np.ndarray | list[Key], vocab: tuple[Key, ...]) -> np.ndarray:
     """``[N]`` index of each key in ``vocab``, -1 where absent."""
-    if isinstance(keys, np.ndarray) and all(
-        type(v) is int and _INT64[0] <= v <= _INT64[1] for v in vocab
-    ):
-        # An id beyond 64 bits (allowed for images and categories) takes the dict below.
-        v = np.array(vocab, dtype=np.int64)
+    # An id beyond 64 bits (allowed for images and categories) takes the dict below.
+    v = integer_ids(vocab) if isinstance(keys, np.ndarray) else None
+    if v is not None:
         by_value = np.argsort(v, kind="stable")
         sorted_v = v[by_value]
         i = np.minimum(np.searchsorted(sorted_v, keys), max(len(v) - 1, 0))
@@ -875,12 +875,7 @@ def _image_table(
         return images, _positions(img_keys, images.ids)
     # The table keeps the ids as the file spells them (pycocotools orders
     # "10" and 10 differently); annotations join them by value.
-    ids = []
-    for i, raw in enumerate(images_in.ids):
-        try:
-            ids.append(_id_key(raw))
-        except ValueError as exc:
-            raise InputError(path, f"image id: {exc}", where=f"images[{i}].id") from None
+    ids = _image_ids(images_in.ids, path)
     if len(set(ids)) != len(ids):
         seen: dict = {}
         for i, k in enumerate(ids):
@@ -898,6 +893,19 @@ def _image_table(
         not_exhaustive=_category_lists(images_in, "not_exhaustive_category_ids", path),
     )
     return images, _positions(img_keys, tuple(ids))
+
+
+def _image_ids(raw: Sequence[object], path: str) -> list[Key]:
+    """The images' ids as :func:`_id_key` reads them (integers, the common case, as they are)."""
+    if integer_ids(raw) is not None:
+        return list(raw)
+    ids = []
+    for i, value in enumerate(raw):
+        try:
+            ids.append(_id_key(value))
+        except ValueError as exc:
+            raise InputError(path, f"image id: {exc}", where=f"images[{i}].id") from None
+    return ids
 
 
 def _category_lists(images_in: _Listed, name: str, path: str) -> tuple[tuple[Key, ...], ...] | None:
