@@ -73,8 +73,9 @@ class Columns:
     def take(self, rows: np.ndarray) -> Columns:
         """The rows at integer positions ``rows``, in that order."""
         out: dict[str, Any] = {}
+        positions = np.asarray(rows).tolist()  # for the list columns, as Python ints
         for k, v in self._cols.items():
-            out[k] = v[rows] if isinstance(v, np.ndarray) else [v[i] for i in rows]
+            out[k] = v[rows] if isinstance(v, np.ndarray) else list(map(v.__getitem__, positions))
         return Columns(out)
 
     def rows(self, names: Sequence[str] | None = None) -> Iterator[tuple[Any, ...]]:

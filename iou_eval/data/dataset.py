@@ -119,12 +119,17 @@ class ImageTable:
     def select(self, keep: np.ndarray) -> ImageTable:
         """The images at integer positions ``keep``."""
 
+        rows = np.asarray(keep).tolist()  # Python ints: one C-level pass per column below
+
+        def pick(col: tuple[Any, ...]) -> tuple[Any, ...]:
+            return tuple(map(col.__getitem__, rows))
+
         def lists(col: tuple[tuple[Key, ...], ...] | None) -> tuple[tuple[Key, ...], ...] | None:
-            return None if col is None else tuple(col[i] for i in keep)
+            return None if col is None else pick(col)
 
         return ImageTable(
-            ids=tuple(self.ids[i] for i in keep),
-            file_names=tuple(self.file_names[i] for i in keep),
+            ids=pick(self.ids),
+            file_names=pick(self.file_names),
             width=self.width[keep],
             height=self.height[keep],
             negative=lists(self.negative),
