@@ -42,16 +42,19 @@ def to_xyxy(
     if image_wh is not None:
         scale = np.concatenate([image_wh, image_wh], axis=1)
         b = b * scale
-    out = np.empty_like(b)
     if fmt is BoxFormat.XYWH:
         w, h = b[:, 2], b[:, 3]
-        out[:, :2] = b[:, :2]
-        # x + w and y + h, written in place (no temporary column).
-        np.add(b[:, :2], b[:, 2:], out=out[:, 2:])
+        # w + x and h + y (the same sums as x + w, y + h) added in place to a copy,
+        # one column at a time: numpy runs a column of N in one loop, where an
+        # [N, 2] block costs it a short loop per row.
+        out = b.copy()
+        out[:, 2] += b[:, 0]
+        out[:, 3] += b[:, 1]
     elif fmt is BoxFormat.XYXY:
-        out[:] = b
+        out = b.copy()
         w, h = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
     elif fmt is BoxFormat.CXCYWH:
+        out = np.empty_like(b)
         w, h = b[:, 2], b[:, 3]
         out[:, 0] = b[:, 0] - w / 2.0
         out[:, 1] = b[:, 1] - h / 2.0

@@ -48,7 +48,10 @@ def from_xyxy(xyxy: np.ndarray, fmt: BoxFormat) -> np.ndarray:
     if fmt is BoxFormat.XYXY:
         return xyxy
     if fmt is BoxFormat.XYWH:
-        return np.stack([x1, y1, x2 - x1, y2 - y1], axis=1)
+        out = np.array(xyxy, dtype=np.float64)  # x2 - x1, y2 - y1 in place, a column at a time
+        out[:, 2] -= x1
+        out[:, 3] -= y1
+        return out
     return np.stack([(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1], axis=1)
 
 
@@ -96,7 +99,7 @@ def _unit_numbers(ds: Dataset, fmt: BoxFormat, step: int = 1 << 16) -> int:
     count = 0
     for lo in range(0, len(ds), step):
         raw = from_xyxy(ds.xyxy[lo : lo + step], fmt)
-        count += int(((raw >= 0) & (raw <= 1)).sum())
+        count += int(np.count_nonzero((raw >= 0) & (raw <= 1)))
     return count
 
 
