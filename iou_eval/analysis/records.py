@@ -8,10 +8,12 @@ Immutable once built; the JSON document reads them through
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from iou_eval.analysis.calibration import CalibrationResult
-from iou_eval.analysis.confusion import ConfusionResult
-from iou_eval.analysis.tide import ERROR_TYPES, TideResult
+if TYPE_CHECKING:  # pragma: no cover  (a run without analyses reads none of them)
+    from iou_eval.analysis.calibration import CalibrationResult
+    from iou_eval.analysis.confusion import ConfusionResult
+    from iou_eval.analysis.tide import TideResult
 
 
 def bin_label(b, last: bool) -> str:
@@ -77,6 +79,8 @@ class Analysis:
         rows: list[tuple[str, str, object, str, object]] = []
         p = "analysis"
         if self.tide is not None:
+            from iou_eval.analysis.tide import ERROR_TYPES
+
             t = self.tide
             rows.append((p, "tide", "all", "AP", t.ap))
             for name in ERROR_TYPES:
