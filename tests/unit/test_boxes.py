@@ -78,3 +78,41 @@ def test_iou_properties(a, b, dx, dy):
     assert iou_matrix(A, A)[0, 0] == pytest.approx(1.0)
     shift = np.array([[dx, dy, dx, dy]], dtype=float)
     assert iou_matrix(A + shift, B + shift)[0, 0] == pytest.approx(ab, abs=1e-9)
+
+
+def test_to_xyxy_and_from_xyxy_are_the_reference_sums_bit_for_bit():
+    """x + w, y + h (and x2 - x1, y2 - y1 back) exactly as pycocotools' columns give them,
+    for boxes read from a strided (non-contiguous) block too."""
+    from iou_eval.data.plausibility import from_xyxy
+
+    rng = np.random.default_rng(7)
+    block = rng.uniform(-50, 5000, size=(1000, 8)) * rng.uniform(0, 1, size=(1000, 8))
+    xywh = block[:, ::2]  # every other column: a view that is not contiguous
+    x, y, w, h = (xywh[:, i].copy() for i in range(4))
+    xyxy, area = to_xyxy(xywh, BoxFormat.XYWH)
+    assert np.array_equal(xyxy, np.stack([x, y, x + w, y + h], axis=1))
+    assert np.array_equal(area, w * h)
+    assert np.array_equal(xywh, block[:, ::2])  # the input is left as it was
+    x1, y1, x2, y2 = (xyxy[:, i].copy() for i in range(4))
+    back = from_xyxy(xyxy, BoxFormat.XYWH)
+    assert np.array_equal(back, np.stack([x1, y1, x2 - x1, y2 - y1], axis=1))
+    assert back is not xyxy and np.array_equal(xyxy[:, 2], x2)
+
+
+@pytest.mark.parametrize("fmt", [BoxFormat.XYWH, BoxFormat.CXCYWH, BoxFormat.XYXY])
+def test_negative_extent_is_refused_where_other_numbers_are_negative_too(fmt):
+    """The first row with a negative width is cited, whatever else is negative."""
+    from iou_eval.data.dataset import _check_boxes
+
+    boxes = np.array([[-5.0, -2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, -1.0, 4.0]])
+    if fmt is BoxFormat.XYXY:
+        boxes = np.array([[-5.0, -2.0, 3.0, 4.0], [1.0, 2.0, 0.0, 4.0]])
+
+    def fail(row, message, hint=None):
+        return ValueError(row, message)
+
+    with pytest.raises(ValueError) as err:
+        _check_boxes(boxes, fmt, fail)
+    assert err.value.args[0] == (1 if fmt is BoxFormat.XYXY else 2)
+    _check_boxes(np.array([[-5.0, -2.0, 3.0, 4.0]]), fmt, fail)  # negative corner only: fine
+    _check_boxes(np.zeros((0, 4)), fmt, fail)
