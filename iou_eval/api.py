@@ -11,10 +11,11 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from iou_eval.analysis.records import Analysis
 from iou_eval.data.dataset import Dataset
 from iou_eval.data.oriented import describe, oriented_doubts
 from iou_eval.data.reconcile import Alignment, align
@@ -44,9 +45,6 @@ from iou_eval.protocols.params import AUTO, Protocol
 from iou_eval.protocols.records import RunContext
 from iou_eval.protocols.registry import build_protocols, record_of
 from iou_eval.results import EvaluationResult, ProtocolResult
-
-if TYPE_CHECKING:  # pragma: no cover
-    from iou_eval.analysis.records import Analysis
 
 # Reading the ground truth in a child pays off only beside a large predictions file.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -516,7 +514,7 @@ def _evaluate(
             scored = boxes_view(plain, alignment)
         results.append(score(scored, p, opts, n_workers, progress, executor))
         warnings.extend(results[-1].notes)
-    analysis: Analysis | None = None
+    analysis = Analysis()
     if opts.analysis.any:
         from iou_eval.analysis.run import run_analyses
 
@@ -532,7 +530,7 @@ def _evaluate(
             **selection_settings(opts),
         },
         warnings=warnings,
-        **({} if analysis is None else {"analysis": analysis}),
+        analysis=analysis,
         alignment=alignment,
     )
 

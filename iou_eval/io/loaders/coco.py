@@ -895,7 +895,7 @@ def _image_table(
     return images, _positions(img_keys, tuple(ids))
 
 
-def _image_ids(raw: Sequence[object], path: str) -> list[Key]:
+def _image_ids(raw: Sequence[Any], path: str) -> list[Key]:
     """The images' ids as :func:`_id_key` reads them (integers, the common case, as they are)."""
     if integer_ids(raw) is not None:
         return list(raw)
