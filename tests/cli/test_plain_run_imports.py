@@ -100,3 +100,20 @@ def test_analysis_names_stay_functions_after_their_modules_are_read():
     assert proc.stdout.split() == ["True", "True", "iou_eval.analysis.tide", "TideResult"], (
         proc.stderr
     )
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_reading_the_command_sets_its_modules_aside_and_leaves_the_collector_as_it_was(
+    collecting,
+):
+    """The command's modules are frozen out of collection passes; a caller's gc state stands."""
+    code = (
+        "import gc\n"
+        f"{'' if collecting else 'gc.disable()'}\n"
+        "import iou_eval.cli.main\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 10000)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.stdout.split() == [str(collecting), "True"], proc.stderr
