@@ -116,6 +116,34 @@ def test_results_read_in_parts_by_threads(tmp_path, monkeypatch):
         _same_columns(got, want)
 
 
+def test_one_thread_reads_a_list_of_a_few_runs_whole(tmp_path, monkeypatch):
+    """One thread and a list of at most sixteen runs: one read, no cut, no join; more
+    threads (or a longer list) cut it into runs.  The columns are the same."""
+    from iou_eval.io.loaders import json_decode
+
+    path = tmp_path / "p.json"
+    data = _results(5, 300, extra=1)
+    path.write_bytes(data)
+    runs = len(data) // 3 + 1  # three or four runs' worth
+    monkeypatch.setattr(json_decode, "_THREAD_PART_BYTES", runs)
+    calls: list[tuple] = []
+
+    def counted(buf, *span):
+        calls.append(span)
+        return coco.read_box_results(buf, *span)
+
+    want = _msgspec_results(data)
+    _same_columns(threaded_results(str(path), counted, 1), want)
+    assert calls == [()]
+    calls.clear()
+    _same_columns(threaded_results(str(path), counted, 2), want)
+    assert len(calls) >= 2 and all(len(c) == 3 for c in calls)
+    calls.clear()
+    monkeypatch.setattr(json_decode, "_ONE_THREAD_RUNS", 2)
+    _same_columns(threaded_results(str(path), counted, 1), want)
+    assert len(calls) >= 2
+
+
 def test_a_cut_inside_a_value_gives_the_file_back(tmp_path, monkeypatch):
     """A "}, {" inside a result's value cuts it in two: that run is not sure, and the
     file is read whole another way (here, the run's None)."""

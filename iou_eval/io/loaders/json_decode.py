@@ -209,6 +209,10 @@ def chunked_results(
 
 # Read by threads: runs of elements of about this many bytes (smaller files: one run).
 _THREAD_PART_BYTES = 4 << 20
+# One thread reads a file of up to this many runs whole: cutting it would only
+# hand its pages back sooner, and joining the runs' columns copies about as
+# many bytes as the file holds.
+_ONE_THREAD_RUNS = 16
 
 # read(data, start, end, bare): the columns of data[start:end] (a whole list,
 # or with bare a run of its elements), or None when unsure.
@@ -223,6 +227,7 @@ def threaded_results(path: str, read: SpanReader, workers: int = 1) -> dict | No
     of elements of a few megabytes, read where they lie by a pool of
     threads, each run's pages handed back once read (so the file's pages
     are not all resident at once), and the columns joined in file order.
+    One thread reads a list of up to :data:`_ONE_THREAD_RUNS` runs whole.
     As for :func:`chunked_results`, each cut is proven by the run before it
     reading whole.  None when the reader is not sure of any run (or the file
     cannot be mapped): the caller reads the file another way, which also
@@ -236,6 +241,8 @@ def threaded_results(path: str, read: SpanReader, workers: int = 1) -> dict | No
     except (OSError, ValueError):
         return None
     try:
+        if workers <= 1 and len(data) <= _ONE_THREAD_RUNS * _THREAD_PART_BYTES:
+            return read(data)
         spans = plan_chunks(data, _THREAD_PART_BYTES)
         if spans is None:
             return read(data)
