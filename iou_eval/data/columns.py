@@ -33,7 +33,7 @@ def _clean_column(values: Sequence[Any] | np.ndarray) -> list[Any]:
     """A column as JSON-ready Python values (whole-column conversions, then NaN -> None)."""
     if isinstance(values, np.ndarray):
         items = values.tolist()  # numpy scalars become Python ones here
-        if values.dtype.kind == "f":
+        if values.dtype.kind == "f" and not np.isfinite(values).all():
             return [None if x != x or x in (_INF, -_INF) else x for x in items]
         return items
     if set(map(type, values)) <= _AS_THEY_ARE:

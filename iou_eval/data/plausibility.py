@@ -64,14 +64,14 @@ def fits(xyxy: np.ndarray, width: np.ndarray, height: np.ndarray) -> np.ndarray:
     tw = np.maximum(1.0, _OVERHANG * width)
     th = np.maximum(1.0, _OVERHANG * height)
     x1, y1, x2, y2 = xyxy.T
-    return (
-        (x2 >= x1)
-        & (y2 >= y1)
-        & (x1 >= -tw)
-        & (y1 >= -th)
-        & (x2 <= width + tw)
-        & (y2 <= height + th)
-    )
+    # The six tests joined in place into one array (no temporary per join).
+    ok = x2 >= x1
+    ok &= y2 >= y1
+    ok &= x1 >= -tw
+    ok &= y1 >= -th
+    ok &= x2 <= width + tw
+    ok &= y2 <= height + th
+    return ok
 
 
 def _any_outside(ds: Dataset, step: int = 1 << 16) -> bool:

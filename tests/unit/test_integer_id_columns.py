@@ -112,3 +112,11 @@ def test_columns_take_picks_list_and_array_rows_in_order():
     taken = cols.take(np.array([2, 0]))
     assert taken["id"] == [7, 5]
     assert taken["score"].tolist() == [0.7, 0.5]
+
+
+def test_float_array_columns_give_none_for_nan_and_inf_and_floats_as_they_are():
+    finite = Columns({"v": np.array([0.25, 1e300, -0.0])}).records()
+    assert finite == [{"v": 0.25}, {"v": 1e300}, {"v": -0.0}]
+    assert all(type(r["v"]) is float for r in finite)
+    mixed = Columns({"v": np.array([0.5, np.nan, np.inf, -np.inf])}).records()
+    assert [r["v"] for r in mixed] == [0.5, None, None, None]
