@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format sanitize wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-stream bench-openimages bench-json clean
+.PHONY: help compile demo report test soak check format sanitize wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-txt bench-stream bench-openimages bench-json clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -194,6 +194,11 @@ BENCH_DOTA_IMAGES ?= 458
 
 bench-dota: $(VENV)/.runtime compile ## --protocol dota and the COCO-style default on a DOTA-v1.0-val-sized set (quick: BENCH_DOTA_IMAGES=50)
 	$(BIN)/python tests/bench/bench_dota.py --images $(BENCH_DOTA_IMAGES) --seed $(BENCH_SEED)
+
+BENCH_TXT_IMAGES ?= 5000
+
+bench-txt: $(VENV)/.runtime compile ## YOLO, Ultralytics and txt folders read by the column reader and the Python reader (quick: BENCH_TXT_IMAGES=500)
+	$(BIN)/python tests/bench/bench_txt.py --images $(BENCH_TXT_IMAGES) --seed $(BENCH_SEED)
 
 # The manual as a site (mkdocs.yml, docs/): --strict fails on a broken link or anchor.
 $(VENV)/.docs: pyproject.toml | $(BIN)/python
