@@ -949,7 +949,7 @@ def _load_ground_truth(
             f"(first: {label_files[rows.file_of[r]]}:{rows.line_of[r]})"
         )
     sel = np.flatnonzero(keep_rows)
-    file_names = [os.path.relpath(p, root) if p.startswith(root) else p for p in images]
+    file_names = _relative_names(images, root)
     table = ImageTable.build(ids, file_names, width, height)
     polygons = scale_polygons([polygons[i] for i in sel], width[file_of[sel]], height[file_of[sel]])
     lines = np.asarray(rows.line_of, dtype=np.int64)[sel]
@@ -966,6 +966,21 @@ def _load_ground_truth(
     if masks and column is not None and len(column) == len(dataset):
         dataset = replace(dataset, masks=places.pending(polygons, fractions=False, column=column))
     return dataset, polygons
+
+
+def _relative_names(images: Sequence[str], root: str) -> list[str]:
+    """``os.path.relpath(p, root)`` of each image path that starts with ``root`` (else ``p``):
+    a path under ``root`` once made absolute is cut after it, the others go to relpath."""
+    base = os.path.abspath(root)
+    prefix = base.rstrip(os.sep) + os.sep
+    out = []
+    for p in images:
+        if not p.startswith(root):
+            out.append(p)
+            continue
+        a = os.path.abspath(p)
+        out.append(a[len(prefix) :] if a.startswith(prefix) else os.path.relpath(p, root))
+    return out
 
 
 @dataclass(frozen=True)
@@ -1070,10 +1085,20 @@ def _unique_rows(
         return keep, 0
     at = np.flatnonzero(boxes)
     key = np.column_stack([file_of[at], classes[at], xyxy[at]])
-    _, first = np.unique(key, axis=0, return_index=True)
-    repeat = np.ones(len(at), dtype=bool)
+    # np.unique's row sort is slow: it runs on the rows whose numbers hash alike, the only
+    # ones that can repeat another (+ 0.0: -0.0 and 0.0 are equal numbers, one hash).
+    bits = (key + 0.0).view(np.uint64)
+    h = np.zeros(len(at), dtype=np.uint64)
+    for j in range(bits.shape[1]):
+        h = (h ^ bits[:, j]) * np.uint64(0x100000001B3)
+    _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
+    alike = np.flatnonzero(counts[inverse] > 1)
+    if not len(alike):
+        return keep, 0
+    _, first = np.unique(key[alike], axis=0, return_index=True)
+    repeat = np.ones(len(alike), dtype=bool)
     repeat[first] = False
-    keep[at[repeat]] = False
+    keep[at[alike[repeat]]] = False
     return keep, int(repeat.sum())
 
 
