@@ -217,12 +217,26 @@ typedef struct {
     int64_t *slots;
     uint64_t *hashes; /* of each text */
     size_t mask, count;
+    Text last;        /* the text of the last call, and its code: runs of one id cost a memcmp */
+    int64_t last_code;
 } Strings;
 
+/* Eight bytes at a time (as the machine orders them: the hash only spreads
+   the texts over the slots, the codes do not depend on it), then
+   splitmix64's finalizer, so that the low bits a slot takes see every byte. */
 static inline uint64_t hash_bytes(const uint8_t *s, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ULL ^ n;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ULL;
-    return h ^ (h >> 29);
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    if (n) memcpy(&w, s, n);
+    h ^= w;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    return h ^ (h >> 31);
 }
 
 static int strings_grow(Strings *t) {
@@ -247,7 +261,7 @@ static int strings_grow(Strings *t) {
 }
 
 /* The code of the text s[0:n] (added if new); -1 no memory. */
-static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
+static int64_t strings_find(Strings *t, const uint8_t *s, size_t n) {
     if (2 * (t->count + 1) > t->mask + 1 && strings_grow(t) < 0) return -1;
     uint64_t h = hash_bytes(s, n);
     size_t j = (size_t)h & t->mask;
@@ -261,6 +275,18 @@ static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
     t->hashes[t->count] = h;
     t->slots[j] = (int64_t)++t->count;
     return (int64_t)t->count - 1;
+}
+
+/* strings_find, with the last text remembered. */
+static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
+    if (t->count && (size_t)t->last.len == n && !memcmp(t->last.s, s, n)) return t->last_code;
+    int64_t code = strings_find(t, s, n);
+    if (code >= 0) {
+        t->last.s = s;
+        t->last.len = (int64_t)n;
+        t->last_code = code;
+    }
+    return code;
 }
 
 static void strings_free(Strings *t) {
