@@ -646,12 +646,25 @@ def _xyxy_fractions(rows: _Rows, cxcywh: np.ndarray) -> tuple[np.ndarray, list[n
     at = np.asarray(rows.box_rows, dtype=np.int64)
     if len(at):
         cx, cy, w, h = cxcywh.T
-        xyxy[at] = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+        corners = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+        if len(at) == n:  # every row a box row, in order (at is 0..n-1)
+            xyxy = corners
+        else:
+            xyxy[at] = corners
     polygons: list[np.ndarray | None] = [None] * n
     for r, flat in rows.polygons.items():
         xyxy[r] = flat[0::2].min(), flat[1::2].min(), flat[0::2].max(), flat[1::2].max()
         polygons[r] = flat
     return xyxy, polygons
+
+
+def _scaled(
+    rows: _Rows, polygons: list[np.ndarray | None], width: np.ndarray, height: np.ndarray
+) -> list[np.ndarray | None]:
+    """:func:`scale_polygons`, without a loop over the rows when every row is a box."""
+    if rows.polygons:
+        return scale_polygons(polygons, width, height)
+    return list(polygons)
 
 
 def _check_fractions(
@@ -951,7 +964,7 @@ def _load_ground_truth(
     sel = np.flatnonzero(keep_rows)
     file_names = _relative_names(images, root)
     table = ImageTable.build(ids, file_names, width, height)
-    polygons = scale_polygons([polygons[i] for i in sel], width[file_of[sel]], height[file_of[sel]])
+    polygons = _scaled(rows, [polygons[i] for i in sel], width[file_of[sel]], height[file_of[sel]])
     lines = np.asarray(rows.line_of, dtype=np.int64)[sel]
     places = _Places(label_files, file_of[sel], lines)
     if masks:
@@ -1181,7 +1194,7 @@ def _load_predictions(path: str, options: LoadOptions) -> tuple[Dataset, list[np
     file_of = np.asarray(rows.file_of, dtype=np.int64)
     table = ImageTable.build(ids, [strip_gz(os.path.basename(f)) for f in files], width, height)
     known = np.isfinite(width[file_of]) & np.isfinite(height[file_of])
-    scaled = scale_polygons(polygons, np.where(known, width[file_of], 1.0), np.where(known, height[file_of], 1.0))  # fmt: skip
+    scaled = _scaled(rows, polygons, np.where(known, width[file_of], 1.0), np.where(known, height[file_of], 1.0))  # fmt: skip
     lines = np.asarray(rows.line_of, dtype=np.int64)
     dataset = _assemble(
         path, table, _categories(names, classes), file_of, classes, xyxy, score,
