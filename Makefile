@@ -6,7 +6,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 
 .DEFAULT_GOAL := help
 
-.PHONY: help compile demo report test soak check format sanitize wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-stream bench-openimages bench-json clean
+.PHONY: help compile demo report test soak check format sanitize wheel wheel-pure wheel-check bench bench-data bench-iou bench-large bench-dask bench-dota bench-txt bench-stream bench-openimages bench-json clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -71,8 +71,8 @@ SANITIZE_CFLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined 
 SANITIZE_TESTS  ?= tests/hostile/test_hostile_arrays.py tests/unit/test_box_core.py \
 	tests/unit/test_rle_kernel.py tests/unit/test_coco_reader.py tests/unit/test_masks.py \
 	tests/unit/test_mask_bounds.py tests/unit/test_boundary.py tests/unit/test_polygon_masks.py \
-	tests/unit/test_csv_scan.py tests/unit/test_kpt_core.py tests/unit/test_coco_reader_keypoints.py \
-	tests/unit/test_coco_reader_lvis.py
+	tests/unit/test_csv_scan.py tests/unit/test_txt_scan.py tests/unit/test_kpt_core.py \
+	tests/unit/test_coco_reader_keypoints.py tests/unit/test_coco_reader_lvis.py
 SANITIZE_ENV     = LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # (Not lvis-api's parity tests: it imports matplotlib, whose extensions abort
@@ -194,6 +194,11 @@ BENCH_DOTA_IMAGES ?= 458
 
 bench-dota: $(VENV)/.runtime compile ## --protocol dota and the COCO-style default on a DOTA-v1.0-val-sized set (quick: BENCH_DOTA_IMAGES=50)
 	$(BIN)/python tests/bench/bench_dota.py --images $(BENCH_DOTA_IMAGES) --seed $(BENCH_SEED)
+
+BENCH_TXT_IMAGES ?= 5000
+
+bench-txt: $(VENV)/.runtime compile ## YOLO, Ultralytics and txt folders read by the column reader and the Python reader (quick: BENCH_TXT_IMAGES=500)
+	$(BIN)/python tests/bench/bench_txt.py --images $(BENCH_TXT_IMAGES) --seed $(BENCH_SEED)
 
 # The manual as a site (mkdocs.yml, docs/): --strict fails on a broken link or anchor.
 $(VENV)/.docs: pyproject.toml | $(BIN)/python

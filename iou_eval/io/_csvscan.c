@@ -217,12 +217,26 @@ typedef struct {
     int64_t *slots;
     uint64_t *hashes; /* of each text */
     size_t mask, count;
+    Text last;        /* the text of the last call, and its code: runs of one id cost a memcmp */
+    int64_t last_code;
 } Strings;
 
+/* Eight bytes at a time (as the machine orders them: the hash only spreads
+   the texts over the slots, the codes do not depend on it), then
+   splitmix64's finalizer, so that the low bits a slot takes see every byte. */
 static inline uint64_t hash_bytes(const uint8_t *s, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ULL ^ n;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ULL;
-    return h ^ (h >> 29);
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    if (n) memcpy(&w, s, n);
+    h ^= w;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    return h ^ (h >> 31);
 }
 
 static int strings_grow(Strings *t) {
@@ -247,7 +261,7 @@ static int strings_grow(Strings *t) {
 }
 
 /* The code of the text s[0:n] (added if new); -1 no memory. */
-static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
+static int64_t strings_find(Strings *t, const uint8_t *s, size_t n) {
     if (2 * (t->count + 1) > t->mask + 1 && strings_grow(t) < 0) return -1;
     uint64_t h = hash_bytes(s, n);
     size_t j = (size_t)h & t->mask;
@@ -261,6 +275,18 @@ static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
     t->hashes[t->count] = h;
     t->slots[j] = (int64_t)++t->count;
     return (int64_t)t->count - 1;
+}
+
+/* strings_find, with the last text remembered. */
+static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
+    if (t->count && (size_t)t->last.len == n && !memcmp(t->last.s, s, n)) return t->last_code;
+    int64_t code = strings_find(t, s, n);
+    if (code >= 0) {
+        t->last.s = s;
+        t->last.len = (int64_t)n;
+        t->last_code = code;
+    }
+    return code;
 }
 
 static void strings_free(Strings *t) {
@@ -294,8 +320,16 @@ typedef struct {
     IouVec deferred;
     IouVec file_of;           /* int64 per row, for several files */
     int min_cells;         /* rows of whitespace text: the last cells may be left out */
-    int dota_header;       /* lines whose first token is imagesource: or gsd: are read over */
+    int options;           /* TEXT_* bits, for whitespace text */
 } Reader;
+
+/* How whitespace text is read (text_files' and text_paths' options). */
+enum {
+    TEXT_DOTA_HEADER = 1,  /* lines whose first token is imagesource: or gsd: are read over */
+    TEXT_NO_COMMENTS = 2,  /* a line whose first token starts with '#' is a row like any other */
+    TEXT_MISSING_EMPTY = 4 /* text_paths: a path that is not a regular file is an empty file */
+};
+#define TEXT_OPTIONS 7
 
 /* One cell into column i.  0, -1 give up, -2 no memory. */
 static int put_cell(Reader *r, int i, const Cell *c) {
@@ -363,9 +397,14 @@ static int read_rows(Reader *r, int64_t file) {
         if (n < 0) return -1;
         if (blank_row(cells, n)) continue;
         if (r->sc.whitespace) {
-            if (cells[0].s[0] == '#' || (r->dota_header && dota_header(&cells[0]))) continue;
+            if ((cells[0].s[0] == '#' && !(r->options & TEXT_NO_COMMENTS)) ||
+                ((r->options & TEXT_DOTA_HEADER) && dota_header(&cells[0])))
+                continue;
             if (n < r->min_cells || n > r->ncols) return -1;
-            for (int i = n; i < r->ncols; i++) cells[i].len = 0; /* left out */
+            for (int i = n; i < r->ncols; i++) { /* left out */
+                cells[i].s = (const uint8_t *)"";
+                cells[i].len = 0;
+            }
         } else {
             if (n < r->ncols) return -1;
             for (int i = r->ncols; i < n; i++)
@@ -581,21 +620,148 @@ static PyObject *py_columns(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* The buffers of a list of files, each scanned in turn. */
+/* ------------------------------------------------------------ files read */
+
+/*
+ * A file read whole here, with the GIL released, as iou_eval/io/source.py
+ * reads it for the Python path; the reader gives up where that path would do
+ * more than read the bytes (a gzip file, a pipe, a device, a file past the
+ * input limit, a file it cannot open: the Python path then reads it, or says
+ * what is wrong).  Windows: every path is left to the Python path.
+ */
+#if defined(_WIN32)
+#define READ_PATHS 0
+#else
+#define READ_PATHS 1
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
+#ifndef O_NONBLOCK
+#define O_NONBLOCK 0
+#endif
+#endif
+
+/* The bytes of path (from malloc, *out; NULL for none) and their count.  0;
+   -1 give up; -2 no memory.  missing_empty: a path that is not a regular file
+   reads as an empty file (as the Python path skips what os.path.isfile refuses). */
+static int read_path(const char *path, int64_t limit, int missing_empty, uint8_t **out, size_t *len) {
+    *out = NULL;
+    *len = 0;
+#if READ_PATHS
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return missing_empty ? 0 : -1;
+    if ((int64_t)st.st_size > limit) return -1;
+    /* O_NONBLOCK: a pipe put there since the stat must not block the open */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0; /* one byte more: the end is seen at once */
+    uint8_t *buf = malloc(cap);
+    int status = buf ? 0 : -2;
+    while (!status) {
+        if (n == cap) {
+            uint8_t *grown = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (!grown) {
+                status = -2;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) status = -1;
+        else if (got == 0) break;
+        else if ((int64_t)(n += (size_t)got) > limit) status = -1; /* it grew past the limit */
+    }
+    close(fd);
+    if (status) {
+        free(buf);
+        return status;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+#else
+    (void)path;
+    (void)limit;
+    (void)missing_empty;
+    return -1;
+#endif
+}
+
+/* The files of a call: the callers' buffers (text_files), or paths read here
+   (text_paths) into owned[k], freed at the end. */
 typedef struct {
     Py_buffer *views;
+    PyObject *paths; /* a tuple of bytes */
+    uint8_t **owned;
     Py_ssize_t n;
+    int64_t limit;
 } Files;
+
+/* The text of file k, scanned from the start of the data. */
+static void scanner_at(Reader *r, const uint8_t *data, size_t len) {
+    scanner_init(&r->sc, data, len, -1);
+    r->line = 1;
+}
 
 static int read_files(Reader *r, void *arg) {
     const Files *f = arg;
     for (Py_ssize_t k = 0; k < f->n; k++) {
-        scanner_init(&r->sc, f->views[k].buf, (size_t)f->views[k].len, -1);
-        r->line = 1;
+        scanner_at(r, f->views[k].buf, (size_t)f->views[k].len);
         int s = read_rows(r, (int64_t)k);
         if (s < 0) return s;
     }
     return 0;
+}
+
+static int read_paths(Reader *r, void *arg) {
+    const Files *f = arg;
+    for (Py_ssize_t k = 0; k < f->n; k++) {
+        size_t len;
+        const char *path = PyBytes_AS_STRING(PyTuple_GET_ITEM(f->paths, k));
+        int s = read_path(path, f->limit, r->options & TEXT_MISSING_EMPTY, &f->owned[k], &len);
+        if (s < 0) return s;
+        const uint8_t *data = f->owned[k];
+        if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) return -1; /* gzip: the Python path */
+        if (len >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf) data += 3, len -= 3;
+        scanner_at(r, data ? data : (const uint8_t *)"", len);
+        if ((s = read_rows(r, (int64_t)k)) < 0) return s;
+    }
+    return 0;
+}
+
+/* The checks text_files and text_paths share: kinds, min_cells, options. */
+static int check_text_call(const char *kinds, Py_ssize_t nkinds, int min_cells, int options) {
+    if (check_kinds(kinds, nkinds) < 0) return -1;
+    if (min_cells < 1 || min_cells > nkinds) {
+        PyErr_SetString(PyExc_ValueError, "min_cells: 1 to len(kinds)");
+        return -1;
+    }
+    if (options < 0 || options > TEXT_OPTIONS) {
+        PyErr_SetString(PyExc_ValueError, "options: a sum of 1, 2 and 4");
+        return -1;
+    }
+    return 0;
+}
+
+static Reader *text_reader(const char *kinds, Py_ssize_t nkinds, int min_cells, int options) {
+    Reader *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->ncols = (int)nkinds;
+    r->kinds = kinds;
+    r->min_cells = min_cells;
+    r->options = options;
+    scanner_init(&r->sc, (const uint8_t *)"", 0, -1);
+    return r;
 }
 
 static PyObject *py_text_files(PyObject *self, PyObject *args) {
@@ -603,13 +769,13 @@ static PyObject *py_text_files(PyObject *self, PyObject *args) {
     PyObject *list;
     const char *kinds;
     Py_ssize_t nkinds;
-    int min_cells, header;
-    if (!PyArg_ParseTuple(args, "O!s#ii", &PyList_Type, &list, &kinds, &nkinds, &min_cells, &header))
+    int min_cells, options;
+    if (!PyArg_ParseTuple(args, "O!s#ii", &PyList_Type, &list, &kinds, &nkinds, &min_cells, &options))
         return NULL;
-    if (check_kinds(kinds, nkinds) < 0) return NULL;
+    if (check_text_call(kinds, nkinds, min_cells, options) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(list);
-    Files f = {calloc((size_t)n + 1, sizeof(Py_buffer)), 0};
-    Reader *r = calloc(1, sizeof *r);
+    Files f = {calloc((size_t)n + 1, sizeof(Py_buffer)), NULL, NULL, 0, 0};
+    Reader *r = text_reader(kinds, nkinds, min_cells, options & ~TEXT_MISSING_EMPTY);
     PyObject *out = NULL;
     if (!f.views || !r) {
         PyErr_NoMemory();
@@ -617,11 +783,6 @@ static PyObject *py_text_files(PyObject *self, PyObject *args) {
     }
     for (; f.n < n; f.n++)
         if (PyObject_GetBuffer(PyList_GET_ITEM(list, f.n), &f.views[f.n], PyBUF_SIMPLE) < 0) goto done;
-    r->ncols = (int)nkinds;
-    r->kinds = kinds;
-    r->min_cells = min_cells;
-    r->dota_header = header;
-    scanner_init(&r->sc, (const uint8_t *)"", 0, -1);
     out = run(r, 1, read_files, &f);
 done:
     if (r) reader_free(r);
@@ -631,13 +792,66 @@ done:
     return out;
 }
 
+/* The paths as a tuple of bytes without a NUL inside, or NULL with an error set. */
+static PyObject *path_tuple(PyObject *list) {
+    PyObject *paths = PySequence_Tuple(list);
+    for (Py_ssize_t k = 0; paths && k < PyTuple_GET_SIZE(paths); k++) {
+        PyObject *p = PyTuple_GET_ITEM(paths, k);
+        if (!PyBytes_Check(p)) {
+            PyErr_Format(PyExc_TypeError, "paths[%zd]: expected bytes (os.fsencode), got %.80s", k,
+                         Py_TYPE(p)->tp_name);
+            Py_CLEAR(paths);
+        } else if (strlen(PyBytes_AS_STRING(p)) != (size_t)PyBytes_GET_SIZE(p)) {
+            PyErr_Format(PyExc_ValueError, "paths[%zd]: a NUL byte inside", k);
+            Py_CLEAR(paths);
+        }
+    }
+    return paths;
+}
+
+static PyObject *py_text_paths(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *list;
+    const char *kinds;
+    Py_ssize_t nkinds;
+    int min_cells, options;
+    long long limit;
+    if (!PyArg_ParseTuple(args, "O!s#iiL", &PyList_Type, &list, &kinds, &nkinds, &min_cells, &options,
+                          &limit))
+        return NULL;
+    if (check_text_call(kinds, nkinds, min_cells, options) < 0) return NULL;
+    if (limit < 1) {
+        PyErr_SetString(PyExc_ValueError, "limit: a positive number of bytes");
+        return NULL;
+    }
+    Files f = {NULL, path_tuple(list), NULL, 0, (int64_t)limit};
+    if (!f.paths) return NULL;
+    f.n = PyTuple_GET_SIZE(f.paths);
+    f.owned = calloc((size_t)f.n + 1, sizeof *f.owned);
+    Reader *r = text_reader(kinds, nkinds, min_cells, options);
+    PyObject *out = f.owned && r ? run(r, 1, read_paths, &f) : PyErr_NoMemory();
+    if (r) reader_free(r);
+    free(r);
+    for (Py_ssize_t k = 0; f.owned && k < f.n; k++) free(f.owned[k]);
+    free(f.owned);
+    Py_DECREF(f.paths);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"text_files", py_text_files, METH_VARARGS,
-     "text_files([data], kinds, min_cells, dota_header) -> None or (lines, file_of, [column]): "
-     "whitespace-separated rows of several files (lines starting with '#' read over; with "
-     "dota_header also those whose first token is imagesource: or gsd:); a row has "
-     "min_cells to len(kinds) cells ('i': an integer, read as uint8 whether it is not 0, "
-     "0 when left out); numbers must be finite; file_of int64 the file's index."},
+     "text_files([data], kinds, min_cells, options) -> None or (lines, file_of, [column]): "
+     "whitespace-separated rows of several files (lines whose first token starts with '#' "
+     "read over unless options has 2; with 1 also those whose first token is imagesource: "
+     "or gsd:); a row has min_cells to len(kinds) cells ('i': an integer, read as uint8 "
+     "whether it is not 0, 0 when left out; a text left out is ''); numbers must be finite; "
+     "file_of int64 the file's index."},
+    {"text_paths", py_text_paths, METH_VARARGS,
+     "text_paths([path bytes], kinds, min_cells, options, limit) -> None or (lines, file_of, "
+     "[column]): text_files on files opened and read here with the GIL released (a UTF-8 "
+     "byte-order mark dropped); None for a gzip file, a file that is not a regular one, "
+     "cannot be read or holds more than limit bytes (with options 4 a path that is not a "
+     "regular file is an empty file), as for anything text_files gives up on."},
     {"header", py_header, METH_VARARGS,
      "header(data) -> None or (delimiter, [cell], offset, line): a CSV's first row that is "
      "not blank, its cells stripped, the byte offset and line number of the row after it."},

@@ -440,3 +440,109 @@ def test_resample_refuses_what_is_not_its_capsule(resample_args):
         _part(CORE).resample(
             object(), np.ones(resample_args[1], dtype=np.int64), np.zeros(1), np.zeros(1)
         )
+
+
+# ------------------------------------------------------- the column reader's files
+
+SCAN = "iou_eval.io._csvscan"
+
+
+def _text_paths(paths, kinds="fffff", min_cells=5, options=0, limit=1 << 20):
+    return _part(SCAN).text_paths(paths, kinds, min_cells, options, limit)
+
+
+def test_text_paths_reads_a_file(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"\xef\xbb\xbf0 1 2 3 4\n\n1 5 6 7 8\n")
+    lines, file_of, cols = _text_paths([bytes(path)])
+    assert np.frombuffer(lines, dtype=np.int64).tolist() == [1, 3]
+    assert np.frombuffer(file_of, dtype=np.int64).tolist() == [0, 0]
+    assert np.frombuffer(cols[4], dtype=np.float64).tolist() == [4.0, 8.0]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (([b"a\x00b"],), ValueError),  # a NUL inside a path
+        ((["a.txt"],), TypeError),  # str, not bytes
+        (((b"a.txt",),), TypeError),  # a tuple, not a list
+        (([b"a.txt"], "fffff", 0), ValueError),  # min_cells below 1
+        (([b"a.txt"], "fffff", 6), ValueError),  # min_cells past the kinds
+        (([b"a.txt"], "fffff", 5, 8), ValueError),  # an unknown option
+        (([b"a.txt"], "fffff", 5, -1), ValueError),
+        (([b"a.txt"], "fffff", 5, 0, 0), ValueError),  # no room at all
+        (([b"a.txt"], "fxf", 3), ValueError),  # an unknown kind
+        (([b"a.txt"], "", 1), ValueError),
+        (([b"a.txt"], "f" * 257, 5), ValueError),  # more cells than a row may have
+    ],
+)
+def test_text_paths_refuses_bad_arguments(args, error):
+    with pytest.raises(error):
+        _text_paths(*args)
+
+
+def test_text_files_refuses_bad_arguments():
+    reader = _part(SCAN)
+    with pytest.raises(ValueError):
+        reader.text_files([b"0 1\n"], "ff", 3, 0)
+    with pytest.raises(ValueError):
+        reader.text_files([b"0 1\n"], "ff", 2, 9)
+    with pytest.raises(TypeError):
+        reader.text_files(["0 1\n"], "ff", 2, 0)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        b"/dev/zero",  # a device: never read
+        b"/dev/null",
+        b"/nonexistent/a.txt",
+        b"/",  # a folder
+        b"",
+    ],
+)
+def test_text_paths_gives_up_on_what_is_not_a_regular_file(path):
+    assert _text_paths([path]) is None
+    # ... or reads it as an empty file where a missing label file means no objects
+    lines, _, _ = _text_paths([path], options=4)
+    assert len(np.frombuffer(lines, dtype=np.int64)) == 0
+
+
+def test_text_paths_gives_up_on_a_pipe_without_blocking(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.txt"
+    os.mkfifo(fifo)
+    assert _text_paths([bytes(fifo)]) is None
+
+
+def test_text_paths_gives_up_past_the_limit_and_on_gzip(tmp_path):
+    import gzip
+
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"0 1 2 3 4\n" * 100)
+    assert _text_paths([bytes(big)], limit=999) is None
+    assert _text_paths([bytes(big)], limit=1000) is not None
+    gz = tmp_path / "a.txt"
+    gz.write_bytes(gzip.compress(b"0 1 2 3 4\n"))
+    assert _text_paths([bytes(gz)]) is None
+
+
+def test_text_paths_reads_many_files_and_long_lines(tmp_path):
+    """300 files, some with a line of 3,000 spaces, some without a line end, some empty."""
+    paths = []
+    for i in range(300):
+        p = tmp_path / f"{i}.txt"
+        pad = b" " * (3000 if i % 7 == 0 else 1)
+        p.write_bytes(b"" if i % 11 == 0 else b"1 2 3 4" + pad + b"%d" % i + b"\n" * (i % 3))
+        paths.append(bytes(p))
+    lines, file_of, cols = _text_paths(paths)
+    files = np.frombuffer(file_of, dtype=np.int64)
+    assert files.tolist() == [i for i in range(300) if i % 11]
+    assert np.frombuffer(cols[4], dtype=np.float64).tolist() == files.astype(float).tolist()
+
+
+def test_text_paths_gives_up_on_a_number_longer_than_it_reads(tmp_path):
+    p = tmp_path / "a.txt"
+    p.write_bytes(b"1 2 3 4 " + b"5" * 3000 + b"\n")
+    assert _text_paths([bytes(p)]) is None

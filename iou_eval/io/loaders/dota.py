@@ -37,12 +37,10 @@ from iou_eval.data.dataset import CategoryTable, Dataset, ImageTable, normalize_
 from iou_eval.data.oriented import DOTA_CLASS_LISTS, assemble_oriented
 from iou_eval.errors import InputError
 from iou_eval.escape import quoted
-from iou_eval.io.compiled import csv_reader
 from iou_eval.io.loaders.common import LoadOptions, folder_files
-from iou_eval.io.loaders.scan import Codes
+from iou_eval.io.loaders.scan import DOTA_HEADER, Codes, scan_text_files
 from iou_eval.io.loaders.text import _lines as data_lines
 from iou_eval.io.loaders.text import _located_numbers as located_numbers
-from iou_eval.io.source import read_source
 
 LABEL_DIR = "labelTxt"
 _HEADER = re.compile(r"^(imagesource|gsd)\s*:", re.IGNORECASE)
@@ -239,19 +237,12 @@ def _label_rows(files: Sequence[str]) -> _Rows:
 def _scanned_labels(files: Sequence[str]) -> _Rows | None:
     """:func:`_label_rows` by the compiled reader, or None (not built, switched off, or a
     file it is not sure of: the Python path reads them all)."""
-    reader = csv_reader()
-    if reader is None:
-        return None
-    datas = [read_source(f, empty_ok=True).data for f in files]
-    got = reader.text_files(datas, "f" * 8 + "si", 9, 1)
+    got = scan_text_files(files, "f" * 8 + "si", 9, DOTA_HEADER)
     if got is None:
         return None
-    lines, file_of, (*corners, classes, difficult) = got
-    values = np.stack([np.frombuffer(c, dtype=np.float64) for c in corners], axis=1)
-    codes = Codes(np.frombuffer(classes[0], dtype=np.int64), classes[1])
-    origin_file = np.frombuffer(file_of, dtype=np.int64).astype(np.int32)
-    flags = np.frombuffer(difficult, dtype=np.uint8).astype(bool)
-    return values.reshape(-1, 8), codes, flags, origin_file, np.frombuffer(lines, dtype=np.int64)
+    values = np.stack([got.array(i) for i in range(8)], axis=1)
+    flags = got.array(9).astype(bool)
+    return values.reshape(-1, 8), got.codes(8), flags, got.file_of.astype(np.int32), got.lines
 
 
 def _check_unique(ids: list, files: Sequence[str]) -> None:
@@ -380,26 +371,21 @@ def _task1_rows(files: Sequence[str], plain: bool = False) -> _Task1Rows:
 def _scanned_task1(files: Sequence[str], plain: bool = False) -> _Task1Rows | None:
     """:func:`_task1_rows` by the compiled reader, or None (not built, switched off, or a
     file it is not sure of: the Python path reads them all and names what is wrong)."""
-    reader = csv_reader()
-    if reader is None:
-        return None
-    datas = [read_source(f, empty_ok=True).data for f in files]
-    got = reader.text_files(datas, "s" + "f" * 9, 10, 0)
+    got = scan_text_files(files, "s" + "f" * 9, 10)
     if got is None:
         return None
-    lines, file_of, (image, *numbers) = got
     names = [_task1_class(f, plain) for f in files]
-    file_idx = np.frombuffer(file_of, dtype=np.int64)
+    file_idx = got.file_of
     used = np.bincount(file_idx, minlength=len(files)) > 0
     vocab = {
         n: i for i, n in enumerate(dict.fromkeys(n for n, u in zip(names, used, strict=True) if u))
     }
     per_file = np.array([vocab.get(n, -1) for n in names], dtype=np.int64)
-    values = np.stack([np.frombuffer(v, dtype=np.float64) for v in numbers], axis=1)
+    values = np.stack([got.array(i) for i in range(1, 10)], axis=1)
     return (
         values.reshape(-1, 9),
-        Codes(np.frombuffer(image[0], dtype=np.int64), image[1]),
+        got.codes(0),
         Codes(per_file[file_idx] if len(per_file) else np.zeros(0, np.int64), list(vocab)),
         file_idx.astype(np.int32),
-        np.frombuffer(lines, dtype=np.int64),
+        got.lines,
     )

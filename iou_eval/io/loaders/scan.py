@@ -8,17 +8,24 @@ Python path's bit for bit (``tests/unit/test_csv_scan.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from iou_eval.io.compiled import csv_reader
+from iou_eval.io.source import STDIN, input_limit, read_source
 
 # What a column is read as: skipped, float64, a text (int64 codes into its
 # distinct values), a flag (1, 0, -1 or empty, as int8).
 SKIP, NUMBER, TEXT, FLAG = ".", "f", "s", "g"
+
+# How whitespace text is read (:func:`scan_text_files`): lines whose first token is
+# ``imagesource:`` or ``gsd:`` read over (DOTA); a line starting with ``#`` is a row like
+# any other (not read over); a path that is not a regular file is an image without lines.
+DOTA_HEADER, NO_COMMENTS, MISSING_EMPTY = 1, 2, 4
 
 
 @dataclass(frozen=True)
@@ -86,3 +93,70 @@ def scan_csv(data: bytes, kinds: Callable[[list[str]], str | None]) -> ScannedTa
     asked = [(i, k) for i, k in enumerate(wanted) if k != SKIP]
     columns = {i: _column(k, v) for (i, k), v in zip(asked, values, strict=True)}
     return ScannedTable(header, delimiter, np.frombuffer(lines, dtype=np.int64), columns)
+
+
+@dataclass(frozen=True)
+class TextRows:
+    """Whitespace-separated rows of several files: each row's ``lines[R]`` int64 and
+    ``file_of[R]`` int64 (the file's index), and one entry per kind letter (``[R]`` float64,
+    :class:`Codes` for a text, ``[R]`` uint8 for an integer read as whether it is not 0)."""
+
+    lines: np.ndarray
+    file_of: np.ndarray
+    columns: list[np.ndarray | Codes]
+
+    def array(self, i: int) -> np.ndarray:
+        """Column ``i`` read as numbers (float64) or integers (uint8)."""
+        col = self.columns[i]
+        if not isinstance(col, np.ndarray):
+            raise TypeError(f"column {i} was read as text")
+        return col
+
+    def codes(self, i: int) -> Codes:
+        """Column ``i`` read as text."""
+        col = self.columns[i]
+        if not isinstance(col, Codes):
+            raise TypeError(f"column {i} was not read as text")
+        return col
+
+
+def _text_column(kind: str, value: Any) -> np.ndarray | Codes:
+    if kind == TEXT:
+        block, values = value
+        return Codes(np.frombuffer(block, dtype=np.int64), values)
+    return np.frombuffer(value, dtype=np.float64 if kind == NUMBER else np.uint8)
+
+
+def scan_text_files(
+    files: Sequence[str], kinds: str, min_cells: int, options: int = 0
+) -> TextRows | None:
+    """The rows of ``files`` (whitespace-separated text) read by the compiled reader, or None.
+
+    Each row has ``min_cells`` to ``len(kinds)`` cells, read as ``kinds`` says
+    (:data:`NUMBER`, :data:`TEXT`, ``"i"``); blank lines and (unless
+    :data:`NO_COMMENTS`) lines whose first token starts with ``#`` are read
+    over.  The files are opened and read in C with the GIL released (as
+    :func:`~iou_eval.io.source.read_source` reads them: a byte-order mark
+    dropped); standard input and ``.gz`` names are read here first.  None when
+    the reader is not built, is switched off, or gives up on a file (the
+    caller's Python path then reads them all and names what is wrong).
+    """
+    reader = csv_reader()
+    if reader is None:
+        return None
+    if os.name != "nt" and not any(f == STDIN or f.lower().endswith(".gz") for f in files):
+        limit = input_limit()
+        got = reader.text_paths([os.fsencode(f) for f in files], kinds, min_cells, options, limit)
+    elif options & MISSING_EMPTY:
+        return None
+    else:
+        datas = [read_source(f, empty_ok=True).data for f in files]
+        got = reader.text_files(datas, kinds, min_cells, options)
+    if got is None:
+        return None
+    lines, file_of, values = got
+    read = [k for k in kinds if k != SKIP]
+    columns = [_text_column(k, v) for k, v in zip(read, values, strict=True)]
+    return TextRows(
+        np.frombuffer(lines, dtype=np.int64), np.frombuffer(file_of, dtype=np.int64), columns
+    )

@@ -65,6 +65,7 @@ from iou_eval.data.dataset import Dataset, ImageTable, Key, assemble
 from iou_eval.errors import InputError
 from iou_eval.escape import excerpt, quoted
 from iou_eval.io.loaders.common import ClassVocabulary, LoadOptions, folder_files, parse_flag
+from iou_eval.io.loaders.scan import NUMBER, TEXT, scan_text_files
 from iou_eval.io.source import read_source
 from iou_eval.numbers import first_loose_number, is_number_token, quote_token
 
@@ -242,7 +243,7 @@ def _fraction_hint(boxes: np.ndarray, score: np.ndarray | None, file_of: np.ndar
 def _images(
     image_ids: Sequence[Key],
     file_names: Sequence[str | None] | None,
-    image_idx: list[int],
+    image_idx: list[int] | np.ndarray,
     boxes: np.ndarray,
     options: LoadOptions,
     where: Where,
@@ -349,9 +350,65 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
     files = _txt_files(path, "per-image .txt files")
     box_format = options.box_format or (BoxFormat.CXCYWH if options.normalized else BoxFormat.XYWH)
     pred = role == "pred"
-    fields, allowed, expected = _line_shape(_FIELDS[box_format], pred)
-    classes = ClassVocabulary(options.names)
+    shape = _line_shape(_FIELDS[box_format], pred)
+    rows = _scanned_txt_rows(files, pred, options.names) or _txt_rows(
+        files, pred, shape, options.names
+    )
+    image_ids, values, category_idx, ignore, origin_file, origin_col, classes = rows
 
+    def where(row: int) -> tuple[str, int]:
+        return files[int(origin_file[row])], int(origin_col[row])
+
+    boxes = values[:, 1:] if pred else values
+    # The text file's name is the image's file identity: reconciliation
+    # joins it by stem before trying the stem as a numeric id.
+    images, image_col, warnings = _images(
+        image_ids,
+        [os.path.basename(f).removesuffix(".gz") for f in files],
+        origin_file,
+        boxes,
+        options,
+        where,
+        path,
+        values[:, 0] if pred else None,
+        origin_file if pred else None,
+    )
+    return assemble(
+        source=path,
+        fmt="txt",
+        images=images,
+        categories=classes.table(),
+        image_idx=image_col,
+        category_idx=category_idx,
+        boxes=boxes,
+        box_format=box_format,
+        normalized=options.normalized,
+        score=values[:, 0].copy() if pred else None,
+        ignore=ignore,
+        origin=origin_col,
+        origin_file=origin_file,
+        files=files,
+        origin_label="line",
+        warnings=warnings,
+    )
+
+
+# A txt format's rows: image ids (the stems), values[N, F], category_idx[N] int64,
+# ignore[N] bool (None for predictions), origin_file[N] int32, origin[N] int64, the classes.
+_TxtRows = tuple[
+    list[str], np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, ClassVocabulary
+]
+
+
+def _txt_rows(
+    files: Sequence[str],
+    pred: bool,
+    shape: tuple[tuple[str, ...], tuple[int, ...], str],
+    names: tuple[str, ...] | None,
+) -> _TxtRows:
+    """The Python path of :func:`load_txt`: every line read and checked, errors located."""
+    fields, allowed, expected = shape
+    classes = ClassVocabulary(names)
     image_ids: list[str] = []
     seen: dict[str, str] = {}
     cells: list[str] = []
@@ -371,41 +428,51 @@ def load_txt(path: str, role: str, options: LoadOptions) -> Dataset:
             image_idx.append(fi)
             origin.append(line)
 
-    values, origin_file, origin_col, where = _located_numbers(
-        cells, fields, files, image_idx, origin
+    values, origin_file, origin_col, _ = _located_numbers(cells, fields, files, image_idx, origin)
+    return (
+        image_ids, values, np.asarray(category_idx, dtype=np.int64),
+        None if pred else np.asarray(ignore, dtype=bool), origin_file, origin_col, classes,
+    )  # fmt: skip
+
+
+def _scanned_txt_rows(
+    files: Sequence[str], pred: bool, names: tuple[str, ...] | None
+) -> _TxtRows | None:
+    """:func:`_txt_rows` by the compiled column reader (files opened and read in C, the GIL
+    released), or None: not built, switched off, or anything it is not sure of (a line of the
+    wrong width, a number outside the strict syntax, a class not among ``names``, a
+    ``difficult`` that is not a flag, two files of one stem): the Python path reads them."""
+    stems = [os.path.splitext(os.path.basename(f).removesuffix(".gz"))[0] for f in files]
+    if len(set(stems)) != len(stems):
+        return None
+    k = 5 if pred else 4
+    got = scan_text_files(files, TEXT + NUMBER * k + ("" if pred else TEXT), 6 if pred else 5)
+    if got is None:
+        return None
+    labels = got.codes(0)
+    # Distinct classes in order of first appearance: looked up in the order the rows would be.
+    first = np.unique(labels.codes, return_index=True)[1]
+    classes = ClassVocabulary(names)
+    try:
+        per_label = [
+            classes.lookup(t, files[int(got.file_of[r])], int(got.lines[r]))
+            for t, r in zip(labels.values, first.tolist(), strict=True)
+        ]
+    except InputError:
+        return None
+    ignore = None
+    if not pred:
+        flags = got.codes(k + 1)
+        # a left-out difficult reads as '' (not difficult)
+        words = [False if t == "" else parse_flag(t, numeric=False) for t in flags.values]
+        if any(w is None for w in words):
+            return None
+        ignore = np.array(words, dtype=bool)[flags.codes] if words else np.zeros(0, dtype=bool)
+    values = np.column_stack([got.array(i) for i in range(1, k + 1)])
+    category_idx = (
+        np.array(per_label, dtype=np.int64)[labels.codes] if per_label else np.zeros(0, np.int64)
     )
-    boxes = values[:, 1:] if pred else values
-    # The text file's name is the image's file identity: reconciliation
-    # joins it by stem before trying the stem as a numeric id.
-    images, image_col, warnings = _images(
-        image_ids,
-        [os.path.basename(f).removesuffix(".gz") for f in files],
-        image_idx,
-        boxes,
-        options,
-        where,
-        path,
-        values[:, 0] if pred else None,
-        origin_file if pred else None,
-    )
-    return assemble(
-        source=path,
-        fmt="txt",
-        images=images,
-        categories=classes.table(),
-        image_idx=image_col,
-        category_idx=np.asarray(category_idx, dtype=np.int64),
-        boxes=boxes,
-        box_format=box_format,
-        normalized=options.normalized,
-        score=values[:, 0].copy() if pred else None,
-        ignore=None if pred else np.asarray(ignore, dtype=bool),
-        origin=origin_col,
-        origin_file=origin_file,
-        files=files,
-        origin_label="line",
-        warnings=warnings,
-    )
+    return stems, values, category_idx, ignore, got.file_of.astype(np.int32), got.lines, classes
 
 
 def _results_file_class(file: str, classes: ClassVocabulary, file_of_class: dict[int, str]) -> int:

@@ -66,6 +66,7 @@ from iou_eval.errors import InputError
 from iou_eval.escape import quoted
 from iou_eval.io.loaders.common import KEYPOINT_HINT, LoadOptions, strict_floats
 from iou_eval.io.loaders.image_header import image_size
+from iou_eval.io.loaders.scan import MISSING_EMPTY, NO_COMMENTS, NUMBER, scan_text_files
 from iou_eval.io.loaders.shapes import box_outlines, object_column, scale_polygons
 from iou_eval.io.loaders.source import read_text_file, strip_gz
 from iou_eval.io.source import list_folder
@@ -461,10 +462,24 @@ class _Rows:
     box_rows: list[int]  # the row numbers of box rows
     polygons: dict[int, np.ndarray]  # row -> flat coordinates (fractions)
     poly_scores: dict[int, float]
+    # Read by the compiled column reader: [N, 5] (gt) or [N, 6] (pred) numbers, the class
+    # first; every row a box row, classes checked (classes and box_cells are then left empty).
+    numbers: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.classes) if self.numbers is None else len(self.numbers)
 
 
-def _read_label_lines(files: Sequence[str | None], role: str) -> _Rows:
-    """Every data line of ``files`` (None: no label file), checked for its shape."""
+def _read_label_lines(files: Sequence[str | None], role: str, nc: int | None = None) -> _Rows:
+    """Every data line of ``files`` (None: no label file), checked for its shape.
+
+    The compiled column reader reads them when it can (box rows only, classes whole
+    numbers in ``0..nc-1``); else, or on anything it is not sure of, the lines are read
+    here, which also says what is wrong.
+    """
+    scanned = _scanned_label_lines(files, role, nc)
+    if scanned is not None:
+        return scanned
     pred = role == "pred"
     rows = _Rows([], [], [], [], [], {}, {})
     for fi, file in enumerate(files):
@@ -488,6 +503,31 @@ def _read_label_lines(files: Sequence[str | None], role: str) -> _Rows:
             if pred:
                 rows.poly_scores[r] = float(_floats(tokens[-1:], file, number, "confidence")[0])
     return rows
+
+
+def _scanned_label_lines(files: Sequence[str | None], role: str, nc: int | None) -> _Rows | None:
+    """:func:`_read_label_lines` by the compiled column reader (files opened and read in C,
+    the GIL released), or None: not built, switched off, a polygon row, a class that is not
+    a class index, or anything else it is not sure of."""
+    if not files or any(f is None for f in files):
+        return None
+    pred = role == "pred"
+    k = 6 if pred else 5
+    # Ultralytics reads '#' as a token like any other; a ground truth's missing label file
+    # is an image without objects.
+    options = NO_COMMENTS | (0 if pred else MISSING_EMPTY)
+    got = scan_text_files([str(f) for f in files], NUMBER * k, k, options)
+    if got is None:
+        return None
+    numbers = np.column_stack([got.array(i) for i in range(k)])
+    classes = numbers[:, 0]
+    bad = (classes != np.floor(classes)) | (classes < 0)  # finite: the reader gives up on others
+    if nc is not None:
+        bad |= classes >= nc
+    if bad.any():
+        return None  # the Python path names the line
+    rows = np.arange(len(numbers), dtype=np.int64)
+    return _Rows([], got.file_of, got.lines, [], rows, {}, {}, numbers)  # type: ignore[arg-type]
 
 
 def _check_shape(k: int, pred: bool, file: str, line: int) -> None:
@@ -537,6 +577,8 @@ def _is_float(token: str) -> bool:
 
 def _class_column(rows: _Rows, files: Sequence[str | None], nc: int | None) -> np.ndarray:
     """``[N]`` int64 class numbers; whole numbers in ``0..nc-1`` (when ``nc`` is known)."""
+    if rows.numbers is not None:
+        return rows.numbers[:, 0].astype(np.int64)
     n = len(rows.classes)
 
     def where(r: int) -> tuple[str, int]:
@@ -568,6 +610,8 @@ def _class_column(rows: _Rows, files: Sequence[str | None], nc: int | None) -> n
 
 def _box_columns(rows: _Rows, files: Sequence[str | None], pred: bool) -> np.ndarray:
     """The box rows' numbers: ``[B, 4]`` (``cx cy w h``) or ``[B, 5]`` for predictions."""
+    if rows.numbers is not None:
+        return np.ascontiguousarray(rows.numbers[:, 1:])
     k = 5 if pred else 4
     b = len(rows.box_rows)
     try:
@@ -597,17 +641,30 @@ def _xyxy_fractions(rows: _Rows, cxcywh: np.ndarray) -> tuple[np.ndarray, list[n
     The one place rows become box columns: a box row's corners are
     ``cx -/+ w/2`` (as Ultralytics' ``xywhn2xyxy``), a polygon row's box its bounds.
     """
-    n = len(rows.classes)
+    n = len(rows)
     xyxy = np.empty((n, 4), dtype=np.float64)
     at = np.asarray(rows.box_rows, dtype=np.int64)
     if len(at):
         cx, cy, w, h = cxcywh.T
-        xyxy[at] = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+        corners = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+        if len(at) == n:  # every row a box row, in order (at is 0..n-1)
+            xyxy = corners
+        else:
+            xyxy[at] = corners
     polygons: list[np.ndarray | None] = [None] * n
     for r, flat in rows.polygons.items():
         xyxy[r] = flat[0::2].min(), flat[1::2].min(), flat[0::2].max(), flat[1::2].max()
         polygons[r] = flat
     return xyxy, polygons
+
+
+def _scaled(
+    rows: _Rows, polygons: list[np.ndarray | None], width: np.ndarray, height: np.ndarray
+) -> list[np.ndarray | None]:
+    """:func:`scale_polygons`, without a loop over the rows when every row is a box."""
+    if rows.polygons:
+        return scale_polygons(polygons, width, height)
+    return list(polygons)
 
 
 def _check_fractions(
@@ -891,7 +948,7 @@ def _load_ground_truth(
         width, height = width[keep], height[keep]
     ids = [os.path.splitext(os.path.basename(p))[0] for p in images]
     _check_unique(ids, images)
-    rows = _read_label_lines(label_files, "gt")
+    rows = _read_label_lines(label_files, "gt", None if names is None else len(names))
     classes = _class_column(rows, label_files, None if names is None else len(names))
     boxes = _box_columns(rows, label_files, pred=False)
     xyxy, polygons = _xyxy_fractions(rows, boxes)
@@ -905,9 +962,9 @@ def _load_ground_truth(
             f"(first: {label_files[rows.file_of[r]]}:{rows.line_of[r]})"
         )
     sel = np.flatnonzero(keep_rows)
-    file_names = [os.path.relpath(p, root) if p.startswith(root) else p for p in images]
+    file_names = _relative_names(images, root)
     table = ImageTable.build(ids, file_names, width, height)
-    polygons = scale_polygons([polygons[i] for i in sel], width[file_of[sel]], height[file_of[sel]])
+    polygons = _scaled(rows, [polygons[i] for i in sel], width[file_of[sel]], height[file_of[sel]])
     lines = np.asarray(rows.line_of, dtype=np.int64)[sel]
     places = _Places(label_files, file_of[sel], lines)
     if masks:
@@ -922,6 +979,21 @@ def _load_ground_truth(
     if masks and column is not None and len(column) == len(dataset):
         dataset = replace(dataset, masks=places.pending(polygons, fractions=False, column=column))
     return dataset, polygons
+
+
+def _relative_names(images: Sequence[str], root: str) -> list[str]:
+    """``os.path.relpath(p, root)`` of each image path that starts with ``root`` (else ``p``):
+    a path under ``root`` once made absolute is cut after it, the others go to relpath."""
+    base = os.path.abspath(root)
+    prefix = base.rstrip(os.sep) + os.sep
+    out = []
+    for p in images:
+        if not p.startswith(root):
+            out.append(p)
+            continue
+        a = os.path.abspath(p)
+        out.append(a[len(prefix) :] if a.startswith(prefix) else os.path.relpath(p, root))
+    return out
 
 
 @dataclass(frozen=True)
@@ -1026,10 +1098,20 @@ def _unique_rows(
         return keep, 0
     at = np.flatnonzero(boxes)
     key = np.column_stack([file_of[at], classes[at], xyxy[at]])
-    _, first = np.unique(key, axis=0, return_index=True)
-    repeat = np.ones(len(at), dtype=bool)
+    # np.unique's row sort is slow: it runs on the rows whose numbers hash alike, the only
+    # ones that can repeat another (+ 0.0: -0.0 and 0.0 are equal numbers, one hash).
+    bits = (key + 0.0).view(np.uint64)
+    h = np.zeros(len(at), dtype=np.uint64)
+    for j in range(bits.shape[1]):
+        h = (h ^ bits[:, j]) * np.uint64(0x100000001B3)
+    _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
+    alike = np.flatnonzero(counts[inverse] > 1)
+    if not len(alike):
+        return keep, 0
+    _, first = np.unique(key[alike], axis=0, return_index=True)
+    repeat = np.ones(len(alike), dtype=bool)
     repeat[first] = False
-    keep[at[repeat]] = False
+    keep[at[alike[repeat]]] = False
     return keep, int(repeat.sum())
 
 
@@ -1085,12 +1167,12 @@ def _load_predictions(path: str, options: LoadOptions) -> tuple[Dataset, list[np
     if os.path.isdir(labels) and not any(e.lower().endswith(".txt") for e in list_folder(path)):
         folder = labels  # the run folder of `predict`: its labels/ holds the files
     files = _prediction_files(folder)
-    rows = _read_label_lines(files, "pred")
     names = tuple(options.names) if options.names else None
+    rows = _read_label_lines(files, "pred", None if names is None else len(names))
     classes = _class_column(rows, files, None if names is None else len(names))
     values = _box_columns(rows, files, pred=True)
     warnings: list[str] = []
-    n = len(rows.classes)
+    n = len(rows)
     score = np.empty(n, dtype=np.float64)
     at = np.asarray(rows.box_rows, dtype=np.int64)
     cxcywh = values[:, :4]
@@ -1112,7 +1194,7 @@ def _load_predictions(path: str, options: LoadOptions) -> tuple[Dataset, list[np
     file_of = np.asarray(rows.file_of, dtype=np.int64)
     table = ImageTable.build(ids, [strip_gz(os.path.basename(f)) for f in files], width, height)
     known = np.isfinite(width[file_of]) & np.isfinite(height[file_of])
-    scaled = scale_polygons(polygons, np.where(known, width[file_of], 1.0), np.where(known, height[file_of], 1.0))  # fmt: skip
+    scaled = _scaled(rows, polygons, np.where(known, width[file_of], 1.0), np.where(known, height[file_of], 1.0))  # fmt: skip
     lines = np.asarray(rows.line_of, dtype=np.int64)
     dataset = _assemble(
         path, table, _categories(names, classes), file_of, classes, xyxy, score,
