@@ -226,7 +226,7 @@ BENCH_LVIS_SIZES ?= 2000,20000
 BENCH_LVIS_RUNS ?= 3
 
 .PHONY: bench-lvis
-bench-lvis: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## --protocol lvis at LVIS v1 val's size beside lvis-api, faster-coco-eval, hotcoco (quick: BENCH_LVIS_SIZES=500 BENCH_LVIS_RUNS=1)
+bench-lvis: $(VENV)/.runtime compile $(BENCH_VENV)/.peers ## --protocol lvis at LVIS v1 val's size beside lvis-api, faster-coco-eval, hotcoco (quick: BENCH_LVIS_SIZES=500 BENCH_LVIS_RUNS=1; BENCH_LVIS_TOOLS=iou-eval,hotcoco: those only)
 	$(BENCH_BIN)/python tests/bench/bench_lvis.py --sizes "$(BENCH_LVIS_SIZES)" --runs $(BENCH_LVIS_RUNS) --seed $(BENCH_SEED)
 
 BENCH_MEMORY_SIZES ?=

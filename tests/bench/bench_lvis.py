@@ -228,8 +228,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lvis-api-images", type=int, default=2000)
     ap.add_argument("--iou-eval", default=str(ROOT / ".venv" / "bin" / "iou-eval"))
+    ap.add_argument(
+        "--tools",
+        default=os.environ.get("BENCH_LVIS_TOOLS", ""),
+        help="only these tools (comma-separated names, e.g. iou-eval,hotcoco); default: all",
+    )
     a = ap.parse_args()
     all_tools = tools(sys.executable, a.iou_eval, a.lvis_api_images)
+    if a.tools.strip():
+        wanted = {t.strip() for t in a.tools.split(",") if t.strip()}
+        all_tools = [t for t in all_tools if t[0] in wanted]
     rows = []
     for size in (int(s) for s in a.sizes.split(",") if s.strip()):
         rows += bench_size(size, a.seed, a.runs, all_tools)
