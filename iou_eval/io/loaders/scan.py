@@ -36,8 +36,29 @@ class Codes:
     values: list[str]
 
 
+class _ColumnsByIndex:
+    """Columns asked for by their index (a header cell's, or a kind letter's), each
+    checked for what it was read as: numbers or flags (an array) or text (:class:`Codes`)."""
+
+    columns: Any  # dict[int, ...] or list[...]: indexed by int
+
+    def array(self, i: int) -> np.ndarray:
+        """Column ``i`` read as numbers (float64) or flags and integers (int8, uint8)."""
+        col = self.columns[i]
+        if not isinstance(col, np.ndarray):
+            raise TypeError(f"column {i} was read as text")
+        return col
+
+    def codes(self, i: int) -> Codes:
+        """Column ``i`` read as text."""
+        col = self.columns[i]
+        if not isinstance(col, Codes):
+            raise TypeError(f"column {i} was not read as text")
+        return col
+
+
 @dataclass(frozen=True)
-class ScannedTable:
+class ScannedTable(_ColumnsByIndex):
     """A CSV read into columns: the header (cells stripped), the delimiter, each row's line
     ``[R]`` int64, and the columns asked for by their header index."""
 
@@ -45,20 +66,6 @@ class ScannedTable:
     delimiter: str
     lines: np.ndarray
     columns: dict[int, np.ndarray | Codes]
-
-    def array(self, i: int) -> np.ndarray:
-        """Header cell ``i``'s column read as numbers (float64) or flags (int8)."""
-        col = self.columns[i]
-        if not isinstance(col, np.ndarray):
-            raise TypeError(f"column {i} was read as text")
-        return col
-
-    def codes(self, i: int) -> Codes:
-        """Header cell ``i``'s column read as text."""
-        col = self.columns[i]
-        if not isinstance(col, Codes):
-            raise TypeError(f"column {i} was not read as text")
-        return col
 
 
 def _column(kind: str, value: Any) -> np.ndarray | Codes:
@@ -96,7 +103,7 @@ def scan_csv(data: bytes, kinds: Callable[[list[str]], str | None]) -> ScannedTa
 
 
 @dataclass(frozen=True)
-class TextRows:
+class TextRows(_ColumnsByIndex):
     """Whitespace-separated rows of several files: each row's ``lines[R]`` int64 and
     ``file_of[R]`` int64 (the file's index), and one entry per kind letter (``[R]`` float64,
     :class:`Codes` for a text, ``[R]`` uint8 for an integer read as whether it is not 0)."""
@@ -104,20 +111,6 @@ class TextRows:
     lines: np.ndarray
     file_of: np.ndarray
     columns: list[np.ndarray | Codes]
-
-    def array(self, i: int) -> np.ndarray:
-        """Column ``i`` read as numbers (float64) or integers (uint8)."""
-        col = self.columns[i]
-        if not isinstance(col, np.ndarray):
-            raise TypeError(f"column {i} was read as text")
-        return col
-
-    def codes(self, i: int) -> Codes:
-        """Column ``i`` read as text."""
-        col = self.columns[i]
-        if not isinstance(col, Codes):
-            raise TypeError(f"column {i} was not read as text")
-        return col
 
 
 def _text_column(kind: str, value: Any) -> np.ndarray | Codes:
