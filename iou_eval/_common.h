@@ -278,6 +278,16 @@ static inline int iou_vec_put(IouVec *v, const void *src, size_t n) {
     return 0;
 }
 
+/* One overlap pair appended to a kernel's three outputs: the prediction's
+   position, the ground truth's row and their overlap. */
+static inline int iou_pair_put(IouVec *pos, IouVec *gt, IouVec *overlap, int64_t at, int64_t g,
+                               double v) {
+    return iou_vec_put(pos, &at, sizeof at) < 0 || iou_vec_put(gt, &g, sizeof g) < 0 ||
+                   iou_vec_put(overlap, &v, sizeof v) < 0
+               ? -1
+               : 0;
+}
+
 /* ptr grown (realloc) to `count` items of `type`; ok = 0 where it cannot be
    (ptr is then as it was, and still owned by the caller). */
 #define IOU_GROW(ptr, type, count, ok)                                                  \

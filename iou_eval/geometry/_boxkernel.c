@@ -39,10 +39,7 @@ static int find_pairs(Job *j) {
             if (positive && !iou_bb_meet_x(d, b)) continue;
             double v = iou_bb_overlap(d, da[row], b, ga[g], crowd[g]);
             if (!(v >= j->floor)) continue;
-            int64_t at = i;
-            if (iou_vec_put(&j->pd, &at, 8) < 0 || iou_vec_put(&j->pg, &g, 8) < 0 ||
-                iou_vec_put(&j->iou, &v, 8) < 0)
-                return -1;
+            if (iou_pair_put(&j->pd, &j->pg, &j->iou, i, g, v) < 0) return -1;
         }
     }
     return 0;

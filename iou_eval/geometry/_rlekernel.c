@@ -765,9 +765,7 @@ static int one_group(const GroupJob *J, int64_t a, int64_t b, int64_t grp, Group
         int64_t p = s->pd[k], q = s->pq[k], g = s->grows[s->gmap[q]];
         double v = overlap(dd, s->dmap[p - a], gd, s->gmap[q], J->crowd[g] != 0);
         if (!(v >= J->floor)) continue;
-        if (iou_vec_put(o_pos, &p, sizeof p) < 0 || iou_vec_put(o_gt, &g, sizeof g) < 0 ||
-            iou_vec_put(o_iou, &v, sizeof v) < 0)
-            return -1;
+        if (iou_pair_put(o_pos, o_gt, o_iou, p, g, v) < 0) return -1;
     }
     return 0;
 }
