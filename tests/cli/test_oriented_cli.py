@@ -171,6 +171,9 @@ def _labels(tmp_path, line: str, name: str = "P1.txt") -> Path:
         ("0 0 10 0 10 10 0 10 ship", None),  # difficult may be left out
         ("0 0 10 0 10 10 ship 0", "P1.txt:4: expected 'x1 y1 x2 y2 x3 y3 x4 y4 class difficult'"),
         ("0 0 10 0 10 10 0 10 ship easy", "P1.txt:4: difficult must be an integer"),
+        ("0 0 10 0 10 10 0 10 ship +-1", "P1.txt:4: difficult must be an integer"),
+        ("0 0 10 0 10 10 0 10 ship -+0", "P1.txt:4: difficult must be an integer"),
+        ("0 0 10 0 10 10 0 10 ship +1", None),  # one sign, as int() reads it
         ("0 0 10 0 10 x 0 10 ship 0", "P1.txt:4: expected a number for y3, got 'x'"),
         ("0 0 10 0 10 inf 0 10 ship 0", "P1.txt:4: expected a finite number for y3"),
     ],

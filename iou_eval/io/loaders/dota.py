@@ -69,7 +69,8 @@ def _is_number(token: str) -> bool:
 
 
 def _is_integer(token: str) -> bool:
-    t = token.lstrip("+-")
+    # One sign at most, as int() takes it: "+-1" is not an integer.
+    t = token[1:] if token[:1] in ("+", "-") else token
     return t.isascii() and t.isdigit()
 
 
