@@ -24,6 +24,12 @@
  * same order, with -O2 -ffp-contract=off (no fused multiply-add): the
  * arrays are equal bit for bit (tests/unit/test_box_core.py, tests/parity).
  * Both entry points release the GIL, so category parts run in threads.
+ *
+ * The Open Images challenge's matching (oi_match) lives here too: the TF
+ * Object Detection API's per-image, per-class matching with group-of
+ * boxes, one pass over each group's predictions in the API's order, the
+ * overlaps computed as np_box_ops computes them (numpy's reference:
+ * iou_eval.protocols.openimages.match_challenge).
  */
 #include "../_common.h"
 #include "../geometry/_bbiou.h"
@@ -1653,6 +1659,246 @@ done:
     return result;
 }
 
+/* ------------------------------------------------ Open Images matching */
+
+/* The inputs of oi_match(), see there. */
+enum { OI_ROWS, OI_GROUP, OI_DT_XYXY, OI_SCORE, OI_GT_GROUP, OI_GT_GROUP_OF, OI_GT_XYXY, OI_NARGS };
+
+/* A kept prediction's outcome (the bits of its flag). */
+enum { OI_TP = 1, OI_INSIDE = 2, OI_HIT = 4 };
+
+typedef struct {
+    IouArr a[OI_NARGS];
+    int64_t n_groups, cap;
+    double thr;
+    int hits_in_entries;
+    /* outputs: the kept predictions [K] and the entries [E] */
+    int64_t n_kept, n_entries;
+    int64_t *rows, *match_gt, *entries;
+    uint8_t *flags;
+    double *match_ov;
+    /* the ground truths by group, plain boxes first (file order in each part) */
+    int64_t *g_end, *g_row;
+    double *g_box, *g_score;
+    int64_t *g_rep;
+    uint8_t *taken;
+} OiMatch;
+
+/* np.maximum / np.minimum of two numbers that are not NaN (the second of two equal ones). */
+static inline double oi_max(double a, double b) { return a > b ? a : b; }
+static inline double oi_min(double a, double b) { return a < b ? a : b; }
+
+/* The API's np_box_ops overlap of box d (area da) with box g: intersection
+   over union, or over d's area (over_d); the same float operations as
+   openimages._overlaps. */
+static inline double oi_overlap(const double *d, double da, const double *g, int over_d) {
+    double ih = oi_max(0.0, oi_min(d[3], g[3]) - oi_max(d[1], g[1]));
+    double iw = oi_max(0.0, oi_min(d[2], g[2]) - oi_max(d[0], g[0]));
+    double inter = ih * iw;
+    if (over_d) return inter / da;
+    double ga = (g[3] - g[1]) * (g[2] - g[0]);
+    return inter / ((da + ga) - inter);
+}
+
+/* The first box of largest overlap with d among the packed boxes [lo, hi):
+   its position, *best its overlap; -1 (and NaN) where an overlap is NaN
+   (np.argmax would then pick no box reaching any threshold), -1 (and -inf)
+   where there is none. */
+static int64_t oi_best(const OiMatch *m, const double *d, double da, int64_t lo, int64_t hi,
+                       int over_d, double *best) {
+    int64_t at = -1;
+    double top = -INFINITY;
+    for (int64_t k = lo; k < hi; k++) {
+        double v = oi_overlap(d, da, m->g_box + 4 * k, over_d);
+        if (v != v) {
+            *best = NAN;
+            return -1;
+        }
+        if (v > top) {
+            top = v;
+            at = k;
+        }
+    }
+    *best = top;
+    return at;
+}
+
+/* The ground truths packed by group: g_end[g] the end of group g's (its
+   start g_end[g - 1], or 0), plain boxes before group-of ones, each part in
+   file order; their rows and boxes.  0, or -1 (no memory). */
+static int oi_pack(OiMatch *m) {
+    const IouArr *x = m->a;
+    int64_t n_gt = x[OI_GT_GROUP].n;
+    const uint8_t *group_of = U8(x[OI_GT_GROUP_OF]);
+    const double *gx = F64(x[OI_GT_XYXY]);
+    size_t n = (size_t)(n_gt ? n_gt : 1);
+    m->g_end = calloc((size_t)m->n_groups + 1, sizeof *m->g_end);
+    m->g_row = malloc(n * sizeof *m->g_row);
+    m->g_box = malloc(4 * n * sizeof *m->g_box);
+    m->g_score = malloc(n * sizeof *m->g_score);
+    m->g_rep = malloc(n * sizeof *m->g_rep);
+    m->taken = calloc(n, 1);
+    if (!m->g_end || !m->g_row || !m->g_box || !m->g_score || !m->g_rep || !m->taken) return -1;
+    int64_t *start = m->g_end; /* each group's next free place, ending at its end */
+    for (int64_t i = 0; i < n_gt; i++) start[iou_idx(&x[OI_GT_GROUP], i) + 1]++;
+    for (int64_t g = 0; g < m->n_groups; g++) start[g + 1] += start[g];
+    for (int pass = 0; pass < 2; pass++) /* plain boxes, then group-of ones */
+        for (int64_t i = 0; i < n_gt; i++) {
+            if ((group_of[i] != 0) != pass) continue;
+            int64_t k = start[iou_idx(&x[OI_GT_GROUP], i)]++;
+            m->g_row[k] = i;
+            memcpy(m->g_box + 4 * k, gx + 4 * i, 4 * sizeof *gx);
+        }
+    return 0; /* start[g] is now group g's end */
+}
+
+/* The kept predictions [lo, hi) of one group against its ground truths
+   [g0, g1), group-of ones from gs: true positives, predictions inside a
+   group-of box, and each box's highest prediction. */
+static void oi_group(OiMatch *m, int64_t lo, int64_t hi, int64_t g0, int64_t gs, int64_t g1) {
+    const IouArr *x = m->a;
+    const double *dx = F64(x[OI_DT_XYXY]), *score = F64(x[OI_SCORE]);
+    for (int64_t j = gs; j < g1; j++) {
+        m->g_score[j] = 0.0;
+        m->g_rep[j] = -1;
+    }
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t k = m->n_kept++, row = iou_idx(&x[OI_ROWS], i);
+        if (i + 8 < hi) PREFETCH(dx + 4 * iou_idx(&x[OI_ROWS], i + 8));
+        const double *d = dx + 4 * row;
+        double da = (d[3] - d[1]) * (d[2] - d[0]), v;
+        uint8_t flag = 0;
+        int64_t gt = -1;
+        double ov = 0.0;
+        int64_t b = oi_best(m, d, da, g0, gs, 0, &v);
+        if (b >= 0 && v >= m->thr && !m->taken[b]) { /* its best box, still free */
+            m->taken[b] = 1;
+            flag = OI_TP;
+            gt = m->g_row[b];
+            ov = v;
+        } else if (gs < g1) {
+            b = oi_best(m, d, da, gs, g1, 1, &v);
+            if (b >= 0 && v >= m->thr) { /* inside a group-of box: the overlap kept for the box's hit */
+                flag = OI_INSIDE;
+                ov = v;
+                if (score[row] > m->g_score[b]) {
+                    m->g_score[b] = score[row];
+                    m->g_rep[b] = k;
+                }
+            }
+        }
+        m->rows[k] = row;
+        m->flags[k] = flag;
+        m->match_gt[k] = gt;
+        m->match_ov[k] = ov;
+    }
+    int64_t first = m->n_kept - (hi - lo);
+    for (int64_t j = gs; j < g1; j++)
+        if (m->g_rep[j] >= 0) { /* a hit: the box scored by its highest prediction */
+            m->flags[m->g_rep[j]] |= OI_HIT;
+            m->match_gt[m->g_rep[j]] = m->g_row[j];
+        }
+    for (int64_t k = first; k < m->n_kept; k++) {
+        if (!(m->flags[k] & OI_INSIDE)) m->entries[m->n_entries++] = k;
+        else if (!(m->flags[k] & OI_HIT)) m->match_ov[k] = 0.0;
+    }
+    if (m->hits_in_entries)
+        for (int64_t j = gs; j < g1; j++)
+            if (m->g_rep[j] >= 0) m->entries[m->n_entries++] = ~m->g_rep[j];
+}
+
+static int run_oi_match(OiMatch *m) {
+    const IouArr *x = m->a;
+    int64_t n = x[OI_ROWS].n;
+    size_t room = (size_t)(n ? n : 1);
+    m->rows = malloc(room * sizeof *m->rows);
+    m->match_gt = malloc(room * sizeof *m->match_gt);
+    m->entries = malloc(room * sizeof *m->entries);
+    m->flags = malloc(room);
+    m->match_ov = malloc(room * sizeof *m->match_ov);
+    if (!m->rows || !m->match_gt || !m->entries || !m->flags || !m->match_ov || oi_pack(m) < 0)
+        return -1;
+    const uint8_t *group_of = U8(x[OI_GT_GROUP_OF]);
+    for (int64_t i = 0, j; i < n; i = j) {
+        int64_t g = iou_idx(&x[OI_GROUP], i);
+        for (j = i + 1; j < n && iou_idx(&x[OI_GROUP], j) == g; j++) {
+        }
+        int64_t g0 = g ? m->g_end[g - 1] : 0, g1 = m->g_end[g], gs = g0;
+        while (gs < g1 && !group_of[m->g_row[gs]]) gs++;
+        oi_group(m, i, j - i > m->cap ? i + m->cap : j, g0, gs, g1);
+    }
+    return 0;
+}
+
+static void free_oi_match(OiMatch *m) {
+    iou_release(m->a, OI_NARGS);
+    free(m->rows);
+    free(m->match_gt);
+    free(m->entries);
+    free(m->flags);
+    free(m->match_ov);
+    free(m->g_end);
+    free(m->g_row);
+    free(m->g_box);
+    free(m->g_score);
+    free(m->g_rep);
+    free(m->taken);
+}
+
+/* Shapes and indices checked once, the GIL held.  0, or -1 with an error set. */
+static int check_oi_match(OiMatch *m) {
+    const IouArr *x = m->a;
+    int64_t n = x[OI_ROWS].n, n_dt = x[OI_SCORE].n, n_gt = x[OI_GT_GROUP].n;
+    int ok = m->cap >= 0 && m->n_groups >= 0 && m->n_groups <= n + n_gt && x[OI_GROUP].n == n &&
+             iou_dim(&x[OI_DT_XYXY], 0) == n_dt && x[OI_DT_XYXY].n == 4 * n_dt &&
+             iou_dim(&x[OI_GT_XYXY], 0) == n_gt && x[OI_GT_XYXY].n == 4 * n_gt &&
+             x[OI_GT_GROUP_OF].n == n_gt && iou_in_range(&x[OI_ROWS], n_dt) &&
+             iou_in_range(&x[OI_GROUP], m->n_groups) && iou_in_range(&x[OI_GT_GROUP], m->n_groups);
+    for (int64_t i = 1; ok && i < n; i++) ok = iou_idx(&x[OI_GROUP], i - 1) <= iou_idx(&x[OI_GROUP], i);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError,
+                        "oi_match: inconsistent shapes, an index out of range, or groups not ascending");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_oi_match(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o[OI_NARGS];
+    OiMatch m;
+    memset(&m, 0, sizeof m);
+    if (!PyArg_ParseTuple(args, "OOOOOOOLdLp", &o[OI_ROWS], &o[OI_GROUP], &o[OI_DT_XYXY],
+                          &o[OI_SCORE], &o[OI_GT_GROUP], &o[OI_GT_GROUP_OF], &o[OI_GT_XYXY],
+                          &m.n_groups, &m.thr, &m.cap, &m.hits_in_entries))
+        return NULL;
+    static const IouArg spec[OI_NARGS] = {
+        {"dt_rows", IOU_INDEX, 0, 1},   {"dt_group", IOU_INDEX, 0, 1},    {"dt_xyxy", IOU_F64, 0, 2},
+        {"dt_score", IOU_F64, 0, 1},    {"gt_group", IOU_INDEX, 0, 1},    {"gt_group_of", IOU_BOOL, 0, 1},
+        {"gt_xyxy", IOU_F64, 0, 2},
+    };
+    PyObject *result = NULL;
+    if (iou_acquire_all(o, m.a, spec, OI_NARGS) < 0 || check_oi_match(&m) < 0) goto done;
+    int status;
+    Py_BEGIN_ALLOW_THREADS status = run_oi_match(&m);
+    Py_END_ALLOW_THREADS
+    if (status < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t k = (size_t)m.n_kept;
+    result = Py_BuildValue("(NNNNN)", iou_block_take((char *)m.rows, k * 8),
+                           iou_block_take((char *)m.flags, k), iou_block_take((char *)m.match_gt, k * 8),
+                           iou_block_take((char *)m.match_ov, k * 8),
+                           iou_block_take((char *)m.entries, (size_t)m.n_entries * 8));
+    m.rows = m.match_gt = m.entries = NULL;
+    m.flags = NULL;
+    m.match_ov = NULL;
+done:
+    free_oi_match(&m);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"greedy", py_greedy, METH_VARARGS,
      "greedy(pd, pg, iou, gt_position, gt_crowd, gt_ignore, thresholds, keep_lane) -> "
@@ -1669,6 +1915,17 @@ static PyMethodDef methods[] = {
      "pair arrays.  Predictions in matching order (by group, then rank); gt_sorted and "
      "g_starts list each group's ground truths; gt_iof [rows of gt_xyxy] marks crowd "
      "regions' overlap; gt_ignore is [A, G]; at most 64 lanes."},
+    {"oi_match", py_oi_match, METH_VARARGS,
+     "oi_match(dt_rows, dt_group, dt_xyxy, dt_score, gt_group, gt_group_of, gt_xyxy, n_groups, "
+     "thr, cap, hits_in_entries) -> (rows, flags, match_gt, match_ov, entries): the Open Images "
+     "challenge's matching, one pass per group.  Predictions dt_rows (rows of dt_xyxy and "
+     "dt_score) in matching order, their groups dt_group ascending, at most cap of a group "
+     "kept; the ground truths' groups gt_group (in [0, n_groups), n_groups at most the rows "
+     "of both).  For the K kept: their rows (int64), flags (uint8: 1 true positive, 2 inside "
+     "a group-of box, 4 the highest prediction of a group-of box hit), matched ground truth "
+     "(int64, -1: none) and overlap (float64); the entries (int64[E]): per group the kept "
+     "predictions not inside a group-of box (their positions k), then its hits, ~k of the "
+     "prediction standing for each (none unless hits_in_entries)."},
     {"record_flags", py_record_flags, METH_VARARGS,
      "record_flags(lane, dt, gt, gt_ignore, gt_zero_id, outside, n_thresholds, n_areas) -> (tp, "
      "counted): bool buffers, what each match record counts as (pycocotools' id-0 defect "

@@ -32,9 +32,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from iou_eval.data.ordering import group_score_order
+from iou_eval.data.ordering import radix_argsort
 from iou_eval.data.reconcile import Alignment, VerifiedLabels
 from iou_eval.protocols.coco import OperatingPoint
+from iou_eval.protocols.core import coco_core, score_order
 from iou_eval.protocols.params import Protocol
 
 # ObjectDetectionEvaluation's defaults for the challenge: NMS off
@@ -133,7 +134,18 @@ def challenge_image_rank(ids: tuple) -> np.ndarray:
     return rank
 
 
-def api_order(group: np.ndarray, score: np.ndarray) -> np.ndarray:
+def group_keys(
+    category_idx: np.ndarray, image_idx: np.ndarray, image_rank: np.ndarray
+) -> np.ndarray:
+    """``[N]`` int64 the (image, class) group of each row, as class ``* I +`` the image's rank.
+
+    Groups ascend as the API joins a class's entries: by class, then the
+    images in the challenge's order (``image_rank[I]``).
+    """
+    return category_idx.astype(np.int64) * len(image_rank) + image_rank[image_idx]
+
+
+def api_order(group: np.ndarray, score: np.ndarray, n_groups: int | None = None) -> np.ndarray:
     """Positions ``[N]`` by ``group`` ascending, within a group as the API orders it.
 
     The API sorts one image's predictions of one class with
@@ -141,12 +153,13 @@ def api_order(group: np.ndarray, score: np.ndarray) -> np.ndarray:
     descending sort gives that order; a group with equal scores is handed to
     that very call (its order of ties is numpy's quicksort's, which depends
     on the numpy build and the CPU, as it does for the API).  ``group`` and
-    ``score`` are in file order.
+    ``score`` are in file order; ``n_groups``: groups lie in ``[0, n_groups)``
+    (the compiled core's counting pass then sizes its table by it).
     """
     n = len(group)
     if not n:
         return np.zeros(0, dtype=np.int64)
-    order = group_score_order(group, score).astype(np.int64)
+    order = score_order(group, score, n_groups).astype(np.int64)
     g, s = group[order], score[order]
     tied = np.flatnonzero((g[1:] == g[:-1]) & (s[1:] == s[:-1]))
     if len(tied):
@@ -223,18 +236,31 @@ class _Matches:
     representative: np.ndarray
 
 
+def _member(key: np.ndarray, sets: list[np.ndarray], n_total: int) -> np.ndarray:
+    """``[N]`` bool whether each of ``key[N]`` (in ``[0, n_total)``) is in any of ``sets``.
+
+    A presence table where the keys' range is not much wider than the keys
+    (no sort), else ``np.isin``.
+    """
+    if n_total <= 8 * (len(key) + sum(len(s) for s in sets)) + (1 << 20):
+        table = np.zeros(n_total, dtype=bool)
+        for s in sets:
+            table[s] = True
+        return table[key]
+    return np.isin(key, np.concatenate(sets))
+
+
 def _scored_rows(
-    alignment: Alignment, labels: VerifiedLabels | None
-) -> tuple[np.ndarray, dict[str, int]]:
-    """Prediction rows the API scores, in file order, and how many were left out and why."""
+    alignment: Alignment, labels: VerifiedLabels | None, image_rank: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """Prediction rows the API scores (file order), their :func:`group_keys`, and how many
+    were left out and why."""
     gt, pred = alignment.gt, alignment.pred
-    n_cat = np.int64(len(gt.categories))
-    keys = [gt.image_idx.astype(np.int64) * n_cat + gt.category_idx]
+    keys = [group_keys(gt.category_idx, gt.image_idx, image_rank)]
     if labels is not None:
-        keys.append(labels.image_idx.astype(np.int64) * n_cat + labels.category_idx)
-    allowed = np.unique(np.concatenate(keys))
-    dt_key = pred.image_idx.astype(np.int64) * n_cat + pred.category_idx
-    verified = np.isin(dt_key, allowed)
+        keys.append(group_keys(labels.category_idx, labels.image_idx, image_rank))
+    dt_key = group_keys(pred.category_idx, pred.image_idx, image_rank)
+    verified = _member(dt_key, keys, len(gt.categories) * len(image_rank))
     x = pred.xyxy
     area = (x[:, 0] < x[:, 2]) & (x[:, 1] < x[:, 3])
     high = pred.scores > SCORE_FLOOR
@@ -243,14 +269,19 @@ def _scored_rows(
         "no_area": int((verified & ~area).sum()),
         "low_score": int((verified & area & ~high).sum()),
     }
-    return np.flatnonzero(verified & area & high), left_out
+    rows = np.flatnonzero(verified & area & high)
+    return rows, dt_key[rows], left_out
 
 
-def match_challenge(alignment: Alignment, rows: np.ndarray, thr: float) -> _Matches:
-    """The API's per-image matching of the prediction ``rows`` (file order) at ``thr``."""
+def match_challenge(
+    alignment: Alignment, rows: np.ndarray, group: np.ndarray, gt_group: np.ndarray, thr: float
+) -> _Matches:
+    """The API's per-image matching of the prediction ``rows`` (file order) at ``thr`` (numpy).
+
+    ``group[D]`` and ``gt_group[G]``: the predictions' and the ground
+    truths' :func:`group_keys`; the predictions are processed by group.
+    """
     gt, pred = alignment.gt, alignment.pred
-    n_cat = np.int64(len(gt.categories))
-    group = pred.image_idx[rows].astype(np.int64) * n_cat + pred.category_idx[rows]
     order = api_order(group, pred.scores[rows])
     group = group[order]
     run = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
@@ -259,7 +290,7 @@ def match_challenge(alignment: Alignment, rows: np.ndarray, thr: float) -> _Matc
     dts, group = rows[order][keep], group[keep]
     n = len(dts)
     # Ground truths by (image, class, group-of), each run in file order.
-    gt_key = (gt.image_idx.astype(np.int64) * n_cat + gt.category_idx) * 2 + gt.is_crowd
+    gt_key = gt_group * 2 + gt.is_crowd
     gt_sorted = np.argsort(gt_key, kind="stable")
     sorted_key = gt_key[gt_sorted]
     dxy = pred.xyxy
@@ -293,6 +324,64 @@ def match_challenge(alignment: Alignment, rows: np.ndarray, thr: float) -> _Matc
     return _Matches(dts, tp, absorbed, match_gt, match_ov, hit_rows, hit_score, representative)
 
 
+def _dense_groups(
+    core, gt_group: np.ndarray, group: np.ndarray, n_total: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Both key columns (in ``[0, n_total)``) numbered by their rank among the keys that occur.
+
+    The compiled core's bit table (``n_total / 64`` words) where the keys'
+    range allows it, else a sort.
+    """
+    if n_total <= 64 * (len(gt_group) + len(group)) + (1 << 26):
+        gt_code, dt_code, n = core.dense_groups(gt_group, group, n_total)
+        return np.frombuffer(gt_code, dtype=np.int64), np.frombuffer(dt_code, dtype=np.int64), n
+    levels, code = np.unique(np.r_[gt_group, group], return_inverse=True)
+    return code[: len(gt_group)], code[len(gt_group) :], len(levels)
+
+
+def match_compiled(
+    core,
+    alignment: Alignment,
+    rows: np.ndarray,
+    group: np.ndarray,
+    gt_group: np.ndarray,
+    thr: float,
+    weight: float,
+) -> tuple[_Matches, np.ndarray]:
+    """:func:`match_challenge` in the compiled core's one pass per group, and the entries.
+
+    The entries ``[E]`` are :func:`_entries`' order as positions of the
+    matches: a prediction's ``k``, or ``~k`` for the group-of box that the
+    prediction ``k`` stands for (none at a ``weight`` of 0 or less).
+    """
+    gt, pred = alignment.gt, alignment.pred
+    gt_code, dt_code, n_groups = _dense_groups(
+        core, gt_group, group, len(gt.categories) * len(gt.images)
+    )
+    order = api_order(dt_code, pred.scores[rows], n_groups)
+    c = np.ascontiguousarray
+    out = core.oi_match(
+        rows[order], dt_code[order], c(pred.xyxy), c(pred.scores), gt_code, c(gt.is_crowd),
+        c(gt.xyxy), n_groups, thr, MAX_PER_GROUP, weight > 0,
+    )  # fmt: skip
+    kept, flags, match_gt, match_ov, entries = (
+        np.frombuffer(b, dtype=t)
+        for b, t in zip(out, (np.int64, np.uint8, np.int64, np.float64, np.int64), strict=True)
+    )
+    representative = np.flatnonzero(flags & 4)
+    m = _Matches(
+        rows=kept,
+        tp=(flags & 1).view(bool),
+        absorbed=(flags & 2) != 0,
+        match_gt=match_gt,
+        match_ov=match_ov,
+        hit_rows=match_gt[representative],
+        hit_score=pred.scores[kept[representative]],
+        representative=representative,
+    )
+    return m, entries
+
+
 def _group_hits(
     box_of: np.ndarray, score: np.ndarray, n_gt: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -314,6 +403,20 @@ def _group_hits(
     tops = tops[np.isin(box_of[tops], hit)]
     boxes, first = np.unique(box_of[tops], return_index=True)
     return boxes, best[boxes], tops[first]
+
+
+def _entries_of(
+    alignment: Alignment, m: _Matches, entries: np.ndarray, weight: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_entries` from the compiled matcher's ``entries`` (see :func:`match_compiled`)."""
+    pred = alignment.pred
+    hit = entries < 0
+    at = np.where(hit, ~entries, entries)
+    rows = m.rows[at]
+    label = m.tp[at].astype(np.float64)
+    label[hit] = weight
+    cls = pred.category_idx[rows].astype(np.int64)
+    return cls, pred.image_idx[rows].astype(np.int64), pred.scores[rows], label
 
 
 def _entries(
@@ -357,15 +460,18 @@ def ground_truth_counts(
     weight of 1 the counts are whole, with another the sum's order decides
     the last bits.
     """
-    n_img = np.int64(len(image_rank))
-    key = gt_class.astype(np.int64) * n_img + image_rank[gt_image]
-    size = int(n_cls * n_img)
-    plain = np.bincount(key[~group_of], minlength=size)
-    groups = np.bincount(key[group_of], minlength=size)
-    pairs = np.flatnonzero(plain + groups)  # by class, then image in the challenge's order
-    terms = plain[pairs] + weight * groups[pairs]
     counts = np.zeros(n_cls)
-    np.add.at(counts, pairs // n_img, terms)  # one addition after another, in that order
+    if not len(gt_class):
+        return counts
+    key = group_keys(gt_class, gt_image, image_rank)
+    order = radix_argsort(key)
+    key = key[order]
+    # The (class, image) pairs with ground truth, by class, then image in the challenge's order.
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    groups = np.add.reduceat(group_of[order].astype(np.int64), starts)
+    plain = np.diff(np.r_[starts, len(key)]) - groups
+    terms = plain + weight * groups
+    np.add.at(counts, key[starts] // len(image_rank), terms)  # one addition after another
     return counts
 
 
@@ -474,15 +580,21 @@ def run_openimages(
         protocol, iou_thresholds=(thr,), extra={**protocol.extra, "image_labels": source}
     )
     gt = alignment.gt
-    rows, left_out = _scored_rows(alignment, labels)
-    m = match_challenge(alignment, rows, thr)
     n_cls = len(gt.categories)
     image_rank = challenge_image_rank(gt.images.ids)
     weight = float(protocol.extra.get("group_of_weight", GROUP_OF_WEIGHT))  # type: ignore[arg-type]
+    rows, group, left_out = _scored_rows(alignment, labels, image_rank)
+    gt_group = group_keys(gt.category_idx, gt.image_idx, image_rank)
+    core = coco_core()
+    if core is None:
+        m = match_challenge(alignment, rows, group, gt_group, thr)
+        cls, img, score, label = _entries(alignment, m, image_rank, weight)
+    else:
+        m, entries = match_compiled(core, alignment, rows, group, gt_group, thr, weight)
+        cls, img, score, label = _entries_of(alignment, m, entries, weight)
     n_gt = ground_truth_counts(
         gt.image_idx, gt.category_idx, gt.is_crowd, image_rank, n_cls, weight
     )
-    cls, img, score, label = _entries(alignment, m, image_rank, weight)
     starts = np.searchsorted(cls, np.arange(n_cls + 1))
     gt_weight = np.where(gt.is_crowd, weight, 1.0)
     curves = ClassCurves(starts, score, label, img, n_gt, gt.image_idx, gt.category_idx, gt_weight)
