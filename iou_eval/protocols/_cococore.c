@@ -1662,26 +1662,32 @@ done:
 /* ------------------------------------------------ Open Images matching */
 
 /* The inputs of oi_match(), see there. */
-enum { OI_ROWS, OI_GROUP, OI_DT_XYXY, OI_SCORE, OI_GT_GROUP, OI_GT_GROUP_OF, OI_GT_XYXY, OI_NARGS };
+enum {
+    OI_ROWS, OI_GROUP, OI_DT_XYXY, OI_SCORE, OI_CLASS, OI_GT_GROUP, OI_GT_GROUP_OF, OI_GT_XYXY,
+    OI_NARGS
+};
+
+/* How many predictions ahead of the one matched its box and score are asked for. */
+enum { OI_AHEAD = 16 };
 
 /* A kept prediction's outcome (the bits of its flag). */
 enum { OI_TP = 1, OI_INSIDE = 2, OI_HIT = 4 };
 
 typedef struct {
     IouArr a[OI_NARGS];
-    int64_t n_groups, cap;
+    int64_t n_groups, n_classes, cap;
     double thr;
     int hits_in_entries;
-    /* outputs: the kept predictions [K] and the entries [E] */
+    /* outputs: the kept predictions [K], the entries [E] and where each class's end */
     int64_t n_kept, n_entries;
-    int64_t *rows, *match_gt, *entries;
+    int64_t *rows, *match_gt, *entries, *class_end;
     uint8_t *flags;
     double *match_ov;
     /* the ground truths by group, plain boxes first (file order in each part) */
     int64_t *g_end, *g_row;
     double *g_box, *g_score;
     int64_t *g_rep;
-    uint8_t *taken;
+    uint8_t *g_group_of, *taken;
 } OiMatch;
 
 /* np.maximum / np.minimum of two numbers that are not NaN (the second of two equal ones). */
@@ -1737,8 +1743,10 @@ static int oi_pack(OiMatch *m) {
     m->g_box = malloc(4 * n * sizeof *m->g_box);
     m->g_score = malloc(n * sizeof *m->g_score);
     m->g_rep = malloc(n * sizeof *m->g_rep);
+    m->g_group_of = malloc(n);
     m->taken = calloc(n, 1);
-    if (!m->g_end || !m->g_row || !m->g_box || !m->g_score || !m->g_rep || !m->taken) return -1;
+    if (!m->g_end || !m->g_row || !m->g_box || !m->g_score || !m->g_rep || !m->g_group_of || !m->taken)
+        return -1;
     int64_t *start = m->g_end; /* each group's next free place, ending at its end */
     for (int64_t i = 0; i < n_gt; i++) start[iou_idx(&x[OI_GT_GROUP], i) + 1]++;
     for (int64_t g = 0; g < m->n_groups; g++) start[g + 1] += start[g];
@@ -1747,6 +1755,7 @@ static int oi_pack(OiMatch *m) {
             if ((group_of[i] != 0) != pass) continue;
             int64_t k = start[iou_idx(&x[OI_GT_GROUP], i)]++;
             m->g_row[k] = i;
+            m->g_group_of[k] = (uint8_t)pass;
             memcpy(m->g_box + 4 * k, gx + 4 * i, 4 * sizeof *gx);
         }
     return 0; /* start[g] is now group g's end */
@@ -1764,7 +1773,11 @@ static void oi_group(OiMatch *m, int64_t lo, int64_t hi, int64_t g0, int64_t gs,
     }
     for (int64_t i = lo; i < hi; i++) {
         int64_t k = m->n_kept++, row = iou_idx(&x[OI_ROWS], i);
-        if (i + 8 < hi) PREFETCH(dx + 4 * iou_idx(&x[OI_ROWS], i + 8));
+        if (i + OI_AHEAD < x[OI_ROWS].n) { /* rows far apart: ask for the next ones early */
+            int64_t ahead = iou_idx(&x[OI_ROWS], i + OI_AHEAD);
+            PREFETCH(dx + 4 * ahead);
+            PREFETCH(score + ahead);
+        }
         const double *d = dx + 4 * row;
         double da = (d[3] - d[1]) * (d[2] - d[0]), v;
         uint8_t flag = 0;
@@ -1807,6 +1820,33 @@ static void oi_group(OiMatch *m, int64_t lo, int64_t hi, int64_t g0, int64_t gs,
             if (m->g_rep[j] >= 0) m->entries[m->n_entries++] = ~m->g_rep[j];
 }
 
+/* The entries by class, stably (each class's groups then follow one another in
+   group order); class_end[c] where class c's end.  0, or -1 (no memory). */
+static int oi_by_class(OiMatch *m) {
+    const IouArr *x = m->a;
+    int64_t n = m->n_entries;
+    int32_t *cls = malloc((size_t)(n ? n : 1) * sizeof *cls);
+    int64_t *out = malloc((size_t)(n ? n : 1) * sizeof *out);
+    m->class_end = calloc((size_t)m->n_classes + 1, sizeof *m->class_end);
+    if (!cls || !out || !m->class_end) {
+        free(cls);
+        free(out);
+        return -1;
+    }
+    int64_t *next = m->class_end; /* each class's next free place, ending at its end */
+    for (int64_t i = 0; i < n; i++) {
+        int64_t e = m->entries[i];
+        cls[i] = (int32_t)iou_idx(&x[OI_CLASS], m->rows[e < 0 ? ~e : e]);
+        next[cls[i] + 1]++;
+    }
+    for (int64_t c = 0; c < m->n_classes; c++) next[c + 1] += next[c];
+    for (int64_t i = 0; i < n; i++) out[next[cls[i]]++] = m->entries[i];
+    free(cls);
+    free(m->entries);
+    m->entries = out;
+    return 0;
+}
+
 static int run_oi_match(OiMatch *m) {
     const IouArr *x = m->a;
     int64_t n = x[OI_ROWS].n;
@@ -1818,16 +1858,15 @@ static int run_oi_match(OiMatch *m) {
     m->match_ov = malloc(room * sizeof *m->match_ov);
     if (!m->rows || !m->match_gt || !m->entries || !m->flags || !m->match_ov || oi_pack(m) < 0)
         return -1;
-    const uint8_t *group_of = U8(x[OI_GT_GROUP_OF]);
     for (int64_t i = 0, j; i < n; i = j) {
         int64_t g = iou_idx(&x[OI_GROUP], i);
         for (j = i + 1; j < n && iou_idx(&x[OI_GROUP], j) == g; j++) {
         }
         int64_t g0 = g ? m->g_end[g - 1] : 0, g1 = m->g_end[g], gs = g0;
-        while (gs < g1 && !group_of[m->g_row[gs]]) gs++;
+        while (gs < g1 && !m->g_group_of[gs]) gs++;
         oi_group(m, i, j - i > m->cap ? i + m->cap : j, g0, gs, g1);
     }
-    return 0;
+    return oi_by_class(m);
 }
 
 static void free_oi_match(OiMatch *m) {
@@ -1835,6 +1874,7 @@ static void free_oi_match(OiMatch *m) {
     free(m->rows);
     free(m->match_gt);
     free(m->entries);
+    free(m->class_end);
     free(m->flags);
     free(m->match_ov);
     free(m->g_end);
@@ -1842,6 +1882,7 @@ static void free_oi_match(OiMatch *m) {
     free(m->g_box);
     free(m->g_score);
     free(m->g_rep);
+    free(m->g_group_of);
     free(m->taken);
 }
 
@@ -1850,6 +1891,8 @@ static int check_oi_match(OiMatch *m) {
     const IouArr *x = m->a;
     int64_t n = x[OI_ROWS].n, n_dt = x[OI_SCORE].n, n_gt = x[OI_GT_GROUP].n;
     int ok = m->cap >= 0 && m->n_groups >= 0 && m->n_groups <= n + n_gt && x[OI_GROUP].n == n &&
+             m->n_classes >= 0 && m->n_classes < INT32_MAX && x[OI_CLASS].n == n_dt &&
+             iou_in_range(&x[OI_CLASS], m->n_classes) &&
              iou_dim(&x[OI_DT_XYXY], 0) == n_dt && x[OI_DT_XYXY].n == 4 * n_dt &&
              iou_dim(&x[OI_GT_XYXY], 0) == n_gt && x[OI_GT_XYXY].n == 4 * n_gt &&
              x[OI_GT_GROUP_OF].n == n_gt && iou_in_range(&x[OI_ROWS], n_dt) &&
@@ -1868,14 +1911,15 @@ static PyObject *py_oi_match(PyObject *self, PyObject *args) {
     PyObject *o[OI_NARGS];
     OiMatch m;
     memset(&m, 0, sizeof m);
-    if (!PyArg_ParseTuple(args, "OOOOOOOLdLp", &o[OI_ROWS], &o[OI_GROUP], &o[OI_DT_XYXY],
-                          &o[OI_SCORE], &o[OI_GT_GROUP], &o[OI_GT_GROUP_OF], &o[OI_GT_XYXY],
-                          &m.n_groups, &m.thr, &m.cap, &m.hits_in_entries))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOLLdLp", &o[OI_ROWS], &o[OI_GROUP], &o[OI_DT_XYXY],
+                          &o[OI_SCORE], &o[OI_CLASS], &o[OI_GT_GROUP], &o[OI_GT_GROUP_OF],
+                          &o[OI_GT_XYXY], &m.n_groups, &m.n_classes, &m.thr, &m.cap,
+                          &m.hits_in_entries))
         return NULL;
     static const IouArg spec[OI_NARGS] = {
         {"dt_rows", IOU_INDEX, 0, 1},   {"dt_group", IOU_INDEX, 0, 1},    {"dt_xyxy", IOU_F64, 0, 2},
-        {"dt_score", IOU_F64, 0, 1},    {"gt_group", IOU_INDEX, 0, 1},    {"gt_group_of", IOU_BOOL, 0, 1},
-        {"gt_xyxy", IOU_F64, 0, 2},
+        {"dt_score", IOU_F64, 0, 1},    {"dt_class", IOU_INDEX, 0, 1},    {"gt_group", IOU_INDEX, 0, 1},
+        {"gt_group_of", IOU_BOOL, 0, 1}, {"gt_xyxy", IOU_F64, 0, 2},
     };
     PyObject *result = NULL;
     if (iou_acquire_all(o, m.a, spec, OI_NARGS) < 0 || check_oi_match(&m) < 0) goto done;
@@ -1887,11 +1931,12 @@ static PyObject *py_oi_match(PyObject *self, PyObject *args) {
         goto done;
     }
     size_t k = (size_t)m.n_kept;
-    result = Py_BuildValue("(NNNNN)", iou_block_take((char *)m.rows, k * 8),
+    result = Py_BuildValue("(NNNNNN)", iou_block_take((char *)m.rows, k * 8),
                            iou_block_take((char *)m.flags, k), iou_block_take((char *)m.match_gt, k * 8),
                            iou_block_take((char *)m.match_ov, k * 8),
-                           iou_block_take((char *)m.entries, (size_t)m.n_entries * 8));
-    m.rows = m.match_gt = m.entries = NULL;
+                           iou_block_take((char *)m.entries, (size_t)m.n_entries * 8),
+                           iou_block_take((char *)m.class_end, (size_t)m.n_classes * 8));
+    m.rows = m.match_gt = m.entries = m.class_end = NULL;
     m.flags = NULL;
     m.match_ov = NULL;
 done:
@@ -1916,16 +1961,18 @@ static PyMethodDef methods[] = {
      "g_starts list each group's ground truths; gt_iof [rows of gt_xyxy] marks crowd "
      "regions' overlap; gt_ignore is [A, G]; at most 64 lanes."},
     {"oi_match", py_oi_match, METH_VARARGS,
-     "oi_match(dt_rows, dt_group, dt_xyxy, dt_score, gt_group, gt_group_of, gt_xyxy, n_groups, "
-     "thr, cap, hits_in_entries) -> (rows, flags, match_gt, match_ov, entries): the Open Images "
-     "challenge's matching, one pass per group.  Predictions dt_rows (rows of dt_xyxy and "
-     "dt_score) in matching order, their groups dt_group ascending, at most cap of a group "
-     "kept; the ground truths' groups gt_group (in [0, n_groups), n_groups at most the rows "
-     "of both).  For the K kept: their rows (int64), flags (uint8: 1 true positive, 2 inside "
-     "a group-of box, 4 the highest prediction of a group-of box hit), matched ground truth "
-     "(int64, -1: none) and overlap (float64); the entries (int64[E]): per group the kept "
-     "predictions not inside a group-of box (their positions k), then its hits, ~k of the "
-     "prediction standing for each (none unless hits_in_entries)."},
+     "oi_match(dt_rows, dt_group, dt_xyxy, dt_score, dt_class, gt_group, gt_group_of, gt_xyxy, "
+     "n_groups, n_classes, thr, cap, hits_in_entries) -> (rows, flags, match_gt, match_ov, "
+     "entries, class_end): the Open Images challenge's matching, one pass per group.  "
+     "Predictions dt_rows (rows of dt_xyxy, dt_score and dt_class) in matching order, their "
+     "groups dt_group ascending, at most cap of a group kept; the ground truths' groups "
+     "gt_group (in [0, n_groups), n_groups at most the rows of both).  For the K kept: their "
+     "rows (int64), flags (uint8: 1 true positive, 2 inside a group-of box, 4 the highest "
+     "prediction of a group-of box hit), matched ground truth (int64, -1: none) and overlap "
+     "(float64); the entries (int64[E]) by class, stably: per group the kept predictions not "
+     "inside a group-of box (their positions k), then its hits, ~k of the prediction standing "
+     "for each (none unless hits_in_entries); class_end (int64[n_classes]) where each class's "
+     "entries end."},
     {"record_flags", py_record_flags, METH_VARARGS,
      "record_flags(lane, dt, gt, gt_ignore, gt_zero_id, outside, n_thresholds, n_areas) -> (tp, "
      "counted): bool buffers, what each match record counts as (pycocotools' id-0 defect "

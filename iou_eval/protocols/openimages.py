@@ -135,14 +135,15 @@ def challenge_image_rank(ids: tuple) -> np.ndarray:
 
 
 def group_keys(
-    category_idx: np.ndarray, image_idx: np.ndarray, image_rank: np.ndarray
+    category_idx: np.ndarray, image_idx: np.ndarray, image_rank: np.ndarray, n_cls: int
 ) -> np.ndarray:
-    """``[N]`` int64 the (image, class) group of each row, as class ``* I +`` the image's rank.
+    """``[N]`` int64 the (image, class) group of each row: the image's rank ``* C +`` the class.
 
-    Groups ascend as the API joins a class's entries: by class, then the
-    images in the challenge's order (``image_rank[I]``).
+    Groups ascend by image in the challenge's order (``image_rank[I]``),
+    then by class: one image's groups lie side by side, as its rows
+    usually do in the files.
     """
-    return category_idx.astype(np.int64) * len(image_rank) + image_rank[image_idx]
+    return image_rank[image_idx].astype(np.int64) * n_cls + category_idx
 
 
 def api_order(group: np.ndarray, score: np.ndarray, n_groups: int | None = None) -> np.ndarray:
@@ -256,11 +257,12 @@ def _scored_rows(
     """Prediction rows the API scores (file order), their :func:`group_keys`, and how many
     were left out and why."""
     gt, pred = alignment.gt, alignment.pred
-    keys = [group_keys(gt.category_idx, gt.image_idx, image_rank)]
+    n_cls = len(gt.categories)
+    keys = [group_keys(gt.category_idx, gt.image_idx, image_rank, n_cls)]
     if labels is not None:
-        keys.append(group_keys(labels.category_idx, labels.image_idx, image_rank))
-    dt_key = group_keys(pred.category_idx, pred.image_idx, image_rank)
-    verified = _member(dt_key, keys, len(gt.categories) * len(image_rank))
+        keys.append(group_keys(labels.category_idx, labels.image_idx, image_rank, n_cls))
+    dt_key = group_keys(pred.category_idx, pred.image_idx, image_rank, n_cls)
+    verified = _member(dt_key, keys, n_cls * len(image_rank))
     x = pred.xyxy
     area = (x[:, 0] < x[:, 2]) & (x[:, 1] < x[:, 3])
     high = pred.scores > SCORE_FLOOR
@@ -347,12 +349,13 @@ def match_compiled(
     gt_group: np.ndarray,
     thr: float,
     weight: float,
-) -> tuple[_Matches, np.ndarray]:
+) -> tuple[_Matches, np.ndarray, np.ndarray]:
     """:func:`match_challenge` in the compiled core's one pass per group, and the entries.
 
-    The entries ``[E]`` are :func:`_entries`' order as positions of the
+    The entries ``[E]``, in :func:`_entries`' order, are positions of the
     matches: a prediction's ``k``, or ``~k`` for the group-of box that the
-    prediction ``k`` stands for (none at a ``weight`` of 0 or less).
+    prediction ``k`` stands for (none at a ``weight`` of 0 or less);
+    ``class_end[C]`` where each class's entries end.
     """
     gt, pred = alignment.gt, alignment.pred
     gt_code, dt_code, n_groups = _dense_groups(
@@ -361,12 +364,14 @@ def match_compiled(
     order = api_order(dt_code, pred.scores[rows], n_groups)
     c = np.ascontiguousarray
     out = core.oi_match(
-        rows[order], dt_code[order], c(pred.xyxy), c(pred.scores), gt_code, c(gt.is_crowd),
-        c(gt.xyxy), n_groups, thr, MAX_PER_GROUP, weight > 0,
+        rows[order], dt_code[order], c(pred.xyxy), c(pred.scores), c(pred.category_idx), gt_code,
+        c(gt.is_crowd), c(gt.xyxy), n_groups, len(gt.categories), thr, MAX_PER_GROUP, weight > 0,
     )  # fmt: skip
-    kept, flags, match_gt, match_ov, entries = (
+    kept, flags, match_gt, match_ov, entries, class_end = (
         np.frombuffer(b, dtype=t)
-        for b, t in zip(out, (np.int64, np.uint8, np.int64, np.float64, np.int64), strict=True)
+        for b, t in zip(
+            out, (np.int64, np.uint8, np.int64, np.float64, np.int64, np.int64), strict=True
+        )
     )
     representative = np.flatnonzero(flags & 4)
     m = _Matches(
@@ -379,7 +384,7 @@ def match_compiled(
         hit_score=pred.scores[kept[representative]],
         representative=representative,
     )
-    return m, entries
+    return m, entries, class_end
 
 
 def _group_hits(
@@ -406,16 +411,15 @@ def _group_hits(
 
 
 def _entries_of(
-    alignment: Alignment, m: _Matches, entries: np.ndarray, weight: float
+    alignment: Alignment, m: _Matches, entries: np.ndarray, class_end: np.ndarray, weight: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_entries` from the compiled matcher's ``entries`` (see :func:`match_compiled`)."""
     pred = alignment.pred
-    hit = entries < 0
-    at = np.where(hit, ~entries, entries)
+    at = np.where(entries < 0, ~entries, entries)
     rows = m.rows[at]
     label = m.tp[at].astype(np.float64)
-    label[hit] = weight
-    cls = pred.category_idx[rows].astype(np.int64)
+    label[entries < 0] = weight
+    cls = np.repeat(np.arange(len(class_end), dtype=np.int64), np.diff(np.r_[0, class_end]))
     return cls, pred.image_idx[rows].astype(np.int64), pred.scores[rows], label
 
 
@@ -463,7 +467,7 @@ def ground_truth_counts(
     counts = np.zeros(n_cls)
     if not len(gt_class):
         return counts
-    key = group_keys(gt_class, gt_image, image_rank)
+    key = gt_class.astype(np.int64) * len(image_rank) + image_rank[gt_image]
     order = radix_argsort(key)
     key = key[order]
     # The (class, image) pairs with ground truth, by class, then image in the challenge's order.
@@ -584,14 +588,14 @@ def run_openimages(
     image_rank = challenge_image_rank(gt.images.ids)
     weight = float(protocol.extra.get("group_of_weight", GROUP_OF_WEIGHT))  # type: ignore[arg-type]
     rows, group, left_out = _scored_rows(alignment, labels, image_rank)
-    gt_group = group_keys(gt.category_idx, gt.image_idx, image_rank)
+    gt_group = group_keys(gt.category_idx, gt.image_idx, image_rank, n_cls)
     core = coco_core()
     if core is None:
         m = match_challenge(alignment, rows, group, gt_group, thr)
         cls, img, score, label = _entries(alignment, m, image_rank, weight)
     else:
-        m, entries = match_compiled(core, alignment, rows, group, gt_group, thr, weight)
-        cls, img, score, label = _entries_of(alignment, m, entries, weight)
+        m, entries, class_end = match_compiled(core, alignment, rows, group, gt_group, thr, weight)
+        cls, img, score, label = _entries_of(alignment, m, entries, class_end, weight)
     n_gt = ground_truth_counts(
         gt.image_idx, gt.category_idx, gt.is_crowd, image_rank, n_cls, weight
     )
