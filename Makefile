@@ -72,14 +72,15 @@ SANITIZE_TESTS  ?= tests/hostile/test_hostile_arrays.py tests/unit/test_box_core
 	tests/unit/test_rle_kernel.py tests/unit/test_coco_reader.py tests/unit/test_masks.py \
 	tests/unit/test_mask_bounds.py tests/unit/test_boundary.py tests/unit/test_polygon_masks.py \
 	tests/unit/test_csv_scan.py tests/unit/test_txt_scan.py tests/unit/test_kpt_core.py \
-	tests/unit/test_coco_reader_keypoints.py tests/unit/test_coco_reader_lvis.py
+	tests/unit/test_coco_reader_keypoints.py tests/unit/test_coco_reader_lvis.py \
+	tests/unit/test_openimages_core.py
 SANITIZE_ENV     = LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # (Not lvis-api's parity tests: it imports matplotlib, whose extensions abort
 # under an LD_PRELOADed ASan runtime; LVIS runs on the same core as COCO.)
 SANITIZE_PARITY ?= tests/parity/test_coco_parity.py tests/parity/test_segm_parity.py \
 	tests/parity/test_dota_parity.py tests/parity/test_keypoints_parity.py \
-	tests/parity/test_resample.py
+	tests/parity/test_resample.py tests/parity/test_openimages_parity.py
 
 sanitize: $(VENV)/.dev ## build the C parts with ASan + UBSan (build/sanitize) and run the tests that call them
 	rm -rf $(SANITIZE_DIR)

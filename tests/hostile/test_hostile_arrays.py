@@ -192,6 +192,60 @@ def test_group_order_refuses_a_structured_array():
         core.group_order(pairs, np.zeros(3), 1)
 
 
+# -- the Open Images matcher -----------------------------------------------------
+
+
+def _oi_args() -> list:
+    """oi_match's arguments on a small scene: group 0 holds a box, group 1 a group-of box."""
+    i64 = np.int64
+    box = [0.0, 0.0, 1.0, 1.0]
+    return [
+        np.array([0, 1, 2], i64), np.array([0, 0, 1], i64),  # dt_rows, dt_group
+        np.array([box, box, [0.0, 0.0, 0.5, 0.5]]), np.array([0.9, 0.8, 0.7]),  # dt_xyxy, dt_score
+        np.array([0, 0, 1], i64), np.array([0, 1], i64),  # dt_class, gt_group
+        np.array([False, True]), np.array([box, box]),  # gt_group_of, gt_xyxy
+        2, 2, 0.5, 10000, True,  # n_groups, n_classes, thr, cap, hits_in_entries
+    ]  # fmt: skip
+
+
+def test_oi_match_of_a_small_scene():
+    """The first prediction takes the box, the second finds it taken, the third lies
+    inside the group-of box and stands for its hit (an entry of its own class)."""
+    out = _part(CORE).oi_match(*_oi_args())
+    rows, flags, gt, ov, entries, class_end = (
+        np.frombuffer(b, dtype=t).tolist()
+        for b, t in zip(
+            out, (np.int64, np.uint8, np.int64, np.float64, np.int64, np.int64), strict=True
+        )
+    )
+    assert (rows, flags, gt, ov) == ([0, 1, 2], [1, 0, 6], [0, -1, 1], [1.0, 0.0, 1.0])
+    assert (entries, class_end) == ([0, 1, ~2], [2, 3])
+
+
+@pytest.mark.parametrize(
+    ("position", "value", "error", "match"),
+    [
+        (1, np.array([1, 0, 1]), ValueError, "not ascending"),  # groups out of order
+        (0, np.array([0, 1, 3]), ValueError, "oi_match"),  # a row past the boxes
+        (2, np.zeros((3, 4), dtype=np.float32), TypeError, "dt_xyxy: expected float64"),
+        (2, np.zeros(12), ValueError, "dt_xyxy: expected 2 dimension"),
+        (6, np.array([0, 1], dtype=np.int8), TypeError, "gt_group_of: expected bool"),
+        (5, np.array([0, 2]), ValueError, "oi_match"),  # a ground truth's group out of range
+        (4, np.array([0, 0, 2]), ValueError, "oi_match"),  # a class out of range
+        (4, np.array([0, 0]), ValueError, "oi_match"),  # classes short of the predictions
+        (3, np.array([0.9, 0.8, 0.7], dtype=np.float32), TypeError, "dt_score: expected float64"),
+        (8, 6, ValueError, "oi_match"),  # more groups than rows of both
+        (9, -1, ValueError, "oi_match"),
+        (11, -1, ValueError, "oi_match"),  # a negative cap
+    ],
+)
+def test_oi_match_refuses_hostile_arrays(position, value, error, match):
+    args = _oi_args()
+    args[position] = value
+    with pytest.raises(error, match=match):
+        _part(CORE).oi_match(*args)
+
+
 # -- the mask kernel ------------------------------------------------------------
 
 RLE = "iou_eval.geometry._rlekernel"
