@@ -114,3 +114,15 @@ def test_compiled_matcher_keeps_only_the_cap_of_one_image_and_class(tmp_path, mo
     assert c.rows.tolist() == [1, 3]
     assert c.tp.tolist() == [True, False]
     assert score.tolist() == [0.9, 0.8] and label.tolist() == [1.0, 0.0]
+
+
+def test_group_numbers_of_a_wide_key_range_come_from_a_sort():
+    """Keys spread over far more values than rows are numbered by a sort, not by the
+    compiled bit table (``n_total / 64`` words: 128 GiB here): each key's rank among
+    the keys that occur."""
+    gt_group = np.array([5, 2**38, 7, 5], dtype=np.int64)
+    group = np.array([7, 2**39 + 1, 2**38, 0], dtype=np.int64)
+    g, d, n = oi._dense_groups(_core(), gt_group, group, 2**40)
+    assert n == 5
+    assert g.tolist() == [1, 3, 2, 1]
+    assert d.tolist() == [2, 4, 3, 0]
