@@ -143,7 +143,7 @@ def group_keys(
     then by class: one image's groups lie side by side, as its rows
     usually do in the files.
     """
-    return image_rank[image_idx].astype(np.int64) * n_cls + category_idx
+    return image_rank[image_idx].astype(np.int64, copy=False) * n_cls + category_idx
 
 
 def api_order(group: np.ndarray, score: np.ndarray, n_groups: int | None = None) -> np.ndarray:
@@ -160,7 +160,7 @@ def api_order(group: np.ndarray, score: np.ndarray, n_groups: int | None = None)
     n = len(group)
     if not n:
         return np.zeros(0, dtype=np.int64)
-    order = score_order(group, score, n_groups).astype(np.int64)
+    order = score_order(group, score, n_groups).astype(np.int64, copy=False)
     g, s = group[order], score[order]
     tied = np.flatnonzero((g[1:] == g[:-1]) & (s[1:] == s[:-1]))
     if len(tied):
