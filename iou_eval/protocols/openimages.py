@@ -1,4 +1,4 @@
-"""The Open Images detection challenge metric (pure numpy).
+"""The Open Images detection challenge metric (numpy; the matching also in the compiled core).
 
 As the TensorFlow Object Detection API's ``OpenImagesDetectionChallengeEvaluator``
 computes it, step for step:
@@ -24,6 +24,10 @@ computes it, step for step:
   reversed; precision made monotone and summed over the recall steps (the
   VOC devkit's all-point AP).  No ground truth, no AP (NaN); ground truth
   but no entry, AP 0.  mAP: ``np.nanmean`` over the class list.
+
+The matching runs in the compiled core (``oi_match``, one pass per image
+and class) where it is built; numpy's :func:`match_challenge` is the
+reference (``IOU_EVAL_NO_KERNEL=1``), and both give the same arrays.
 """
 
 from __future__ import annotations
