@@ -121,6 +121,13 @@ def summary_of(
     return out
 
 
+def _integer_text(key: str) -> bool:
+    """Whether ``int()`` reads ``key``: digits after one sign at most ("+-1" is text)."""
+    t = key.strip()
+    t = t[1:] if t[:1] in ("+", "-") else t
+    return t.isascii() and t.isdigit()
+
+
 def challenge_image_rank(ids: tuple) -> np.ndarray:
     """``[I]`` each image's place in the order the challenge script adds the images.
 
@@ -129,7 +136,7 @@ def challenge_image_rank(ids: tuple) -> np.ndarray:
     as numbers), else as text.
     """
     keys = [str(k) for k in ids]
-    if keys and all(k.strip().lstrip("+-").isdigit() and k.isascii() for k in keys):
+    if keys and all(_integer_text(k) for k in keys):
         order = sorted(range(len(keys)), key=lambda i: int(keys[i]))
     else:
         order = sorted(range(len(keys)), key=keys.__getitem__)

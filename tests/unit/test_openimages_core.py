@@ -126,3 +126,9 @@ def test_group_numbers_of_a_wide_key_range_come_from_a_sort():
     assert n == 5
     assert g.tolist() == [1, 3, 2, 1]
     assert d.tolist() == [2, 4, 3, 0]
+
+
+def test_image_ids_that_int_cannot_read_are_ordered_as_text():
+    """An id "+-1" is no integer (pandas keeps such a column as text): ordered as text."""
+    assert oi.challenge_image_rank(("+-1", "10", "9")).tolist() == [0, 1, 2]
+    assert oi.challenge_image_rank(("+1", "10", "-9")).tolist() == [1, 2, 0]
