@@ -23,12 +23,12 @@ from iou_eval.protocols.coco_run import run_coco
 from iou_eval.protocols.counts import (
     EXTRA_NOTE,
     EXTRA_NOTE_LVIS,
-    _mean_valid,
     class_counts,
     class_keys,
     per_image_table,
     point_counts,
     prediction_columns,
+    row_means,
 )
 from iou_eval.protocols.params import LVIS_MAX_DETS, LVIS_STATS, Protocol
 from iou_eval.protocols.records import Metric, ProtocolRecord, RunContext, Tables, higher_metrics
@@ -60,15 +60,15 @@ def coco_tables(
     ap75 = np.full(n_rows, np.nan)
     ar = np.full(n_rows, np.nan)
     if prec.size:
-        for j in range(k):
-            ap[j] = _mean_valid(prec[:, :, j, 0, -1])
-            ar[j] = _mean_valid(rec[:, j, 0, -1])
-            t50 = np.flatnonzero(thr == 0.5)
-            t75 = np.flatnonzero(thr == 0.75)
-            if t50.size:
-                ap50[j] = _mean_valid(prec[t50, :, j, 0, -1])
-            if t75.size:
-                ap75[j] = _mean_valid(prec[t75, :, j, 0, -1])
+        # pycocotools' [T, R, K, A, M] with area "all" and the last maxDets: each
+        # category's (threshold, recall point) entries as one row, in that order.
+        at_all = prec[:, :, :k, 0, -1]
+        ap[:k] = row_means(at_all.transpose(2, 0, 1).reshape(k, -1))
+        ar[:k] = row_means(rec[:, :k, 0, -1].T)
+        for column, t in ((ap50, 0.5), (ap75, 0.75)):
+            at_t = np.flatnonzero(thr == t)
+            if at_t.size:
+                column[:k] = row_means(at_all[at_t].transpose(2, 0, 1).reshape(k, -1))
     classes = Columns(
         {
             **class_keys(alignment, agnostic),

@@ -37,6 +37,29 @@ def _mean_valid(a: np.ndarray) -> float:
     return float(np.mean(v)) if v.size else float("nan")
 
 
+def row_means(rows: np.ndarray) -> np.ndarray:
+    """``[K]`` :func:`_mean_valid` of each row of ``rows[K, N]``, bit for bit, at once.
+
+    ``np.mean`` of a row's entries above -1 is numpy's pairwise sum of them
+    divided by their count; the sum along the last axis of a C-contiguous
+    block runs that same sum on each row.  Rows of equal count are gathered
+    into one such block (their valid entries in order): usually every row
+    of a category with ground truth is whole, and the others are empty.
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    valid = rows > -1
+    count = np.count_nonzero(valid, axis=1)
+    out = np.full(len(rows), np.nan)
+    for n in np.unique(count[count > 0]).tolist():
+        sel = np.flatnonzero(count == n)
+        if n == rows.shape[1]:
+            block = np.ascontiguousarray(rows[sel])
+        else:
+            block = rows[sel][valid[sel]].reshape(len(sel), n)
+        out[sel] = np.sum(block, axis=1) / n
+    return out
+
+
 # The one row of the per-class table when categories are ignored.
 ALL_CLASSES = "all classes"
 

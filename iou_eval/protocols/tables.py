@@ -141,11 +141,59 @@ def _best_f1_by_class(
         order
     ]
     t, f = (both & 1).view(bool), (both >> 1).view(bool)
-    starts = np.r_[0, np.cumsum(np.bincount(dt_class[used], minlength=n_classes)[:n_classes])]
-    for c in range(n_classes):
-        lo, hi = starts[c], starts[c + 1]
-        best[c], best_s[c] = best_f1(sc[lo:hi], t[lo:hi], f[lo:hi], int(class_gt[c]))
+    size = np.bincount(dt_class[used], minlength=n_classes)[:n_classes]
+    _sweep_classes(sc, t, f, size, np.asarray(class_gt, dtype=np.int64), best, best_s)
     return best, best_s
+
+
+def _sweep_classes(
+    sc: np.ndarray,
+    t: np.ndarray,
+    f: np.ndarray,
+    size: np.ndarray,
+    class_gt: np.ndarray,
+    best: np.ndarray,
+    best_s: np.ndarray,
+) -> None:
+    """:func:`best_f1` of every class at once, into ``best[K]`` and ``best_s[K]``.
+
+    ``sc``, ``t``, ``f``: ``[D]`` the classes' slices one after the other
+    (``size[K]`` rows each), each in descending score order.  The counts
+    are the running sums less each slice's start, the same integers; F1
+    takes the same float operations at each cut, and the first largest of
+    a class is its ``argmax``.
+    """
+    starts = np.r_[0, np.cumsum(size)]
+    best[(class_gt > 0) & (size == 0)] = 0.0
+    n = len(sc)
+    if not n:
+        return
+    cls = np.repeat(np.arange(len(size)), size)
+    ctp = np.cumsum(t, dtype=np.int64)
+    cfp = np.cumsum(f, dtype=np.int64)
+    # Cuts fall after a class's last row and between different scores.
+    cut = np.ones(n, dtype=bool)
+    np.not_equal(sc[1:], sc[:-1], out=cut[:-1])
+    cut[starts[1:][size > 0] - 1] = True
+    cut &= class_gt[cls] > 0
+    at = np.flatnonzero(cut)
+    if not len(at):
+        return
+    k = cls[at]
+    before_tp = np.r_[0, ctp][starts[:-1]]
+    before_fp = np.r_[0, cfp][starts[:-1]]
+    c_tp = ctp[at] - before_tp[k]
+    c_fp = cfp[at] - before_fp[k]
+    n_gt = class_gt[k]
+    f1 = 2 * c_tp / (2 * c_tp + c_fp + (n_gt - c_tp))
+    # Each class's cuts are a run of ``at``: the first of the largest F1 of each run.
+    first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    top = np.maximum.reduceat(f1, first)
+    runs = np.repeat(np.arange(len(first)), np.diff(np.r_[first, len(at)]))
+    is_top = np.flatnonzero(f1 == top[runs])
+    pick = is_top[np.r_[True, runs[is_top][1:] != runs[is_top][:-1]]]
+    best[k[pick]] = f1[pick]
+    best_s[k[pick]] = sc[at[pick]]
 
 
 def count_point(

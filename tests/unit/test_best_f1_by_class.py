@@ -50,3 +50,23 @@ def test_best_f1_of_every_class_at_once_equals_the_per_class_sweep(seed, given_o
     want = _per_class(dt_class, dt_score, dt_tp, dt_fp, class_gt)
     _same(got[0], want[0])
     _same(got[1], want[1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_best_f1_of_many_classes_sharing_scores_across_their_boundaries(seed):
+    """Hundreds of classes whose slices meet at equal scores (one decimal): a cut
+    always falls at a class's end, never into the next class."""
+    rng = np.random.default_rng(100 + seed)
+    n, k = int(rng.integers(500, 3000)), int(rng.integers(50, 300))
+    dt_class = rng.integers(0, k, n)
+    dt_score = np.round(rng.random(n), 1)
+    dt_tp = rng.random(n) < 0.3
+    dt_fp = ~dt_tp & (rng.random(n) < 0.9)
+    class_gt = np.bincount(dt_class[dt_tp], minlength=k) + rng.integers(0, 3, k)
+    class_gt[rng.random(k) < 0.1] = 0
+    dt_tp &= class_gt[dt_class] > 0
+    order = np.lexsort((-dt_score, dt_class))
+    got = tables._best_f1_by_class(dt_class, dt_score, dt_tp, dt_fp, class_gt, order)
+    want = _per_class(dt_class, dt_score, dt_tp, dt_fp, class_gt)
+    _same(got[0], want[0])
+    _same(got[1], want[1])
