@@ -63,7 +63,8 @@ def fits(xyxy: np.ndarray, width: np.ndarray, height: np.ndarray) -> np.ndarray:
     """
     tw = np.maximum(1.0, _OVERHANG * width)
     th = np.maximum(1.0, _OVERHANG * height)
-    x1, y1, x2, y2 = xyxy.T
+    # Columns side by side (a copy): the tests then run on contiguous numbers.
+    x1, y1, x2, y2 = np.ascontiguousarray(xyxy.T)
     # The six tests joined in place into one array (no temporary per join).
     ok = x2 >= x1
     ok &= y2 >= y1
@@ -74,23 +75,45 @@ def fits(xyxy: np.ndarray, width: np.ndarray, height: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _any_outside(ds: Dataset, step: int = 1 << 16) -> bool:
-    """Whether a box with known image sizes falls outside its image (:func:`fits`).
+# Rows a chunked pass looks at together: its temporaries stay in the cache.
+_CHUNK_ROWS = 1 << 14
 
-    A slice of rows at a time: the temporaries stay small and in the cache.
+
+def _known_chunks(ds: Dataset, first: int = _CHUNK_ROWS):
+    """``(rows, xyxy, width, height)`` of each slice of rows whose image has a size.
+
+    ``rows[n]`` the rows of ``ds`` (ascending), ``xyxy[n, 4]`` their boxes,
+    ``width[n]``, ``height[n]`` their image's; the first slice has ``first``
+    rows, the next ones four times as many (up to :data:`_CHUNK_ROWS`).
     """
     width, height = ds.images.width, ds.images.height
-    for lo in range(0, len(ds), step):
-        img = ds.image_idx[lo : lo + step]
+    lo, step = 0, first
+    while lo < len(ds):
+        hi = min(lo + step, len(ds))
+        img = ds.image_idx[lo:hi]
         w, h = width[img], height[img]
         known = np.isfinite(w) & np.isfinite(h) & (w > 0) & (h > 0)
-        if not known.all():
-            xyxy, w, h = ds.xyxy[lo : lo + step][known], w[known], h[known]
+        if known.all():
+            yield np.arange(lo, hi), ds.xyxy[lo:hi], w, h
         else:
-            xyxy = ds.xyxy[lo : lo + step]
-        if not fits(xyxy, w, h).all():
-            return True
-    return False
+            yield lo + np.flatnonzero(known), ds.xyxy[lo:hi][known], w[known], h[known]
+        lo, step = hi, min(4 * step, _CHUNK_ROWS)
+
+
+def _outside(ds: Dataset) -> tuple[int, int, int]:
+    """``(outside, known, first)``: boxes with a known image size that fall outside it
+    (:func:`fits`), boxes with a known size, and the first outside row (-1: none).
+
+    One pass a slice of rows at a time: no column of the whole is copied.
+    """
+    n_out, n_known, first = 0, 0, -1
+    for rows, xyxy, w, h in _known_chunks(ds):
+        n_known += len(rows)
+        out = np.flatnonzero(~fits(xyxy, w, h))
+        if len(out) and first < 0:
+            first = int(rows[out[0]])
+        n_out += len(out)
+    return n_out, n_known, first
 
 
 def _unit_numbers(ds: Dataset, fmt: BoxFormat, step: int = 1 << 16) -> int:
@@ -103,9 +126,10 @@ def _unit_numbers(ds: Dataset, fmt: BoxFormat, step: int = 1 << 16) -> int:
     return count
 
 
-def _misfits(raw: np.ndarray, alt: BoxFormat, w: np.ndarray, h: np.ndarray, n_out: int) -> int:
-    """Boxes ``raw[N, 4]`` that do not fit their image read as ``alt``, counted exactly
-    while the count can still matter (at most ``n_out // 4``); past that, a count above it.
+def _misfits(ds: Dataset, chosen: BoxFormat, alt: BoxFormat, n_out: int) -> int:
+    """Boxes with a known image size that do not fit it when the numbers the file wrote
+    (in ``chosen``) are read as ``alt``, counted exactly while the count can still matter
+    (at most ``n_out // 4``); past that, a count above it.
 
     :func:`layout_doubts` only asks whether another layout fits every box, or
     all but a quarter of the ones the chosen layout leaves out; when most
@@ -113,13 +137,11 @@ def _misfits(raw: np.ndarray, alt: BoxFormat, w: np.ndarray, h: np.ndarray, n_ou
     """
     bound = n_out // 4
     misfits = 0
-    step = _HEAD_ROWS
-    for lo in range(0, len(raw), step):
-        hi = lo + step
-        misfits += int((~fits(to_xyxy(raw[lo:hi], alt)[0], w[lo:hi], h[lo:hi])).sum())
+    for _, xyxy, w, h in _known_chunks(ds, _HEAD_ROWS):
+        raw = from_xyxy(xyxy, chosen)
+        misfits += int(np.count_nonzero(~fits(to_xyxy(raw, alt)[0], w, h)))
         if misfits > bound:
             return misfits
-        step = max(step, 4 * step)
     return misfits
 
 
@@ -149,36 +171,29 @@ def layout_doubts(ds: Dataset, side: str) -> list[str]:
     chosen = ds.box_format
     if not ds.traits.layout_open or chosen is None or not len(ds):
         return []
-    if not _any_outside(ds):  # the usual case, settled without the whole arrays
-        return []
-    w, h, known = _row_sizes(ds)
-    xyxy, w, h = ds.xyxy[known], w[known], h[known]
-    outside = ~fits(xyxy, w, h)
-    n_out = int(outside.sum())
+    n_out, n_known, r = _outside(ds)
     if not n_out:
         return []
-    raw = from_xyxy(xyxy, chosen)
-    others = [(_misfits(raw, alt, w, h, n_out), alt) for alt in BoxFormat if alt is not chosen]
+    others = [(_misfits(ds, chosen, alt, n_out), alt) for alt in BoxFormat if alt is not chosen]
     n_alt, alt = min(others, key=lambda o: o[0])
     # Another layout must fit every box, or nearly (a detector's unclipped
     # overhang), where the chosen one leaves several out.
-    r = int(np.flatnonzero(outside)[0])
-    file, place = ds.where(int(np.flatnonzero(known)[r]))
-    numbers = " ".join(f"{v:g}" for v in raw[r])
+    file, place = ds.where(r)
+    numbers = " ".join(f"{v:g}" for v in from_xyxy(ds.xyxy[r : r + 1], chosen)[0])
     if not (n_alt == 0 or (n_out >= 2 and 4 * n_alt <= n_out)):
-        if 2 * n_out <= int(known.sum()):
+        if 2 * n_out <= n_known:
             return []
         # No layout fits: the sizes (or the scale) the boxes are measured against are wrong.
         return [
             Doubt(
-                f"{ds.source}: {n_out} of {int(known.sum())} {_what(side)} boxes fall outside "
+                f"{ds.source}: {n_out} of {n_known} {_what(side)} boxes fall outside "
                 f"their image under every box layout (first: {file}:{place}: {numbers}): are the "
                 "image sizes and the scale right? (--images DIR, --normalized, --image-size WxH)"
             )
         ]
     fit = "every one fits" if n_alt == 0 else f"only {n_alt} do"
     head = (
-        f"{ds.source}: {n_out} of {int(known.sum())} {_what(side)} boxes fall outside their image "
+        f"{ds.source}: {n_out} of {n_known} {_what(side)} boxes fall outside their image "
         f"read as {chosen.value} (first: {file}:{place}: {numbers}), but {fit} read as "
         f"{alt.value}: the box layout is in doubt"
     )

@@ -233,3 +233,61 @@ def test_no_fraction_doubt_on_pixels_small_references_or_numbers_all_in_the_unit
         [[0.1, 0.2, 0.3, 1.2]] * 4, fmt="cxcywh", fmt_name="csv", normalized=True
     )
     assert fraction_doubts(read_as_fractions, "pred", BoxFormat.CXCYWH, gt) == []
+
+
+def _many(boxes, fmt, sizes, image_idx):
+    """A prediction file of many images (``sizes[I, 2]``, NaN: unknown) and rows."""
+    n = len(boxes)
+    return assemble(
+        source="p",
+        fmt="txt",
+        images=ImageTable.build([str(i) for i in range(len(sizes))], None, *np.asarray(sizes).T),
+        categories=CategoryTable((0,), ("0",)),
+        image_idx=np.asarray(image_idx, dtype=np.int64),
+        category_idx=np.zeros(n, dtype=np.int64),
+        boxes=np.asarray(boxes, dtype=np.float64),
+        box_format=BoxFormat(fmt),
+        score=np.full(n, 0.5),
+    )
+
+
+def _xyxy_boxes(rng, n, w=100.0, h=80.0):
+    x = np.sort(rng.uniform(0, w, (n, 2)), axis=1)
+    y = np.sort(rng.uniform(0, h, (n, 2)), axis=1)
+    return np.stack([x[:, 0], y[:, 0], x[:, 1], y[:, 1]], axis=1)
+
+
+def test_the_other_layouts_misfits_are_counted_once_each_over_many_rows():
+    """50,000 x1 y1 x2 y2 boxes read as x y w h; read as xyxy, ten overhang their image
+    (rows far past the first slices): the doubt counts those ten, each once."""
+    rng = np.random.default_rng(0)
+    boxes = _xyxy_boxes(rng, 50_000)
+    boxes[rng.choice(np.arange(30_000, 50_000), 10, replace=False), 2] = 130.0
+    boxes[:5] = [1, 1, 2, 2]  # the first rows fit either way
+    ds = _many(boxes, "xywh", [(100.0, 80.0)], np.zeros(len(boxes)))
+    (d,) = layout_doubts(ds, "pred")
+    n_out = int((~fits(to_xyxy(boxes, BoxFormat.XYWH)[0], np.full(50_000, 100.0),
+                       np.full(50_000, 80.0))).sum())  # fmt: skip
+    assert f"{n_out} of 50000 prediction boxes fall outside their image read as xywh" in d
+    assert "only 10 do read as xyxy" in d
+
+
+def test_rows_of_images_without_sizes_are_left_out_of_every_count():
+    """Images of unknown size (NaN, 0) between images of known size, over several
+    slices of rows: the counts and the first box named are those of the known rows."""
+    rng = np.random.default_rng(1)
+    n = 40_000
+    image_idx = rng.integers(0, 4, n)
+    sizes = [(100.0, 80.0), (np.nan, 80.0), (0.0, 0.0), (100.0, 80.0)]
+    boxes = _xyxy_boxes(rng, n)
+    known = (image_idx == 0) | (image_idx == 3)
+    first = int(np.flatnonzero(known & (np.arange(n) > 20_000))[0])
+    boxes[: first + 1][~known[: first + 1]] = [90, 70, 95, 75]  # out as xywh, but no size
+    boxes[:first][known[:first]] = [1, 1, 2, 2]
+    boxes[first] = [50, 40, 95, 75]
+    ds = _many(boxes, "xywh", sizes, image_idx)
+    (d,) = layout_doubts(ds, "pred")
+    w = np.full(int(known.sum()), 100.0)
+    outside = ~fits(to_xyxy(boxes[known], BoxFormat.XYWH)[0], w, w * 0.8)
+    assert f"{int(outside.sum())} of {int(known.sum())} prediction boxes" in d
+    assert f"(first: {ds.where(first)[0]}:{ds.where(first)[1]}: 50 40 95 75)" in d
