@@ -49,7 +49,8 @@ def coco_tables(
     counted (lvis-api drops their results).
     """
     agnostic = ev.protocol.class_agnostic
-    c = point_counts(alignment, ev.point, score_thr, agnostic, count_extra=not lvis)
+    predictions = prediction_columns(alignment, ev.point, count_extra=not lvis)
+    c = point_counts(alignment, ev.point, score_thr, agnostic, not lvis, predictions)
     n_rows = len(c.class_gt)
     k = 1 if agnostic else alignment.n_categories
     prec = ev.arrays.precision
@@ -86,7 +87,7 @@ def coco_tables(
             alignment, c, "OKS" if ev.protocol.iou_type == "keypoints" else "IoU"
         ),
         arrays=ev.arrays,
-        predictions=prediction_columns(alignment, ev.point, count_extra=not lvis),
+        predictions=predictions,
     )
 
 

@@ -50,7 +50,8 @@ def row_means(rows: np.ndarray) -> np.ndarray:
     valid = rows > -1
     count = np.count_nonzero(valid, axis=1)
     out = np.full(len(rows), np.nan)
-    for n in np.unique(count[count > 0]).tolist():
+    # The counts that occur (a bincount: np.unique would import numpy.ma).
+    for n in (np.flatnonzero(np.bincount(count, minlength=1)[1:]) + 1).tolist():
         sel = np.flatnonzero(count == n)
         if n == rows.shape[1]:
             block = np.ascontiguousarray(rows[sel])
@@ -77,6 +78,7 @@ def point_counts(
     score_thr: float,
     class_agnostic: bool = False,
     count_extra: bool = True,
+    columns: PredictionColumns | None = None,
 ) -> PointCounts:
     """:class:`PointCounts` for scored rows plus the unscored prediction-only ones.
 
@@ -84,11 +86,14 @@ def point_counts(
     counts in one class (``C = 1``); counting a prediction's hit in its own
     class and the object it hit in another would give impossible rows.
     ``count_extra``: count prediction-only categories' boxes as false
-    positives (LVIS drops them instead).
+    positives (LVIS drops them instead).  ``columns``: the point's
+    :func:`prediction_columns` (same ``count_extra``), whose gathered
+    columns are then read rather than gathered again.
     """
-    point_rows = point.dt_rows
-    gt, pred = alignment.gt, alignment.pred
-    extra = _extra_rows(alignment, count_extra)
+    gt = alignment.gt
+    if columns is None:
+        columns = prediction_columns(alignment, point, count_extra)
+    n = columns.n_scored
 
     def cls(col: np.ndarray) -> np.ndarray:
         return np.zeros(len(col), dtype=np.int64) if class_agnostic else col
@@ -99,15 +104,15 @@ def point_counts(
         gt_image=gt.image_idx,
         gt_class=cls(gt.category_idx),
         gt_counts=point.gt_counts,
-        dt_image=pred.image_idx[point_rows],
-        dt_class=cls(pred.category_idx[point_rows]),
-        dt_score=pred.scores[point_rows],
+        dt_image=columns.image_idx[:n],
+        dt_class=cls(columns.category_idx[:n]),
+        dt_score=columns.score[:n],
         dt_tp=point.tp,
         dt_fp=point.fp,
         dt_iou=point.match_iou,
-        extra_image=pred.image_idx[extra],
-        extra_class=cls(pred.category_idx[extra]),
-        extra_score=pred.scores[extra],
+        extra_image=columns.image_idx[n:],
+        extra_class=cls(columns.category_idx[n:]),
+        extra_score=columns.score[n:],
         score_thr=score_thr,
         dt_order=None if class_agnostic else point.order,
     )
