@@ -28,6 +28,8 @@ alignment itself (:mod:`iou_eval.data.reconcile`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from iou_eval.data.box_format import BoxFormat, to_xyxy
@@ -79,7 +81,7 @@ def fits(xyxy: np.ndarray, width: np.ndarray, height: np.ndarray) -> np.ndarray:
 _CHUNK_ROWS = 1 << 14
 
 
-def _known_chunks(ds: Dataset, first: int = _CHUNK_ROWS):
+def _known_chunks(ds: Dataset, first: int = _CHUNK_ROWS) -> Iterator[tuple[np.ndarray, ...]]:
     """``(rows, xyxy, width, height)`` of each slice of rows whose image has a size.
 
     ``rows[n]`` the rows of ``ds`` (ascending), ``xyxy[n, 4]`` their boxes,
