@@ -33,14 +33,16 @@ with its own sigmas.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+import itertools
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from iou_eval.data.ordering import distinct
 from iou_eval.errors import UsageError
-from iou_eval.geometry.pairs import _PAIR_CHUNK, candidate_pairs, join_pairs
+from iou_eval.geometry.pairs import _PAIR_CHUNK, candidate_pairs, join_pairs, thread_cuts
 
 # pycocotools' Params.kpt_oks_sigmas: the 17 COCO person keypoints, the same
 # expression so the floats are the same.
@@ -328,6 +330,9 @@ class KeypointGeometry:
         gt_category: ``[G]`` their category (picks the sigmas).
         dt: the predictions' keypoints; dt_range_area: ``[D]`` the area ``loadRes``
             gave each (its box's ``w * h``), which the area ranges test.
+        threads: threads that share :meth:`pairs` with the compiled kernel (it
+            releases the GIL), each a run of predictions of about as many
+            candidate pairs; the pairs are the same for any number.
     """
 
     gt: KeypointColumn
@@ -336,6 +341,7 @@ class KeypointGeometry:
     dt: KeypointColumn
     dt_range_area: np.ndarray
     name: str = "keypoints"
+    threads: int = 1
 
     @staticmethod
     def of(gt, pred) -> KeypointGeometry:
@@ -377,18 +383,9 @@ class KeypointGeometry:
 
         kernel = keypoint_kernel()
         if kernel is not None:
-            c = np.ascontiguousarray
-            found = kernel.pairs(
-                c(d_groups), c(gt_sorted), c(g_starts), c(dt_rows), float(floor),
-                *self._kernel_columns,
-            )  # fmt: skip
+            found = _kernel_pairs(kernel, self, d_groups, gt_sorted, g_starts, dt_rows, floor)
             if found is not None:  # None: counts differ, which numpy's path reports
-                pd, pg, oks = found
-                return (
-                    np.frombuffer(pd, dtype=np.int64),
-                    np.frombuffer(pg, dtype=np.int64),
-                    np.frombuffer(oks, dtype=np.float64),
-                )
+                return found
         parts_d, parts_g, parts_iou = [], [], []
         for lo in range(0, len(d_groups), _PAIR_CHUNK):
             pd, pg = candidate_pairs(d_groups[lo : lo + _PAIR_CHUNK], g_starts)
@@ -406,8 +403,61 @@ class KeypointGeometry:
     def take(self, gt_rows: np.ndarray, dt_rows: np.ndarray) -> KeypointGeometry:
         return KeypointGeometry(
             self.gt.take(gt_rows), self.gt_area[gt_rows], self.gt_category[gt_rows],
-            self.dt.take(dt_rows), self.dt_range_area[dt_rows], self.name,
+            self.dt.take(dt_rows), self.dt_range_area[dt_rows], self.name, self.threads,
         )  # fmt: skip
+
+    def with_threads(self, threads: int) -> KeypointGeometry:
+        """This geometry, its pairs found by ``threads`` threads (see ``threads``)."""
+        return replace(self, threads=max(1, int(threads)))
+
+
+# Below this many candidate pairs a second thread costs more than it saves.
+_THREAD_MIN_PAIRS = 20_000
+
+
+def _kernel_pairs(
+    kernel: Any,
+    geo: KeypointGeometry,
+    d_groups: np.ndarray,
+    gt_sorted: np.ndarray,
+    g_starts: np.ndarray,
+    dt_rows: np.ndarray,
+    floor: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:meth:`KeypointGeometry.pairs` by the compiled kernel, or None where counts differ.
+
+    The predictions are cut into ``geo.threads`` runs of about as many
+    candidate pairs, each run one kernel call in a thread; their pairs are
+    joined in run order, which is the order of one call.
+    """
+    from iou_eval.engine.parallel import run_threads
+
+    c = np.ascontiguousarray
+    groups, rows, sorted_rows, starts = c(d_groups), c(dt_rows), c(gt_sorted), c(g_starts)
+    columns = geo._kernel_columns
+    cuts = thread_cuts(groups, starts, geo.threads, _THREAD_MIN_PAIRS)
+
+    def run(span: tuple[int, int]) -> tuple | None:
+        lo, hi = span
+        found = kernel.pairs(
+            groups[lo:hi], sorted_rows, starts, rows[lo:hi], float(floor), *columns
+        )
+        if found is None:
+            return None
+        pd, pg, oks = found
+        pos = np.frombuffer(pd, dtype=np.int64)
+        return (
+            pos + lo if lo else pos,
+            np.frombuffer(pg, dtype=np.int64),
+            np.frombuffer(oks, dtype=np.float64),
+        )
+
+    parts = run_threads(run, list(itertools.pairwise(cuts)))
+    if any(p is None for p in parts):
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- the aligned pair
@@ -426,8 +476,6 @@ def with_keypoints(alignment, sigmas=None):
         alignment: an :class:`~iou_eval.data.reconcile.Alignment` read with keypoints.
         sigmas: ``--kpt-sigmas`` as read (:func:`iou_eval.io.option_files.read_kpt_sigmas`).
     """
-    from dataclasses import replace
-
     gt, pred = alignment.gt, alignment.pred
     gt_kp = _keypoints_of(gt)
     k_of = _category_k(gt, gt_kp, alignment.n_categories)

@@ -51,6 +51,7 @@ from iou_eval.data.ordering import offsets_of
 from iou_eval.errors import InputError
 from iou_eval.escape import quoted
 from iou_eval.geometry.kernel import compiled
+from iou_eval.geometry.pairs import thread_cuts
 from iou_eval.geometry.rle import BadRle, check_compressed, check_joined, odd_sums
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
@@ -1224,12 +1225,4 @@ def _kernel_pairs(
 
 def _thread_cuts(groups: np.ndarray, g_starts: np.ndarray, threads: int) -> list[int]:
     """``[0, ..., D]``: where the runs of :func:`_kernel_pairs` start, about equal in candidate pairs."""
-    n = len(groups)
-    if threads <= 1 or n < 2:
-        return [0, n]
-    weight = np.cumsum(g_starts[groups + 1] - g_starts[groups])
-    total = int(weight[-1]) if n else 0
-    if total < _THREAD_MIN_PAIRS:
-        return [0, n]
-    marks = np.searchsorted(weight, total * np.arange(1, threads) / threads)
-    return sorted({0, n, *(int(m) for m in marks if 0 < m < n)})
+    return thread_cuts(groups, g_starts, threads, _THREAD_MIN_PAIRS)

@@ -100,6 +100,27 @@ def with_threads(geometry: Geometry, threads: int) -> Geometry:
     return geometry if offer is None else offer(threads)
 
 
+def thread_cuts(
+    groups: np.ndarray, g_starts: np.ndarray, threads: int, min_pairs: int
+) -> list[int]:
+    """``[0, ..., D]``: where runs of predictions start, about equal in candidate pairs.
+
+    ``groups[D]`` each prediction's group, ``g_starts`` each group's offset
+    among the ground truths; one run (``[0, D]``) for one thread, or for
+    fewer than ``min_pairs`` candidate pairs, below which a thread costs more
+    than it saves.
+    """
+    n = len(groups)
+    if threads <= 1 or n < 2:
+        return [0, n]
+    weight = np.cumsum(g_starts[groups + 1] - g_starts[groups])
+    total = int(weight[-1])
+    if total < min_pairs:
+        return [0, n]
+    marks = np.searchsorted(weight, total * np.arange(1, threads) / threads)
+    return sorted({0, n, *(int(m) for m in marks if 0 < m < n)})
+
+
 def candidate_pairs(dt_group: np.ndarray, gt_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (prediction, ground truth) pair that shares a group.
 

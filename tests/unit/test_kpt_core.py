@@ -120,6 +120,39 @@ def test_pairs_equal_numpy_bit_for_bit(monkeypatch, seed, floor):
 
 
 @needs_kernel
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_pairs_in_threads_cut_anywhere_equal_numpy_bit_for_bit(monkeypatch, seed, threads):
+    """Runs of predictions in threads, cut even inside a group, groups unsorted: the
+    pairs, their order and OKS of one numpy pass."""
+    import iou_eval.geometry.keypoints as keypoints
+
+    monkeypatch.setattr(keypoints, "_THREAD_MIN_PAIRS", 0)
+    geometry, d_groups, dt_rows, gt_sorted, g_starts = _scene(seed)
+    args = (d_groups, gt_sorted, g_starts, dt_rows, 0.3)
+
+    def run(n):
+        fresh = KeypointGeometry(
+            *(getattr(geometry, f) for f in ("gt", "gt_area", "gt_category", "dt", "dt_range_area"))
+        )
+        return fresh.with_threads(n).pairs(*args)
+
+    got, want = _both(monkeypatch, lambda: run(threads))
+    for name, a, b in zip(("dt_pos", "gt_row", "oks"), got, want, strict=True):
+        _same(a, b, name)
+    for name, a, b in zip(("dt_pos", "gt_row", "oks"), got, run(1), strict=True):
+        _same(a, b, name)
+
+
+def test_keypoint_geometry_keeps_its_threads_through_take():
+    geometry, *_ = _scene(1, n_groups=8)
+    two = geometry.with_threads(2)
+    assert (geometry.threads, two.threads) == (1, 2)
+    assert two.take(np.arange(1), np.arange(1)).threads == 2
+    assert geometry.with_threads(0).threads == 1
+
+
+@needs_kernel
 @pytest.mark.parametrize("seed", range(12))
 def test_whole_oks_matrix_of_every_same_category_pair_equals_numpy(monkeypatch, seed):
     geometry, _, _, _, _ = _scene(seed, n_groups=8)
