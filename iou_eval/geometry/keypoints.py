@@ -118,40 +118,40 @@ class KeypointColumn:
         )  # fmt: skip
 
     @staticmethod
-    def of_flat(
-        values: np.ndarray,
-        lengths: np.ndarray,
+    def of_points(
+        x: np.ndarray,
+        y: np.ndarray,
+        visible: np.ndarray,
+        count: np.ndarray,
         gt: bool,
         num_keypoints: np.ndarray | None = None,
         box: np.ndarray | None = None,
     ) -> KeypointColumn:
-        """A column from ``[x1, y1, v1, x2, ...]`` triplets back to back.
+        """A column from every row's keypoints back to back.
 
         Args:
-            values: ``[B]`` float64 every row's numbers in row order.
-            lengths: ``[N]`` int64 numbers of each row (multiples of 3).
-            gt: keep the labels (``v > 0``) and ``num_keypoints`` / ``box``.
+            x, y: ``[B]`` float64 and visible: ``[B]`` bool (``v > 0``), every
+                row's keypoints in row order.
+            count: ``[N]`` int64 keypoints of each row.
+            gt: keep the labels and ``num_keypoints`` / ``box``.
+
+        Rows of one K (the usual case) are the columns reshaped, not copied.
         """
-        n = len(lengths)
-        count = (lengths // 3).astype(np.int64)
+        n = len(count)
+        count = count.astype(np.int64, copy=False)
         k = int(count.max()) if n else 0
         if n and (count == k).all():  # one K for every row: a reshape
-            trip3 = values.reshape(n, k, 3)
-            x, y = np.ascontiguousarray(trip3[:, :, 0]), np.ascontiguousarray(trip3[:, :, 1])
-            visible = trip3[:, :, 2] > 0
+            x, y, visible = x.reshape(n, k), y.reshape(n, k), visible.reshape(n, k)
         else:
-            x = np.full((n, k), np.nan)
-            y = np.full((n, k), np.nan)
-            visible = np.zeros((n, k), dtype=bool)
-            trip = values.reshape(-1, 3)
             row = np.repeat(np.arange(n), count)
-            col = np.arange(len(trip)) - np.repeat(np.cumsum(count) - count, count)
-            x[row, col] = trip[:, 0]
-            y[row, col] = trip[:, 1]
-            visible[row, col] = trip[:, 2] > 0
+            col = np.arange(len(x)) - np.repeat(np.cumsum(count) - count, count)
+            flat_x, flat_y, flat_v = x, y, visible
+            x, y = np.full((n, k), np.nan), np.full((n, k), np.nan)
+            visible = np.zeros((n, k), dtype=bool)
+            x[row, col], y[row, col], visible[row, col] = flat_x, flat_y, flat_v
         if not gt:
             return KeypointColumn(x, y, count)
-        return KeypointColumn(x, y, count, visible, num_keypoints, box)
+        return KeypointColumn(x, y, count, visible.astype(bool, copy=False), num_keypoints, box)
 
 
 @dataclass(frozen=True)

@@ -389,7 +389,7 @@ enum {
     A_IMAGE, A_CATEGORY, A_BBOX, A_HAS_BBOX, A_SCORE, A_AREA, A_ISCROWD, A_IGNORE, A_ID,
     A_HAS_ID, S_LENGTH, S_SIZE, S_COUNTS, I_ID, I_WIDTH, I_HEIGHT, I_NAME, C_ID, C_NAME,
     K_VALUES, K_LENGTH, K_NUM, I_NEG_LENGTH, I_NEG_IDS, I_NEX_LENGTH, I_NEX_IDS, C_FREQUENCY,
-    NCOLS
+    K_X, K_Y, K_VISIBLE, NCOLS
 };
 /* Not a column: a number only checked (its value is dropped). */
 #define NO_COLUMN (-1)
@@ -618,14 +618,51 @@ static int read_annotation_id(Reader *r, Annotation *a) {
 }
 
 /*
- * `keypoints`: a list of numbers appended to the values column, its length
- * a multiple of 3 (a result's not 0); null, or anything else: give up (the
- * msgspec path says what is wrong).  0, -1 give up, -2 no memory.
+ * A keypoints list read into the scratch column K_VALUES: its x, y and
+ * labels (v > 0) appended to the columns K_X, K_Y (float64) and K_VISIBLE
+ * (uint8), the layout of the keypoint columns, and the numbers CPython
+ * converts later pointed at their places there.
+ */
+static int split_keypoints(Reader *r, size_t deferred_before) {
+    IouVec *v = &r->cols[K_VALUES];
+    size_t n = v->len / sizeof(double), k = n / 3;
+    IouVec *x = &r->cols[K_X], *y = &r->cols[K_Y], *vis = &r->cols[K_VISIBLE];
+    int64_t base = (int64_t)(x->len / sizeof(double));
+    if (iou_vec_reserve(x, k * sizeof(double)) < 0 || iou_vec_reserve(y, k * sizeof(double)) < 0 ||
+        iou_vec_reserve(vis, k) < 0)
+        return -2;
+    const double *s = (const double *)(void *)v->data;
+    double *ox = (double *)(void *)(x->data + x->len), *oy = (double *)(void *)(y->data + y->len);
+    uint8_t *ov = (uint8_t *)vis->data + vis->len;
+    for (size_t i = 0; i < k; i++) {
+        ox[i] = s[3 * i];
+        oy[i] = s[3 * i + 1];
+        ov[i] = s[3 * i + 2] > 0;
+    }
+    x->len += k * sizeof(double);
+    y->len += k * sizeof(double);
+    vis->len += k;
+    Deferred *d = (Deferred *)(void *)r->deferred.data;
+    for (size_t i = deferred_before / sizeof *d; i < r->deferred.len / sizeof *d; i++) {
+        int64_t t = d[i].index;
+        d[i].column = t % 3 == 0 ? K_X : t % 3 == 1 ? K_Y : K_VISIBLE;
+        d[i].index = base + t / 3;
+    }
+    v->len = 0;
+    return 0;
+}
+
+/*
+ * `keypoints`: a list of numbers, its length a multiple of 3 (a result's
+ * not 0), split into the x, y and label columns (split_keypoints); null, or
+ * anything else: give up (the msgspec path says what is wrong).  0, -1 give
+ * up, -2 no memory.
  */
 static int read_keypoints(Reader *r, Annotation *a) {
     Cur *c = &r->c;
     IouVec *v = &r->cols[K_VALUES];
-    size_t before = v->len;
+    size_t deferred_before = r->deferred.len;
+    v->len = 0;
     if (!take(c, '[')) return -1;
     if (!take(c, ']')) {
         /* The usual list ("[76.31, 141.0, 0.437, ...]": short decimals, a
@@ -661,9 +698,9 @@ static int read_keypoints(Reader *r, Annotation *a) {
         }
         if (!take(c, ']')) return -1;
     }
-    a->kp_length = (int64_t)((v->len - before) / sizeof(double));
+    a->kp_length = (int64_t)(v->len / sizeof(double));
     if (a->kp_length % 3 != 0 || (!r->gt && a->kp_length == 0)) return -1;
-    return 0;
+    return split_keypoints(r, deferred_before);
 }
 
 /* One field of an annotation (bit: which).  0, -1 give up, -2 no memory. */
@@ -960,7 +997,8 @@ static int convert_deferred(Reader *r) {
             return -1;
         }
         if (!isfinite(v)) return -1;
-        if (d[i].column != NO_COLUMN) ((double *)r->cols[d[i].column].data)[d[i].index] = v;
+        if (d[i].column == K_VISIBLE) ((uint8_t *)r->cols[K_VISIBLE].data)[d[i].index] = v > 0;
+        else if (d[i].column != NO_COLUMN) ((double *)r->cols[d[i].column].data)[d[i].index] = v;
     }
     return 0;
 }
@@ -1006,7 +1044,7 @@ static const char *COLUMN_NAMES[NCOLS] = {
     "has_id", "seg_length", "size", "counts", "image.id", "image.width", "image.height",
     "image.file_name", "category.id", "category.name", "kp_values", "kp_length", "num_keypoints",
     "image.neg_length", "image.neg_ids", "image.not_exhaustive_length",
-    "image.not_exhaustive_ids", "category.frequency",
+    "image.not_exhaustive_ids", "category.frequency", "kp_x", "kp_y", "kp_visible",
 };
 
 /* {name: Block} of the columns in `cols` (texts: lists of str), with
@@ -1088,14 +1126,14 @@ static PyObject *py_results(PyObject *self, PyObject *args) {
     static const int boxes[] = {A_IMAGE, A_CATEGORY, A_BBOX, A_SCORE};
     static const int masks[] = {A_IMAGE,  A_CATEGORY, A_BBOX, A_HAS_BBOX,
                                 A_SCORE,  S_LENGTH,   S_SIZE, S_COUNTS};
-    static const int keypoints[] = {A_IMAGE,  A_CATEGORY, A_BBOX,   A_HAS_BBOX,
-                                    A_SCORE,  K_VALUES,   K_LENGTH, K_NUM};
+    static const int keypoints[] = {A_IMAGE, A_CATEGORY, A_BBOX,      A_HAS_BBOX, A_SCORE,
+                                    K_X,     K_Y,        K_VISIBLE,   K_LENGTH,   K_NUM};
     if ((flags & MASKS) && (flags & KEYPOINTS)) {
         PyErr_SetString(PyExc_ValueError, "results: MASKS or KEYPOINTS, not both");
         return NULL;
     }
     if (flags & MASKS) return run_reader(buf, start, end, flags, 0, read_results, masks, 8);
-    if (flags & KEYPOINTS) return run_reader(buf, start, end, flags, 0, read_results, keypoints, 8);
+    if (flags & KEYPOINTS) return run_reader(buf, start, end, flags, 0, read_results, keypoints, 10);
     return run_reader(buf, start, end, flags, 0, read_results, boxes, 4);
 }
 
@@ -1112,8 +1150,9 @@ static PyObject *py_dataset(PyObject *self, PyObject *args) {
                                A_IGNORE,     A_ID,       A_HAS_ID,     I_ID,      I_WIDTH,
                                I_HEIGHT,     I_NAME,     C_ID,         C_NAME,    I_NEG_LENGTH,
                                I_NEG_IDS,    I_NEX_LENGTH, I_NEX_IDS,  C_FREQUENCY,
-                               A_HAS_BBOX,   K_VALUES,   K_LENGTH,     K_NUM};
-    int ncols = (int)(sizeof cols / sizeof *cols) - (flags & KEYPOINTS ? 0 : 4);
+                               A_HAS_BBOX,   K_X,        K_Y,          K_VISIBLE,
+                               K_LENGTH,     K_NUM};
+    int ncols = (int)(sizeof cols / sizeof *cols) - (flags & KEYPOINTS ? 0 : 6);
     return run_reader(buf, 0, -1, flags, 1, read_dataset, cols, ncols);
 }
 
@@ -1138,7 +1177,8 @@ static PyMethodDef methods[] = {
      "bbox float64[n, 4], score float64[n]; with masks also has_bbox uint8[n], "
      "seg_length int64[n] (-1: none), size int64[n, 2], counts (the strings back to back); "
      "flags 4 (keypoints; a result's bbox may be null or absent) also has_bbox uint8[n], "
-     "kp_values float64 (every keypoints list back to back), kp_length int64[n], "
+     "kp_x and kp_y float64 (each list's x and y back to back), kp_visible uint8 (its v > "
+     "0), kp_length int64[n] (each list's numbers: 3 per keypoint), "
      "num_keypoints int64[n] (-1: null or absent)."},
     {"dataset", py_dataset, METH_VARARGS,
      "dataset(buf, flags=0) -> None or {name: column}: a COCO ground truth with boxes (flags: "

@@ -30,8 +30,8 @@ pytestmark = pytest.mark.skipif(
     READER is None, reason=compiled_missing("the compiled COCO reader", "iou_eval.io._cocojson")
 )
 
-_KP_KEYS = ("boxes", "score", "image_id", "category_id", "kp_values", "kp_length",
-            "num_keypoints", "has_bbox")  # fmt: skip
+_KP_KEYS = ("boxes", "score", "image_id", "category_id", "kp_x", "kp_y", "kp_visible",
+            "kp_length", "num_keypoints", "has_bbox")  # fmt: skip
 
 
 def _keypoints(rng, k: int) -> str:
@@ -178,7 +178,7 @@ def test_keypoint_ground_truths_the_reader_gives_up_on(text):
 def test_without_the_flag_keypoints_are_skipped_keys():
     text = _RES % ', "bbox": [1, 2, 3, 4], "keypoints": [1], "keypoints": null'
     read = READER.results(text.encode("utf-8"))
-    assert read is not None and "kp_values" not in read
+    assert read is not None and "kp_x" not in read and "kp_values" not in read
 
 
 def test_a_ground_truth_of_no_keypoints_is_read_and_counted(monkeypatch):
@@ -264,4 +264,32 @@ def test_keypoint_lists_with_line_breaks_and_tabs_read_as_msgspec_reads_them():
     got = coco.read_keypoint_results(data)
     assert got is not None
     _same_columns(got, _msgspec_kp_results(data))
-    assert got["kp_values"].tolist() == [1.5, 2.0, 0.25, 3.0, 4.75, 2.0]
+    assert got["kp_x"].tolist() == [1.5, 3.0] and got["kp_y"].tolist() == [2.0, 4.75]
+    assert got["kp_visible"].tolist() == [True, True]
+
+
+@pytest.mark.parametrize("slot", [0, 1, 2])
+def test_long_numbers_converted_later_land_in_their_keypoint_column(slot):
+    """Numbers only CPython converts (17 digits, exponents), as x, y or label of any
+    keypoint: each lands in the x, y or label column at its keypoint's place."""
+    long = [
+        "0.12345678901234567",
+        "1e-400",
+        "0.1234567890123456789012345",
+        "-0.0e5",
+        "7.000000000000000000000001",
+    ]
+    rows, want = [], []
+    for r, text in enumerate(long):
+        values = ["1", "2", "1", "3", "4", "0"]
+        values[3 * (r % 2) + slot] = text
+        rows.append(
+            f'{{"image_id": 1, "category_id": 1, "score": 0.5, "keypoints": [{", ".join(values)}]}}'
+        )
+        want.append([float(v) for v in values])
+    got = coco.read_keypoint_results(f"[{', '.join(rows)}]".encode())
+    assert got is not None
+    trip = np.array(want).reshape(-1, 3)
+    assert got["kp_x"].tolist() == trip[:, 0].tolist()
+    assert got["kp_y"].tolist() == trip[:, 1].tolist()
+    assert got["kp_visible"].tolist() == (trip[:, 2] > 0).tolist()

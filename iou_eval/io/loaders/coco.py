@@ -395,7 +395,9 @@ def read_box_results(data: Any, start: int = 0, end: int = -1, bare: bool = Fals
 def _compiled_keypoint_columns(read: dict) -> dict:
     """The keypoint columns (:func:`.coco_keypoints.keypoint_columns`) the compiled reader read."""
     return {
-        "kp_values": np.frombuffer(read["kp_values"], dtype=np.float64),
+        "kp_x": np.frombuffer(read["kp_x"], dtype=np.float64),
+        "kp_y": np.frombuffer(read["kp_y"], dtype=np.float64),
+        "kp_visible": np.frombuffer(read["kp_visible"], dtype=bool),
         "kp_length": np.frombuffer(read["kp_length"], dtype=np.int64),
         "num_keypoints": np.frombuffer(read["num_keypoints"], dtype=np.int64),
         "has_bbox": np.frombuffer(read["has_bbox"], dtype=bool),

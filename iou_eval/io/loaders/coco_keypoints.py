@@ -43,8 +43,16 @@ def carries_keypoints(path: str, role: str) -> bool:
     return file_holds(path, b'"keypoints"', limit=1 << 20)
 
 
+def split_triplets(values: np.ndarray) -> dict:
+    """``kp_x``, ``kp_y`` ``[B / 3]`` float64 and ``kp_visible`` ``[B / 3]`` bool (``v > 0``)
+    of ``[x1, y1, v1, x2, ...]`` triplets back to back."""
+    trip = values.reshape(-1, 3)
+    return {"kp_x": trip[:, 0].copy(), "kp_y": trip[:, 1].copy(), "kp_visible": trip[:, 2] > 0}
+
+
 def keypoint_columns(anns: list, path: str, label: str, role: str, offset: int = 0) -> dict:
-    """``kp_values[B]`` float64, ``kp_length[N]`` int64, ``num_keypoints[N]`` (-1: absent).
+    """``kp_x``, ``kp_y``, ``kp_visible`` (:func:`split_triplets`), ``kp_length[N]`` int64
+    (3 numbers a keypoint), ``num_keypoints[N]`` (-1: absent).
 
     ``anns`` decoded with ``keypoints`` and ``num_keypoints`` fields; errors
     name ``label.format(offset + i)``.
@@ -80,21 +88,28 @@ def keypoint_columns(anns: list, path: str, label: str, role: str, offset: int =
         )
     num = [a.num_keypoints for a in anns]
     return {
-        "kp_values": values,
+        **split_triplets(values),
         "kp_length": length,
         "num_keypoints": np.array([-1 if v is None else v for v in num], dtype=np.int64),
     }
 
 
-def _row_values(cols: dict, rows) -> tuple[np.ndarray, np.ndarray]:
-    """The keypoint numbers and lengths of ``rows`` (a slice or positions) of ``cols``."""
-    length = cols["kp_length"]
+def _row_points(cols: dict, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, y, visible, count)``: the keypoints of ``rows`` (a slice or positions) of ``cols``.
+
+    ``cols`` holds ``kp_x``, ``kp_y``, ``kp_visible`` (the compiled reader's
+    layout) or ``kp_values`` triplets, and ``kp_length`` (numbers of each row).
+    """
+    if "kp_x" not in cols:
+        cols = {**cols, **split_triplets(cols["kp_values"])}
+    count = cols["kp_length"] // 3
+    x, y, visible = cols["kp_x"], cols["kp_y"], cols["kp_visible"]
     if isinstance(rows, slice):
-        return cols["kp_values"], length
-    start = np.cumsum(length) - length
-    picked = length[rows]
+        return x, y, visible, count
+    start = np.cumsum(count) - count
+    picked = count[rows]
     index = np.repeat(start[rows] - (np.cumsum(picked) - picked), picked) + np.arange(picked.sum())
-    return cols["kp_values"][index], picked
+    return x[index], y[index], visible[index], picked
 
 
 def attach_keypoints(ds: Dataset, cols: dict, rows, role: str, path: str) -> Dataset:
@@ -102,10 +117,10 @@ def attach_keypoints(ds: Dataset, cols: dict, rows, role: str, path: str) -> Dat
     boxes and areas of ``loadRes``' branch."""
     from iou_eval.geometry.keypoints import KeypointColumn  # (only a keypoint run reads them)
 
-    values, length = _row_values(cols, rows)
+    points = _row_points(cols, rows)
     if role == "gt":
-        return _ground_truth(ds, values, length, cols["num_keypoints"][rows], cols["boxes"][rows])
-    column = KeypointColumn.of_flat(values, length, gt=False)
+        return _ground_truth(ds, points, cols["num_keypoints"][rows], cols["boxes"][rows])
+    column = KeypointColumn.of_points(*points, gt=False)
     has_bbox = cols["has_bbox"][rows]
     if not len(has_bbox) or has_bbox[0]:
         if not has_bbox.all():
@@ -130,14 +145,12 @@ def _extent_boxes(ds: Dataset, column: KeypointColumn) -> Dataset:
     return replace(ds, xyxy=xyxy, bbox_area=area, area=area)
 
 
-def _ground_truth(
-    ds: Dataset, values: np.ndarray, length: np.ndarray, num: np.ndarray, box: np.ndarray
-) -> Dataset:
+def _ground_truth(ds: Dataset, points: tuple, num: np.ndarray, box: np.ndarray) -> Dataset:
     """The ground truth's keypoint column: labels, ``num_keypoints``, the boxes as given."""
     from iou_eval.geometry.keypoints import KeypointColumn
 
-    column = KeypointColumn.of_flat(
-        values, length, gt=True, num_keypoints=np.zeros(len(length), dtype=np.int64), box=box.copy()
+    column = KeypointColumn.of_points(
+        *points, gt=True, num_keypoints=np.zeros(len(num), dtype=np.int64), box=box.copy()
     )
     absent = num < 0
     notes = []
