@@ -293,3 +293,26 @@ def test_long_numbers_converted_later_land_in_their_keypoint_column(slot):
     assert got["kp_x"].tolist() == trip[:, 0].tolist()
     assert got["kp_y"].tolist() == trip[:, 1].tolist()
     assert got["kp_visible"].tolist() == (trip[:, 2] > 0).tolist()
+
+
+def test_keypoint_results_read_in_parts_by_threads_and_joined(tmp_path, monkeypatch):
+    """Keypoint results cut into runs read by threads, the runs' columns joined with
+    their pages handed back after each large column: the columns of one read."""
+    from iou_eval.io.loaders import json_decode
+
+    path = tmp_path / "p.json"
+    data = _kp_results(4, 400)
+    path.write_bytes(data)
+    monkeypatch.setattr(json_decode, "_THREAD_PART_BYTES", 2000)
+    monkeypatch.setattr(json_decode, "_RELEASE_BYTES", 64)
+    released: list[int] = []
+    monkeypatch.setattr(json_decode, "release_free_memory", lambda: released.append(1))
+    want = coco.read_keypoint_results(data)
+    assert want is not None
+    for workers in (1, 2, 3):
+        released.clear()
+        got = json_decode.threaded_results(str(path), coco.read_keypoint_results, workers)
+        assert got is not None and set(got) == set(want)
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key], err_msg=key)
+        assert released  # kp_x, kp_y, boxes: over 64 bytes each

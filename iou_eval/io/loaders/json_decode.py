@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from iou_eval.engine.memory import gc_paused
+from iou_eval.engine.memory import gc_paused, release_free_memory
 from iou_eval.engine.parallel import run_parts, run_thread_pool
 from iou_eval.errors import InputError
 from iou_eval.io.loaders.common import JSON_ERRORS
@@ -140,12 +140,23 @@ def _release(data, a: int, b: int) -> None:
             data.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
-def _join(parts: list[dict]) -> dict:
-    """Columns of consecutive pieces joined; each piece's arrays are dropped as they go."""
+def _join(parts: list[dict], release: bool = False) -> dict:
+    """Columns of consecutive pieces joined; each piece's arrays are dropped as they go.
+
+    ``release``: the pieces were made in other threads, whose heaps this
+    thread does not reuse; their pages go back to the system after each
+    large column, so that joining the next one does not add to them.
+    """
     out = {}
     for k in list(parts[0]):
         out[k] = np.concatenate([p.pop(k) for p in parts])
+        if release and out[k].nbytes >= _RELEASE_BYTES:
+            release_free_memory()
     return out
+
+
+# A joined column this large returns its pieces' pages (see _join).
+_RELEASE_BYTES = 1 << 22
 
 
 def chunked_results(
@@ -255,7 +266,7 @@ def threaded_results(path: str, read: SpanReader, workers: int = 1) -> dict | No
         parts = run_thread_pool(run, spans, workers)
         if any(p is None for p in parts):
             return None
-        return _join(parts)
+        return _join(parts, release=True)
     finally:
         data.close()
 
