@@ -13,7 +13,9 @@
  * terms (eight running sums past 8 terms, halves past 128), so the bits are
  * numpy's; exp is the C library's, which numpy's float64 exp calls where it
  * has no vector loop of its own (tests/unit/test_kpt_core.py compares whole
- * OKS matrices with the numpy path on seeded scenes).
+ * OKS matrices with the numpy path on seeded scenes).  pairs() computes no
+ * exp for a pair whose terms prove its OKS below the floor (below_floor):
+ * such a pair is dropped either way, and every pair kept is computed whole.
  *
  * Optional, like the other compiled parts: without it (or with
  * IOU_EVAL_NO_KERNEL=1) numpy computes the same overlaps.  Built with -O2
@@ -59,8 +61,22 @@ typedef struct {
     double *terms;  /* room for one pair's terms */
 } Oks;
 
-/* OKS of prediction row d and ground-truth row g (same count, checked). */
-static double oks(const Oks *o, int64_t d, int64_t g) {
+/* Whether the terms e[0..n) prove the OKS below floor (> 0) without one exp:
+   exp(-e) <= 1 / (1 + e) for e >= 0, so the OKS is at most their mean; the
+   margin covers the rounding of both sides many times over.  A negative or
+   NaN term proves nothing. */
+static int below_floor(const double *e, int64_t n, double floor) {
+    double bound = 0.0;
+    for (int64_t t = 0; t < n; t++) {
+        if (!(e[t] >= 0.0)) return 0;
+        bound += 1.0 / (1.0 + e[t]);
+    }
+    return bound < floor * (double)n * (1.0 - 1e-9);
+}
+
+/* OKS of prediction row d and ground-truth row g (same count, checked); with
+   floor > 0, -1.0 where the OKS is proven below it (see below_floor). */
+static double oks(const Oks *o, int64_t d, int64_t g, double floor) {
     const IouArr *a = o->a;
     const double *dx = IOU_F64P(a[DT_X]) + d * o->kd, *dy = IOU_F64P(a[DT_Y]) + d * o->kd;
     const double *gx = IOU_F64P(a[GT_X]) + g * o->kg, *gy = IOU_F64P(a[GT_Y]) + g * o->kg;
@@ -86,6 +102,7 @@ static double oks(const Oks *o, int64_t d, int64_t g) {
         }
         n = count;
     }
+    if (floor > 0.0 && n > 0 && below_floor(e, n, floor)) return -1.0;
     for (int64_t t = 0; t < n; t++) e[t] = exp(-e[t]);
     return pairwise_sum(e, n) / (double)n;
 }
@@ -152,7 +169,7 @@ static int find_pairs(Job *j) {
                 j->mismatch = i;
                 return 0;
             }
-            double v = oks(&j->o, row, g);
+            double v = oks(&j->o, row, g, j->floor);
             if (!(v >= j->floor)) continue;
             if (iou_pair_put(&j->pd, &j->pg, &j->iou, i, g, v) < 0) return -1;
         }
@@ -260,7 +277,7 @@ static PyObject *py_pair(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS for (Py_ssize_t i = 0; i < n; i++) out[i] =
-        oks(&o, iou_idx(&x[0], i), iou_idx(&x[1], i));
+        oks(&o, iou_idx(&x[0], i), iou_idx(&x[1], i), 0.0);
     Py_END_ALLOW_THREADS
     result = iou_block_take((char *)out, sizeof(double) * (size_t)n);
     out = NULL;

@@ -144,6 +144,36 @@ def test_pairs_in_threads_cut_anywhere_equal_numpy_bit_for_bit(monkeypatch, seed
         _same(a, b, name)
 
 
+@needs_kernel
+@pytest.mark.parametrize("seed", range(6))
+def test_pairs_at_a_floor_equal_to_some_oks_keep_exactly_those_reaching_it(monkeypatch, seed):
+    """The kernel skips the exps of pairs whose terms prove them below the floor: with
+    the floor at a pair's own OKS (and a hair above), the pairs kept are those of
+    numpy, the pair at the floor kept, with the same bits."""
+    geometry, d_groups, dt_rows, gt_sorted, g_starts = _scene(seed)
+    all_pairs = geometry.pairs(d_groups, gt_sorted, g_starts, dt_rows, 0.0)
+    values = np.sort(all_pairs[2][np.isfinite(all_pairs[2])])
+    if not len(values):
+        pytest.skip("no finite OKS in this scene")
+    own = {float(v) for v in values[[0, len(values) // 2, -1]]}
+    for floor in own | {1e-12, 0.9}:
+        for at in (floor, np.nextafter(floor, 2.0)):
+
+            def run(at=at):
+                fresh = KeypointGeometry(
+                    *(
+                        getattr(geometry, f)
+                        for f in ("gt", "gt_area", "gt_category", "dt", "dt_range_area")
+                    )
+                )
+                return fresh.pairs(d_groups, gt_sorted, g_starts, dt_rows, at)
+
+            got, want = _both(monkeypatch, run)
+            for name, a, b in zip(("dt_pos", "gt_row", "oks"), got, want, strict=True):
+                _same(a, b, f"{name} at {at!r}")
+            assert at != floor or floor not in own or floor in got[2].tolist()
+
+
 def test_keypoint_geometry_keeps_its_threads_through_take():
     geometry, *_ = _scene(1, n_groups=8)
     two = geometry.with_threads(2)
