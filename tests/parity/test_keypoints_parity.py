@@ -167,6 +167,23 @@ def test_seeded_scenes_match_pycocotools(seed, bbox, tmp_path):
     assert_same(ours, pycocotools_keypoints(gt, results), f"seed {seed} bbox={bbox}")
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("bbox", [True, False], ids=["bbox-branch", "keypoints-branch"])
+def test_seeded_scenes_read_and_paired_in_threads_match_pycocotools(
+    seed, bbox, tmp_path, monkeypatch
+):
+    """Two workers, the results read in runs by threads and the OKS pairs found in
+    runs by threads (thresholds lowered so that a small scene is cut): pycocotools' bits."""
+    from iou_eval.geometry import keypoints
+    from iou_eval.io.loaders import json_decode
+
+    monkeypatch.setattr(keypoints, "_THREAD_MIN_PAIRS", 0)
+    monkeypatch.setattr(json_decode, "_THREAD_PART_BYTES", 4096)
+    gt, results = make_keypoint_scene(seed, bbox=bbox)
+    ours = _evaluate(tmp_path, gt, results, workers=2)
+    assert_same(ours, pycocotools_keypoints(gt, results), f"seed {seed} bbox={bbox} threads")
+
+
 def test_first_result_decides_the_branch(tmp_path):
     """The first result has no bbox: later boxes are replaced by the keypoints' extent."""
     gt, results = make_keypoint_scene(11, bbox=True)
