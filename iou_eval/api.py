@@ -17,7 +17,6 @@ import numpy as np
 
 from iou_eval.analysis.records import Analysis
 from iou_eval.data.dataset import Dataset
-from iou_eval.data.oriented import describe, oriented_doubts
 from iou_eval.data.reconcile import Alignment, align
 from iou_eval.data.subsets import select
 from iou_eval.engine.memory import release_free_memory
@@ -91,6 +90,13 @@ def quirk_warnings(alignment: Alignment, protocol: Protocol) -> list[str]:
     return record_of(protocol).notes(alignment, protocol)
 
 
+def _shapes(ds: Dataset) -> str | None:
+    """What an oriented dataset holds (:func:`iou_eval.data.oriented.describe`)."""
+    from iou_eval.data.oriented import describe
+
+    return describe(ds)
+
+
 def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[str, object]:
     """What was read and how the two files were joined, for reports."""
     k = alignment.n_categories
@@ -102,7 +108,7 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
         "ground_truth": {
             "path": gt.source,
             "format": gt.format,
-            **({"shapes": describe(gt)} if gt.oriented is not None else {}),
+            **({"shapes": _shapes(gt)} if gt.oriented is not None else {}),
             "images": len(gt.images),
             "boxes": len(gt),
             "crowd": int(gt.is_crowd.sum()),
@@ -112,7 +118,7 @@ def describe_inputs(gt: Dataset, pred: Dataset, alignment: Alignment) -> dict[st
         "predictions": {
             "path": pred.source,
             "format": pred.format,
-            **({"shapes": describe(pred)} if pred.oriented is not None else {}),
+            **({"shapes": _shapes(pred)} if pred.oriented is not None else {}),
             "boxes": len(pred),
             "scored_boxes": len(alignment.pred),
             "unknown_image_boxes": alignment.unknown_image_rows,
@@ -497,10 +503,13 @@ def _evaluate(
     warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
     warnings += protocol_notes + oi_notes
     a = opts.analysis
-    hull = any(p.iou_type == "obb" and not record_of(p).devkit_polygons for p in protocols)
-    warnings += oriented_doubts(
-        alignment, protocols, a.tide or a.confusion or a.calibration, hull=hull
-    )
+    if oriented or any(p.iou_type == "obb" for p in protocols):  # (else nothing to say)
+        from iou_eval.data.oriented import oriented_doubts
+
+        hull = any(p.iou_type == "obb" and not record_of(p).devkit_polygons for p in protocols)
+        warnings += oriented_doubts(
+            alignment, protocols, a.tide or a.confusion or a.calibration, hull=hull
+        )
     if opts.read.strict and (error := strict_error(warnings)) is not None:
         raise error
     results: list[ProtocolResult] = []

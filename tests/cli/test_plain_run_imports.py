@@ -28,6 +28,7 @@ NEVER = (
     "iou_eval.ci.gates",
     "iou_eval.data.hierarchy",
     "iou_eval.data.image_labels",
+    "iou_eval.data.oriented",
     "iou_eval.geometry.segm",
     "iou_eval.io.loaders.dota",
     "iou_eval.io.loaders.image_folder",

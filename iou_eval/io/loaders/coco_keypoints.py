@@ -145,7 +145,12 @@ def _extent_boxes(ds: Dataset, column: KeypointColumn) -> Dataset:
     return replace(ds, xyxy=xyxy, bbox_area=area, area=area)
 
 
-def _ground_truth(ds: Dataset, points: tuple, num: np.ndarray, box: np.ndarray) -> Dataset:
+def _ground_truth(
+    ds: Dataset,
+    points: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    num: np.ndarray,
+    box: np.ndarray,
+) -> Dataset:
     """The ground truth's keypoint column: labels, ``num_keypoints``, the boxes as given."""
     from iou_eval.geometry.keypoints import KeypointColumn
 
