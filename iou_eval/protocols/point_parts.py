@@ -9,7 +9,9 @@ soon as it has those, so memory is bounded by the largest part plus the
 small per-prediction outcome, not by every record of the run:
 
 - parts own disjoint sets of categories of about :data:`PART_PREDICTIONS`
-  predictions each (at least ``workers`` parts when parallel pays off);
+  predictions each, divided by ``workers`` when parts run side by side (at
+  least ``workers`` parts): the parts alive at once hold about what one
+  part holds alone;
 - at most ``workers`` parts run at a time, the heaviest first: in threads
   beside the compiled core, else each in a forked child started as soon as
   another ends (one worker: one after the other, here);
@@ -101,6 +103,10 @@ def plan(s: CocoSetup, workers: int) -> list[np.ndarray] | None:
     size = PART_PREDICTIONS * (COMPILED_PART_SCALE if coco_core() is not None else 1)
     if s.protocol.class_agnostic or (not parallel and d <= size):
         return None
+    if parallel:
+        # The parts running at once hold together about what one part
+        # holds alone: the peak does not grow with the workers.
+        size = max(1, size // workers)
     n_parts = max(workers if parallel else 1, -(-d // size))
     parts = category_parts(s.pred.category_idx, s.n_categories, n_parts)
     if len(parts) <= 1:
@@ -124,56 +130,81 @@ def point_in_parts(s: CocoSetup, workers: int, iou_thr: float) -> tuple[CocoArra
     else:  # forks
         results = run_pool(partial(part_point, s, thr_index), parts, workers)
         arrays = join_arrays([r.arrays for r in results], parts)
-    merged = merge_points(results, s.dt_group, s.pred.category_idx, s.max_det)
+    merged = merge_points(results, s.dt_group, s.pred.category_idx, workers)
     return arrays, _point(s, iou_thr, merged)
 
 
 def merge_points(
-    parts: list[PartPoint], dt_group: np.ndarray, dt_category: np.ndarray, max_det: int
+    parts: list[PartPoint],
+    dt_group: np.ndarray,
+    dt_category: np.ndarray,
+    workers: int = 1,
 ) -> PartPoint:
     """One outcome in the one-process order (by group, then rank), as merge_parts orders it.
 
-    Each part's score order runs category by category: its blocks are
-    renumbered and dealt out in category order, which gives the order of
-    the whole.  Parts are released as they are read.
+    Groups never span parts (a group is one image's one category), and each
+    part lists its groups' runs in group order, each run by rank: a
+    prediction's place in the whole is its group's start there (the groups
+    of every part counted in group order) plus its place in its run.  Each
+    part's columns are then written to their places, and its score order
+    (category by category) renumbered, in up to ``workers`` threads (numpy
+    releases the GIL as it copies); the score orders' category blocks are
+    dealt out in category order, which gives the order of the whole.
     """
-    sizes = [len(p.rows) for p in parts]
-    offsets = np.cumsum([0, *sizes])[:-1].tolist()
-    rows = np.concatenate([p.rows for p in parts])
-    rank = np.concatenate([p.rank for p in parts])
-    key = dt_group[rows].astype(np.int64) * max_det  # int64: the product may pass 2**31
-    key += rank
-    # Each part is sorted by this key already: the stable sort merges runs.
-    by_key = np.argsort(key, kind="stable")
-    del key
-    new_pos = np.empty(len(by_key), dtype=np.int64)
-    new_pos[by_key] = np.arange(len(by_key))
-    new_pos = narrow_index(new_pos)
+    runs = run_thread_pool(partial(_group_runs, dt_group), [p.rows for p in parts], workers)
+    starts = _run_starts([g for g, _ in runs], [n for _, n in runs])
+    total = sum(len(p.rows) for p in parts)
+    # The dtypes the joined columns would have; positions as narrow_index gives them.
+    cols = {name: np.empty(total, dtype=_joined_dtype(parts, name)) for name in _COLUMNS}
+    pos_dtype = np.int32 if total < 2**31 else np.int64
     blocks: dict[int, np.ndarray] = {}
-    for p, off in zip(parts, offsets, strict=True):
-        if not len(p.order):
-            continue
-        cats = dt_category[p.rows[p.order]]
-        bounds = run_bounds(cats)
-        renumbered = new_pos[p.order + off]
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-            blocks[int(cats[lo])] = renumbered[lo:hi]
-    order = np.concatenate([blocks[c] for c in sorted(blocks)] or [np.zeros(0, np.int32)])
-    del blocks, new_pos
 
-    def gather(name: str) -> np.ndarray:
-        return np.concatenate([getattr(p, name) for p in parts])[by_key]
+    def place(i: int) -> None:
+        p, (_, counts) = parts[i], runs[i]
+        # Run start in the whole - run start in the part, plus the place in the part.
+        pos = np.repeat(starts[i] - (np.cumsum(counts) - counts), counts)
+        pos += np.arange(len(pos))
+        pos = pos.astype(pos_dtype)
+        for name, col in cols.items():
+            col[pos] = getattr(p, name)
+        if len(p.order):
+            cats = dt_category[p.rows[p.order]]
+            bounds = run_bounds(cats)
+            renumbered = pos[p.order]
+            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+                blocks[int(cats[lo])] = renumbered[lo:hi]
 
-    return PartPoint(
-        rows=rows[by_key],
-        rank=rank[by_key],
-        tp=gather("tp"),
-        fp=gather("fp"),
-        match_gt=gather("match_gt"),
-        match_iou=gather("match_iou"),
-        order=order,
-        arrays=parts[0].arrays,
-    )
+    run_thread_pool(place, range(len(parts)), workers)
+    order = np.concatenate([blocks[c] for c in sorted(blocks)] or [np.zeros(0, pos_dtype)])
+    return PartPoint(**cols, order=order, arrays=parts[0].arrays)
+
+
+# The columns of a part's outcome that follow its predictions.
+_COLUMNS = ("rows", "rank", "tp", "fp", "match_gt", "match_iou")
+
+
+def _joined_dtype(parts: list[PartPoint], name: str) -> np.dtype:
+    return np.result_type(*(getattr(p, name) for p in parts))
+
+
+def _group_runs(dt_group: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The groups of ``rows`` (sorted by group) as runs: ``(group[R], count[R])``."""
+    groups = dt_group[rows]
+    if not len(groups):
+        return groups, np.zeros(0, dtype=np.int64)
+    bounds = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1], True])
+    return groups[bounds[:-1]], np.diff(bounds)
+
+
+def _run_starts(groups: list[np.ndarray], counts: list[np.ndarray]) -> list[np.ndarray]:
+    """Each part's runs' starts in the whole, the runs of every part placed in group order."""
+    g = np.concatenate(groups)
+    by_group = np.argsort(g, kind="stable")
+    n = np.concatenate(counts)[by_group]
+    start = np.empty(len(g), dtype=np.int64)
+    start[by_group] = np.cumsum(n) - n
+    cuts = np.cumsum([len(x) for x in groups])[:-1]
+    return np.split(start, cuts)
 
 
 def _point(s: CocoSetup, iou_thr: float, p: PartPoint) -> OperatingPoint:

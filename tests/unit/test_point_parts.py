@@ -64,6 +64,24 @@ def test_parts_are_planned_heaviest_first_and_cover_every_category(alignment, mo
     assert sorted(np.concatenate(parts).tolist()) == sorted(set(s.pred.category_idx.tolist()))
 
 
+def test_parts_side_by_side_hold_together_about_one_parts_predictions(alignment, monkeypatch):
+    """Two workers: the two heaviest parts (the ones running at once) hold about
+    ``PART_PREDICTIONS`` together, not each, so the peak does not double."""
+    from iou_eval.protocols.coco import prepare
+
+    monkeypatch.setattr(point_parts, "PART_PREDICTIONS", 600)
+    monkeypatch.setattr(point_parts, "COMPILED_PART_SCALE", 1)
+    monkeypatch.setattr(iou_eval.protocols.partition, "PARALLEL_MIN_PREDICTIONS", 0)
+    s = prepare(alignment, coco(), 0.5)
+    weight = np.bincount(s.pred.category_idx, minlength=s.n_categories)
+    alone = point_parts.plan(s, workers=1)
+    side_by_side = point_parts.plan(s, workers=2)
+    assert alone is not None and side_by_side is not None
+    loads = sorted((int(weight[p].sum()) for p in side_by_side), reverse=True)
+    assert loads[0] + loads[1] <= 600 + int(weight.max())
+    assert len(side_by_side) >= 2 * len(alone) - 1
+
+
 def test_an_evaluation_without_its_accumulation_refuses_replicates(alignment):
     ev = run_coco(alignment, coco(), 0.5, keep_accumulation=False)
     with pytest.raises(ValueError, match="accumulation"):
