@@ -500,7 +500,10 @@ def _evaluate(
     del gt_ds, pred_ds
     release_free_memory()  # what loading freed, before the evaluation's large arrays
     alignment = _with_geometry(alignment, opts)
-    warnings = list(alignment.warnings) + selected + pair_doubts(alignment, shifted, opts.read)
+    # Under --strict the doubts decide whether to score at all: found first.
+    doubts = _pair_doubts_meanwhile(alignment, shifted, opts, n_workers)
+    warnings = list(alignment.warnings) + selected
+    at_doubts = len(warnings)
     warnings += protocol_notes + oi_notes
     a = opts.analysis
     if oriented or any(p.iou_type == "obb" for p in protocols):  # (else nothing to say)
@@ -510,19 +513,22 @@ def _evaluate(
         warnings += oriented_doubts(
             alignment, protocols, a.tide or a.confusion or a.calibration, hull=hull
         )
-    if opts.read.strict and (error := strict_error(warnings)) is not None:
-        raise error
+    if opts.read.strict:
+        warnings[at_doubts:at_doubts] = doubts()
+        if (error := strict_error(warnings)) is not None:
+            raise error
     results: list[ProtocolResult] = []
+    said_by: list[tuple[list[str], tuple[str, ...]]] = []
     for p in protocols:
         stage(f"evaluating ({p.name})")
-        warnings.extend(w for w in quirk_warnings(alignment, p) if w not in warnings)
-        scored = alignment
-        if masks and p.iou_type == "bbox":
-            from iou_eval.geometry.segm import boxes_view
-
-            scored = boxes_view(plain, alignment)
+        scored = _boxes_of(plain, alignment) if masks and p.iou_type == "bbox" else alignment
         results.append(score(scored, p, opts, n_workers, progress, executor))
-        warnings.extend(results[-1].notes)
+        said_by.append((quirk_warnings(alignment, p), tuple(results[-1].notes)))
+    if not opts.read.strict:
+        warnings[at_doubts:at_doubts] = doubts()
+    for quirks, said in said_by:  # in the order each protocol adds them
+        warnings.extend(w for w in quirks if w not in warnings)
+        warnings.extend(said)
     analysis = Analysis()
     if opts.analysis.any:
         from iou_eval.analysis.run import run_analyses
@@ -542,6 +548,39 @@ def _evaluate(
         analysis=analysis,
         alignment=alignment,
     )
+
+
+def _boxes_of(plain: Alignment, alignment: Alignment) -> Alignment:
+    """The boxes a ``bbox`` protocol scores in a run with masks."""
+    from iou_eval.geometry.segm import boxes_view
+
+    return boxes_view(plain, alignment)
+
+
+# From this many predictions the pair's doubts are found beside the scoring.
+DOUBTS_BESIDE_MIN_PREDICTIONS = 1_000_000
+
+
+def _pair_doubts_meanwhile(
+    alignment: Alignment, shifted: bool, opts: EvalOptions, workers: int
+) -> Callable[[], list[str]]:
+    """:func:`pair_doubts` of the alignment, asked for by calling what this returns.
+
+    With several workers and a large run (not under ``--strict``, whose
+    doubts decide whether to score), they are found in a thread meanwhile:
+    numpy steps that the scoring's compiled parts, which release the GIL,
+    leave room for.  The doubts are the same.
+    """
+    beside = (
+        workers > 1
+        and not opts.read.strict
+        and len(alignment.pred) >= DOUBTS_BESIDE_MIN_PREDICTIONS
+    )
+    if not beside:
+        return lambda: pair_doubts(alignment, shifted, opts.read)
+    from iou_eval.engine.parallel import in_thread
+
+    return in_thread(pair_doubts, alignment, shifted, opts.read)
 
 
 def _with_geometry(alignment: Alignment, opts: EvalOptions) -> Alignment:

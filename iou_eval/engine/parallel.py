@@ -211,6 +211,36 @@ def run_threads(fn: Callable[..., Any], parts: Sequence[Any]) -> list[Any]:
     return results
 
 
+def in_thread(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """``fn(*args)`` started in a thread now; calling what this returns waits for its value.
+
+    The call's exception is raised by that call, in the caller's thread.
+    For work that leaves the GIL to others often enough (numpy on large
+    arrays) beside work that releases it.
+    """
+    import threading
+
+    box: list[Any] = []
+
+    def run() -> None:
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            box.append((False, exc))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+
+    def result() -> Any:
+        thread.join()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    return result
+
+
 def run_thread_pool(fn: Callable[..., Any], parts: Sequence[Any], workers: int) -> list[Any]:
     """``[fn(p) for p in parts]`` in at most ``workers`` threads at a time, in results order.
 
