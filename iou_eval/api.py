@@ -576,8 +576,9 @@ def _pair_doubts_meanwhile(
         and not opts.read.strict
         and len(alignment.pred) >= DOUBTS_BESIDE_MIN_PREDICTIONS
     )
-    if not beside:
-        return lambda: pair_doubts(alignment, shifted, opts.read)
+    if not beside:  # found now, before the scoring's arrays take their room
+        found = pair_doubts(alignment, shifted, opts.read)
+        return lambda: found
     from iou_eval.engine.parallel import in_thread
 
     return in_thread(pair_doubts, alignment, shifted, opts.read)
