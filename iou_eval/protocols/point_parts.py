@@ -9,9 +9,9 @@ soon as it has those, so memory is bounded by the largest part plus the
 small per-prediction outcome, not by every record of the run:
 
 - parts own disjoint sets of categories of about :data:`PART_PREDICTIONS`
-  predictions each, divided by ``workers`` when parts run side by side (at
-  least ``workers`` parts): the parts alive at once hold about what one
-  part holds alone;
+  predictions each; when parts run side by side, ``workers`` times as many
+  parts: the parts alive at once hold about what one part holds alone, and
+  they come in rounds of ``workers`` parts;
 - at most ``workers`` parts run at a time, the heaviest first: in threads
   beside the compiled core, else each in a forked child started as soon as
   another ends (one worker: one after the other, here);
@@ -103,11 +103,12 @@ def plan(s: CocoSetup, workers: int) -> list[np.ndarray] | None:
     size = PART_PREDICTIONS * (COMPILED_PART_SCALE if coco_core() is not None else 1)
     if s.protocol.class_agnostic or (not parallel and d <= size):
         return None
+    n_parts = -(-d // size)
     if parallel:
-        # The parts running at once hold together about what one part
-        # holds alone: the peak does not grow with the workers.
-        size = max(1, size // workers)
-    n_parts = max(workers if parallel else 1, -(-d // size))
+        # Rounds of ``workers`` parts that together hold about what one
+        # part holds alone: the peak does not grow with the workers, and
+        # no part is left to run alone at the end while the others wait.
+        n_parts *= workers
     parts = category_parts(s.pred.category_idx, s.n_categories, n_parts)
     if len(parts) <= 1:
         return None
