@@ -30,6 +30,10 @@ def normalize_id(value: Any) -> Key:
     and integral floats become ``int``; any other string stays a string.
     Raises ``ValueError`` for anything else (lists, None, booleans, NaN).
     """
+    # Letters and digits, not all digits (a hex image id): no space to strip,
+    # no sign, not a number; the text as it is, without the checks below.
+    if type(value) is str and value.isalnum() and not value.isdigit():
+        return value
     if isinstance(value, bool) or value is None:
         raise ValueError(f"expected an integer or a string, got {value!r}")
     if isinstance(value, (int, np.integer)):

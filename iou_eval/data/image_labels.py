@@ -8,6 +8,7 @@ An image that has labels but no box is still an image of the set.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -23,21 +24,64 @@ from iou_eval.escape import excerpt
 class ImageLabels:
     """The rows of an image-labels file, keyed as the file spells them.
 
+    Ids are held as codes into their distinct texts (a file of a million rows
+    names some tens of thousands of images and a few hundred classes).
+
     Attributes:
         source: the file.
-        image_ids, label_ids: ``[L]`` str (object arrays).
+        image_codes, label_codes: ``[L]`` int64 into ``image_values`` and
+            ``label_values`` (the distinct texts, each once).
         positive: ``[L]`` bool.
         lines: ``[L]`` int64 each row's line in the file.
     """
 
     source: str
-    image_ids: np.ndarray
-    label_ids: np.ndarray
+    image_codes: np.ndarray
+    image_values: tuple[str, ...]
+    label_codes: np.ndarray
+    label_values: tuple[str, ...]
     positive: np.ndarray
     lines: np.ndarray
 
     def __len__(self) -> int:
-        return len(self.image_ids)
+        return len(self.image_codes)
+
+    @property
+    def image_ids(self) -> np.ndarray:
+        """``[L]`` str (an object array): each row's image id."""
+        return _spelled(self.image_values, self.image_codes)
+
+    @property
+    def label_ids(self) -> np.ndarray:
+        """``[L]`` str (an object array): each row's class id."""
+        return _spelled(self.label_values, self.label_codes)
+
+    @classmethod
+    def of_texts(
+        cls,
+        source: str,
+        image_ids: Sequence[str],
+        label_ids: Sequence[str],
+        positive: np.ndarray,
+        lines: np.ndarray,
+    ) -> ImageLabels:
+        """Labels from each row's ids as texts."""
+        image_codes, image_values = text_codes(image_ids)
+        label_codes, label_values = text_codes(label_ids)
+        return cls(source, image_codes, image_values, label_codes, label_values, positive, lines)
+
+
+def _spelled(values: tuple[str, ...], codes: np.ndarray) -> np.ndarray:
+    table = np.empty(len(values), dtype=object)
+    table[:] = values
+    return table[codes]
+
+
+def text_codes(texts: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """``codes[N]`` int64 into the distinct ``texts`` in order of first appearance."""
+    vocab = {k: i for i, k in enumerate(dict.fromkeys(texts))}
+    codes = np.fromiter(map(vocab.__getitem__, texts), dtype=np.int64, count=len(texts))
+    return codes, tuple(vocab)
 
 
 def _norm(key: Key) -> Key:
@@ -53,13 +97,12 @@ def expand_labels(labels: ImageLabels, h: Hierarchy) -> ImageLabels:
     Each row is followed by its copies, as the challenge's expansion script
     writes them; a class the hierarchy lacks is an error naming the line.
     """
-    uniq, inverse = np.unique(labels.label_ids.astype(str), return_inverse=True)
     # Codes: 2 * label + positive; each code's copies are its labels' codes.
-    names = list(uniq.tolist())
+    names = list(labels.label_values)
     index = {k: i for i, k in enumerate(names)}
     lists: list[tuple[int, ...]] = []
-    listed = np.zeros(2 * len(uniq), dtype=bool)
-    for code in range(2 * len(uniq)):
+    listed = np.zeros(2 * len(names), dtype=bool)
+    for code in range(2 * len(labels.label_values)):
         label, positive = names[code // 2], bool(code % 2)
         table = h.ancestors if positive else h.descendants
         listed[code] = label in table
@@ -71,21 +114,23 @@ def expand_labels(labels: ImageLabels, h: Hierarchy) -> ImageLabels:
             targets.append(2 * index[t] + int(positive))
         lists.append(tuple(targets))
     lists += [()] * (2 * len(names) - len(lists))
-    codes = 2 * inverse.astype(np.int64) + labels.positive
+    codes = 2 * labels.label_codes.astype(np.int64) + labels.positive
     missing = np.flatnonzero(~listed[codes])
     if len(missing):
         r = int(missing[0])
         raise InputError(
             labels.source,
-            f"class {excerpt(str(labels.label_ids[r]))} is not in the hierarchy {h.source}",
+            f"class {excerpt(labels.label_values[labels.label_codes[r]])} is not in the "
+            f"hierarchy {h.source}",
             where=int(labels.lines[r]),
         )
     rows, out_codes = expansion(codes, lists)
-    all_names = np.array(names, dtype=object)
     return ImageLabels(
         source=labels.source,
-        image_ids=labels.image_ids[rows],
-        label_ids=all_names[out_codes // 2],
+        image_codes=labels.image_codes[rows],
+        image_values=labels.image_values,
+        label_codes=out_codes // 2,
+        label_values=tuple(names),
         positive=(out_codes % 2).astype(bool),
         lines=labels.lines[rows],
     )
@@ -97,11 +142,11 @@ def with_label_images(gt: Dataset, labels: ImageLabels) -> Dataset:
     The challenge scores every image of its labels file: a prediction of a
     verified class on such an image is a false positive.  An added image has
     the unit size of the ground truth's images when all of them have it
-    (Open Images without sizes), else no known size.
+    (Open Images without sizes), else no known size.  The added images come
+    in the order of their ids.
     """
     have = {_norm(k) for k in gt.images.ids}
-    ids = np.unique(labels.image_ids.astype(str))
-    new = [k for k in ids.tolist() if _norm(k) not in have]
+    new = sorted(k for k in set(labels.image_values) if _norm(k) not in have)
     if not new:
         return gt
     images = gt.images
@@ -150,14 +195,12 @@ def verified_labels(
     cats = alignment.gt.categories
     by_id = {str(k): i for i, k in enumerate(cats.ids)}
     by_name = {n: i for i, n in enumerate(cats.names)}
-    img_keys, img_inv = np.unique(labels.image_ids.astype(str), return_inverse=True)
-    cat_keys, cat_inv = np.unique(labels.label_ids.astype(str), return_inverse=True)
-    img_map = np.array([images.get(_norm(k), -1) for k in img_keys.tolist()], dtype=np.int64)
+    img_map = np.array([images.get(_norm(k), -1) for k in labels.image_values], dtype=np.int64)
     cat_map = np.array(
-        [by_id.get(k, by_name.get(k, -1)) for k in cat_keys.tolist()], dtype=np.int64
+        [by_id.get(k, by_name.get(k, -1)) for k in labels.label_values], dtype=np.int64
     )
-    image_idx = img_map[img_inv] if len(img_keys) else np.zeros(0, dtype=np.int64)
-    category_idx = cat_map[cat_inv] if len(cat_keys) else np.zeros(0, dtype=np.int64)
+    image_idx = img_map[labels.image_codes] if len(img_map) else np.zeros(0, dtype=np.int64)
+    category_idx = cat_map[labels.label_codes] if len(cat_map) else np.zeros(0, dtype=np.int64)
     keep = (image_idx >= 0) & (category_idx >= 0)
     return VerifiedLabels(
         image_idx=image_idx[keep],

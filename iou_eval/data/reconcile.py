@@ -39,8 +39,17 @@ def _norm(key: Key) -> Key:
         return key
 
 
+def _base(name: str) -> str:
+    """``os.path.basename``; a name without a separator is its own."""
+    if os.sep == "/" and os.altsep is None and "/" not in name:
+        return name
+    return os.path.basename(name)
+
+
 def _stem(name: str) -> str:
-    return os.path.splitext(os.path.basename(name))[0]
+    """The file name without its folder and its extension."""
+    base = _base(name)
+    return os.path.splitext(base)[0] if "." in base else base
 
 
 class ImageMatcher:
@@ -60,7 +69,7 @@ class ImageMatcher:
         clashes: dict[str, tuple[int, int]] = {}
         for i, name in enumerate(self.images.file_names):
             for nm in filter(None, (name, str(self.images.ids[i]))):
-                by_name.setdefault(os.path.basename(nm), i)
+                by_name.setdefault(_base(nm), i)
                 s = _stem(nm)
                 first = stems.setdefault(s, i)
                 if first != i:
@@ -210,7 +219,10 @@ def unpredicted_text(n: int, m: int) -> str:
 
 def value_order(ids: Sequence[Key]) -> list[int]:
     """Positions of ``ids`` ordered by value: numbers (numeric strings too), then text."""
-    return sorted(range(len(ids)), key=lambda i: sort_key(_norm(ids[i])))
+    keys = [_norm(k) for k in ids]
+    if all(type(k) is str for k in keys):  # all text: ordered as text
+        return sorted(range(len(keys)), key=keys.__getitem__)
+    return sorted(range(len(keys)), key=lambda i: sort_key(keys[i]))
 
 
 def id_order(ids: Sequence[Key]) -> list[int]:

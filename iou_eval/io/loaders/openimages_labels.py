@@ -84,12 +84,12 @@ def read_image_labels(path: str) -> ImageLabels:
         r = int(np.flatnonzero(empty)[0])
         what = "ImageID" if image_ids[r] == "" else "LabelName"
         raise InputError(path, f"expected a {what}, got an empty cell", where=table.lines[r])
-    return ImageLabels(
-        source=path,
-        image_ids=image_ids,
-        label_ids=label_ids,
-        positive=positive,
-        lines=np.asarray(table.lines, dtype=np.int64),
+    return ImageLabels.of_texts(
+        path,
+        image_ids.tolist(),
+        label_ids.tolist(),
+        positive,
+        np.asarray(table.lines, dtype=np.int64),
     )
 
 
@@ -117,8 +117,10 @@ def _scanned_labels(path: str, data: bytes) -> ImageLabels | None:
         return None  # a bad row: the Python path names it
     return ImageLabels(
         source=path,
-        image_ids=np.array(image.values, dtype=object)[image.codes],
-        label_ids=np.array(label.values, dtype=object)[label.codes],
+        image_codes=image.codes,
+        image_values=tuple(image.values),
+        label_codes=label.codes,
+        label_values=tuple(label.values),
         positive=np.isin(values, list(_TRUE))[confidence.codes],
         lines=scanned.lines,
     )
