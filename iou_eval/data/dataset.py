@@ -411,6 +411,8 @@ def _scale_of(
     when some size is unknown: the boxes stay fractions for the alignment."""
     if not normalized:
         return None, None
+    if len(images) and (images.width == 1).all() and (images.height == 1).all():
+        return None, None  # x * 1.0 is x: fractions of 1 x 1 images are their own pixels
     w = images.width[image_idx]
     h = images.height[image_idx]
     if (np.isfinite(w) & np.isfinite(h)).all():
