@@ -222,7 +222,8 @@ def value_order(ids: Sequence[Key]) -> list[int]:
     keys = [_norm(k) for k in ids]
     if all(type(k) is str for k in keys):  # all text: ordered as text
         return sorted(range(len(keys)), key=keys.__getitem__)
-    return sorted(range(len(keys)), key=lambda i: sort_key(keys[i]))
+    ranked = [sort_key(k) for k in keys]
+    return sorted(range(len(keys)), key=ranked.__getitem__)
 
 
 def id_order(ids: Sequence[Key]) -> list[int]:
@@ -311,8 +312,15 @@ def image_map(
     if not rest:
         return img_map, img_how
     matcher = ImageMatcher(gt)
+    known, names = matcher.by_id, pred.file_names
     for j in rest:
-        img_map[j], how = matcher.find(pred.ids[j], pred.file_names[j], key_is_name)
+        # An image without a file name found by its id (find's first rule then), at once.
+        i = None if names[j] else known.get(_norm(pred.ids[j]))
+        if i is not None:
+            img_map[j] = i
+            img_how["id"] += 1
+            continue
+        img_map[j], how = matcher.find(pred.ids[j], names[j], key_is_name)
         if how:
             img_how[how] += 1
     if ambiguous is not None:

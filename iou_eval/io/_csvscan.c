@@ -239,6 +239,20 @@ static inline uint64_t hash_bytes(const uint8_t *s, size_t n) {
     return h ^ (h >> 31);
 }
 
+/* Whether s[0:n] and x[0:n] hold the same bytes: eight at a time, inline (ids
+   are short; a call to memcmp per cell costs more than the comparison). */
+static inline int same_bytes(const uint8_t *s, const uint8_t *x, size_t n) {
+    uint64_t a, b;
+    for (; n >= 8; s += 8, x += 8, n -= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, x, 8);
+        if (a != b) return 0;
+    }
+    for (; n; s++, x++, n--)
+        if (*s != *x) return 0;
+    return 1;
+}
+
 static int strings_grow(Strings *t) {
     size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
     int64_t *slots = calloc(cap, sizeof *slots);
@@ -268,7 +282,7 @@ static int64_t strings_find(Strings *t, const uint8_t *s, size_t n) {
     const Text *texts = (const Text *)t->texts.data;
     for (int64_t k; (k = t->slots[j]) != 0; j = (j + 1) & t->mask) {
         const Text *x = &texts[k - 1];
-        if (t->hashes[k - 1] == h && (size_t)x->len == n && !memcmp(x->s, s, n)) return k - 1;
+        if (t->hashes[k - 1] == h && (size_t)x->len == n && same_bytes(x->s, s, n)) return k - 1;
     }
     Text x = {s, (int64_t)n};
     if (iou_vec_put(&t->texts, &x, sizeof x) < 0) return -1;
@@ -279,7 +293,7 @@ static int64_t strings_find(Strings *t, const uint8_t *s, size_t n) {
 
 /* strings_find, with the last text remembered. */
 static int64_t strings_code(Strings *t, const uint8_t *s, size_t n) {
-    if (t->count && (size_t)t->last.len == n && !memcmp(t->last.s, s, n)) return t->last_code;
+    if (t->count && (size_t)t->last.len == n && same_bytes(t->last.s, s, n)) return t->last_code;
     int64_t code = strings_find(t, s, n);
     if (code >= 0) {
         t->last.s = s;

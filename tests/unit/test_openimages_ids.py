@@ -122,3 +122,4 @@ def test_fractions_of_unit_images_are_their_own_pixels():
     assert unit.bbox_area.tobytes() == plain.bbox_area.tobytes()
     assert unit.fraction_boxes is None
     assert wide.xyxy[:, 0].tolist() == [0.2, -0.0]
+
