@@ -365,11 +365,16 @@ def _check_boxes(boxes: np.ndarray, box_format: BoxFormat, fail: _Locator) -> No
     if not np.isfinite(boxes).all():
         r = int(np.flatnonzero(~np.isfinite(boxes).all(axis=1))[0])
         raise fail(r, f"box numbers must be finite, got {boxes[r].tolist()}")
-    sizes = box_sizes(boxes, box_format)
     # Where the extents are numbers of the file, none negative among all the numbers
     # (one pass; finite here, so no NaN hides one) is the usual case, settled at once.
     stated = box_format is not BoxFormat.XYXY
-    if (not stated or (len(boxes) and boxes.min() < 0)) and (sizes < 0).any():
+    if not stated:
+        # x2 - x1 < 0 exactly where x2 < x1 (finite numbers): compared, no [N, 2] of sizes.
+        b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        negative = bool((b[:, 2] < b[:, 0]).any() or (b[:, 3] < b[:, 1]).any())
+    else:
+        negative = bool(len(boxes) and boxes.min() < 0)
+    if negative and ((sizes := box_sizes(boxes, box_format)) < 0).any():
         r = int(np.flatnonzero((sizes < 0).any(axis=1))[0])
         what = "x2 < x1 or y2 < y1" if box_format is BoxFormat.XYXY else "negative width or height"
         raise fail(
@@ -398,7 +403,7 @@ def _origins(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``[N]`` each row's place in its file (default its row number) and its file's index."""
     place = narrow_index(
-        np.arange(n, dtype=np.int64) if origin is None else origin.astype(np.int64)
+        np.arange(n, dtype=np.int64) if origin is None else np.asarray(origin, dtype=np.int64)
     )
     file = np.zeros(n, dtype=np.int32) if origin_file is None else origin_file.astype(np.int32)
     return place, file

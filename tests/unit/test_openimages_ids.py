@@ -80,7 +80,7 @@ def test_label_missing_from_the_hierarchy_names_its_line():
     with pytest.raises(InputError) as exc:
         expand_labels(_labels(["i1", "i2"], ["/m/a", "/m/zz"], [1, 1]), h)
     assert "'/m/zz' is not in the hierarchy h.json" in str(exc.value)
-    assert exc.value.where == 3
+    assert str(exc.value.where) == "3"
 
 
 def test_images_only_the_labels_name_are_added_in_the_order_of_their_ids():
@@ -123,3 +123,29 @@ def test_fractions_of_unit_images_are_their_own_pixels():
     assert unit.fraction_boxes is None
     assert wide.xyxy[:, 0].tolist() == [0.2, -0.0]
 
+
+@pytest.mark.parametrize(
+    ("box", "bad"),
+    [([0.5, 0.1, 0.4, 0.2], True), ([0.1, 0.5, 0.2, 0.4], True), ([-0.0, 0.0, 0.0, -0.0], False),
+     ([0.1, 0.1, 0.1, 0.1], False), ([5e-324, 0, 0, 0], True)],
+)  # fmt: skip
+def test_corner_boxes_refused_exactly_where_a_corner_comes_first(box, bad):
+    def read():
+        return assemble(
+            source="gt.csv",
+            fmt="openimages",
+            images=ImageTable.build(["m"], None, np.ones(1), np.ones(1)),
+            categories=CategoryTable(("/m/a",), ("a",)),
+            image_idx=np.zeros(2, dtype=np.int64),
+            category_idx=np.zeros(2, dtype=np.int64),
+            boxes=np.array([[0.0, 0.0, 1.0, 1.0], box]),
+            box_format=BoxFormat.XYXY,
+            origin=np.array([2, 3]),
+        )
+
+    if not bad:
+        assert len(read()) == 2
+        return
+    with pytest.raises(InputError, match="x2 < x1 or y2 < y1") as exc:
+        read()
+    assert str(exc.value.where) == "3"
