@@ -468,6 +468,19 @@ def issue_doubts(warnings: list[str], stacklevel: int = 3) -> None:
         python_warnings.warn(text, IouEvalDoubt, stacklevel=stacklevel)
 
 
+def _oriented_doubts(
+    alignment: Alignment, protocols: list[Protocol], opts: EvalOptions, oriented: bool
+) -> list[str]:
+    """The oriented boxes' doubts; none (and no import) for a run without them."""
+    if not oriented and not any(p.iou_type == "obb" for p in protocols):
+        return []
+    from iou_eval.data.oriented import oriented_doubts
+
+    a = opts.analysis
+    hull = any(p.iou_type == "obb" and not record_of(p).devkit_polygons for p in protocols)
+    return oriented_doubts(alignment, protocols, a.tide or a.confusion or a.calibration, hull=hull)
+
+
 def _evaluate(
     gt: str | Dataset,
     preds: str | Dataset,
@@ -505,14 +518,7 @@ def _evaluate(
     warnings = list(alignment.warnings) + selected
     at_doubts = len(warnings)
     warnings += protocol_notes + oi_notes
-    a = opts.analysis
-    if oriented or any(p.iou_type == "obb" for p in protocols):  # (else nothing to say)
-        from iou_eval.data.oriented import oriented_doubts
-
-        hull = any(p.iou_type == "obb" and not record_of(p).devkit_polygons for p in protocols)
-        warnings += oriented_doubts(
-            alignment, protocols, a.tide or a.confusion or a.calibration, hull=hull
-        )
+    warnings += _oriented_doubts(alignment, protocols, opts, oriented)
     if opts.read.strict:
         warnings[at_doubts:at_doubts] = doubts()
         if (error := strict_error(warnings)) is not None:
