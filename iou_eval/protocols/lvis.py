@@ -187,7 +187,7 @@ def federated_view(alignment: Alignment) -> FederatedView:
     view = replace(
         alignment,
         gt=replace(gt.take(gt_rows), is_crowd=np.zeros(len(gt_rows), dtype=bool)),
-        pred=pred.take(pred_rows),
+        pred=pred.take_scored(pred_rows),
     )
     return FederatedView(
         alignment=view,

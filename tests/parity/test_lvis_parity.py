@@ -270,3 +270,22 @@ def test_ground_truth_without_annotations_is_undefined_everywhere(write_json, lv
         ours = evaluate(*files, workers=workers)
         assert_same(ours, run_lvis_api(lvis_eval, *files), f"workers {workers}")
         assert set(ours.summary.values()) == {None}
+
+
+def test_federated_view_holds_only_the_columns_scoring_reads(write_json, lvis_eval):
+    """The evaluated results' copy: geometry, image, category, score, one area column; no ids."""
+    from iou_eval.api import align, load
+    from iou_eval.protocols.lvis import federated_view
+
+    gt, res = make_lvis_scene(80)
+    files = _files(write_json, gt, res)
+    alignment = align(load(files[0]), load(files[1], role="pred"))
+    pred = federated_view(alignment).alignment.pred
+    assert 0 < len(pred) < len(alignment.pred)
+    assert alignment.pred.area is alignment.pred.bbox_area
+    assert pred.area is pred.bbox_area
+    for name in ("ann_id", "is_crowd", "ignore", "origin", "origin_file"):
+        column = getattr(pred, name)
+        assert column.strides == (0,) and not column.any(), name
+    # and the numbers are still lvis-api's
+    assert_same(evaluate(*files), run_lvis_api(lvis_eval, *files), "seed 80")
