@@ -791,8 +791,11 @@ typedef struct {
     Pred *pred;       /* [D] rank and records */
     uint8_t *inside;  /* [D, A] inside each area range */
     int64_t *starts;  /* [K + 1] each category's first accumulation position */
-    /* the records of the accumulated thresholds, by prediction */
+    /* the records of the accumulated thresholds, by prediction; NULL where
+       the given ones are by prediction already: read in place, see read_record */
     Rec *rec;
+    int16_t *lane_t;  /* [A * lane_thr] a lane's threshold, -1 where it is not accumulated */
+    uint8_t *lane_a;  /* [A * lane_thr] its area range */
     int64_t *max_det; /* [M] */
     /* One category's sweep.  A lane is (area a, maxDets m, threshold t), at
        (a * M + m) * T + t; recall points are visited by need (the
@@ -814,39 +817,68 @@ typedef struct {
 } Acc;
 
 /*
- * The records of the accumulated thresholds by prediction (a stable
- * counting sort: the compiled matcher lists them by prediction already, and
- * they are then written in order), and where each prediction's lie
- * (pred[d].lo:hi): the sweep reads them side by side.  0, or -1 (no memory).
+ * The records of the accumulated thresholds by prediction, and where each
+ * prediction's lie (pred[d].lo:hi): the sweep reads them side by side.  The
+ * compiled matcher lists them by prediction already: then they are read
+ * where they are (c->rec stays NULL, a prediction's span may hold records
+ * of thresholds not accumulated, which read_record skips); else a stable
+ * counting sort copies them in order.  0, or -1 (no memory).
  */
 static int index_records(Acc *c) {
     const IouArr *x = c->a;
     int64_t n_lanes = c->lane_thr * c->n_area;
+    int sorted = 1;
     int32_t *at = calloc((size_t)c->n_dt + 1, sizeof *at);
-    int16_t *lane_t = malloc((size_t)(n_lanes ? n_lanes : 1) * sizeof *lane_t);
-    if (!at || !lane_t) {
+    c->lane_t = malloc((size_t)(n_lanes ? n_lanes : 1) * sizeof *c->lane_t);
+    c->lane_a = malloc((size_t)(n_lanes ? n_lanes : 1));
+    if (!at || !c->lane_t || !c->lane_a) {
         free(at);
-        free(lane_t);
         return -1;
     }
-    /* a lane's threshold, -1 where it is not accumulated (lane_thr < 2**15) */
-    for (int64_t l = 0; l < n_lanes; l++) lane_t[l] = (int16_t)(l % c->lane_thr < c->n_thr ? l % c->lane_thr : -1);
+    /* (lane_thr < 2**15, A < 256) */
+    for (int64_t l = 0; l < n_lanes; l++) {
+        c->lane_t[l] = (int16_t)(l % c->lane_thr < c->n_thr ? l % c->lane_thr : -1);
+        c->lane_a[l] = (uint8_t)(l / c->lane_thr);
+    }
+    for (int64_t i = 1; sorted && i < c->n_rec; i++) sorted = iou_idx(&x[REC_DT], i - 1) <= iou_idx(&x[REC_DT], i);
     for (int64_t i = 0; i < c->n_rec; i++)
-        if (lane_t[iou_idx(&x[REC_LANE], i)] >= 0) at[iou_idx(&x[REC_DT], i) + 1]++;
+        if (sorted || c->lane_t[iou_idx(&x[REC_LANE], i)] >= 0) at[iou_idx(&x[REC_DT], i) + 1]++;
     for (int64_t d = 0; d < c->n_dt; d++) {
         at[d + 1] += at[d];
         c->pred[d].lo = at[d];
         c->pred[d].hi = at[d + 1];
     }
-    for (int64_t i = 0; i < c->n_rec; i++) {
-        int64_t lane = iou_idx(&x[REC_LANE], i), t = lane_t[lane];
+    if (!sorted) {
+        c->rec = malloc((size_t)(at[c->n_dt] ? at[c->n_dt] : 1) * sizeof *c->rec);
+        if (!c->rec) {
+            free(at);
+            return -1;
+        }
+    }
+    for (int64_t i = 0; !sorted && i < c->n_rec; i++) {
+        int64_t lane = iou_idx(&x[REC_LANE], i), t = c->lane_t[lane];
         if (t < 0) continue;
-        Rec r = {(int32_t)t, (uint8_t)(lane / c->lane_thr), U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
+        Rec r = {(int32_t)t, c->lane_a[lane], U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
         c->rec[at[iou_idx(&x[REC_DT], i)]++] = r;
     }
     free(at);
-    free(lane_t);
     return 0;
+}
+
+/* Record i of a prediction's span (pred[d].lo:hi) into *r: 1, or 0 where
+   its threshold is not accumulated. */
+static inline int read_record(const Acc *c, int64_t i, Rec *r) {
+    if (c->rec) {
+        *r = c->rec[i];
+        return 1;
+    }
+    int64_t lane = iou_idx(&c->a[REC_LANE], i);
+    if (c->lane_t[lane] < 0) return 0;
+    r->t = c->lane_t[lane];
+    r->area = c->lane_a[lane];
+    r->tp = U8(c->a[REC_TP])[i];
+    r->cnt = U8(c->a[REC_COUNTED])[i];
+    return 1;
 }
 
 /* Category k's recall points of each area range by need (a stable
@@ -933,7 +965,14 @@ static void sweep_category(Acc *c, int64_t k) {
         if (p + AHEAD < end) {
             const int64_t e = iou_idx(&x[ORDER], p + AHEAD);
             PREFETCH(c->inside + e * n_a);
-            PREFETCH(&c->rec[c->pred[e].lo]);
+            const int64_t lo = c->pred[e].lo;
+            if (c->rec) {
+                PREFETCH(&c->rec[lo]);
+            } else {
+                PREFETCH((const char *)x[REC_LANE].view.buf + lo * (x[REC_LANE].wide ? 8 : 4));
+                PREFETCH(U8(x[REC_TP]) + lo);
+                PREFETCH(U8(x[REC_COUNTED]) + lo);
+            }
             PREFETCH(&score[e]);
         }
         const int64_t d = iou_idx(&x[ORDER], p);
@@ -951,8 +990,8 @@ static void sweep_category(Acc *c, int64_t k) {
             if (in[a] && c->active[a])
                 for (int64_t m = 0; m < n_m; m++) c->scored[a * n_m + m] += c->kept[m];
         for (int64_t i = pd.lo; i < pd.hi; i++) {
-            Rec r = c->rec[i];
-            if (!c->active[r.area]) continue;
+            Rec r;
+            if (!read_record(c, i, &r) || !c->active[r.area]) continue;
             int64_t delta = (int64_t)r.cnt - in[r.area];
             for (int64_t m = 0; m < n_m; m++) {
                 if (!c->kept[m]) continue;
@@ -1077,9 +1116,8 @@ static int run_accumulate(Acc *c) {
     size_t n = (size_t)(c->n_dt ? c->n_dt : 1);
     c->pred = malloc(n * sizeof *c->pred);
     c->inside = malloc(n * (size_t)(c->n_area ? c->n_area : 1));
-    c->rec = malloc((size_t)(c->n_rec ? c->n_rec : 1) * sizeof *c->rec);
     c->starts = calloc((size_t)c->n_k + 1, sizeof *c->starts);
-    if (!c->pred || !c->inside || !c->rec || !c->starts || sweep_room(c) < 0 || index_records(c) < 0)
+    if (!c->pred || !c->inside || !c->starts || sweep_room(c) < 0 || index_records(c) < 0)
         return -1;
     const uint8_t *outside = U8(x[OUTSIDE]);
     for (int64_t d = 0; d < c->n_dt; d++) {
@@ -1095,7 +1133,7 @@ static int run_accumulate(Acc *c) {
 }
 
 static void free_accumulate(Acc *c) {
-    void *held[] = {c->pred,   c->inside, c->rec,    c->starts,  c->tp,
+    void *held[] = {c->pred,   c->inside, c->rec,    c->lane_t,  c->lane_a, c->starts,  c->tp,
                     c->corr,   c->reached, c->most,  c->best,    c->best_s, c->scored,  c->nd,
                     c->first,  c->kept,   c->max_det, c->active, c->by_need, c->need,   c->n_zero,
                     c->stage_q, c->stage_s};

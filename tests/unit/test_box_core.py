@@ -397,6 +397,30 @@ def test_accumulated_arrays_are_numpys(seed, max_dets, extra_lane, monkeypatch):
 
 
 @needs_core
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("extra_lane", [False, True])
+@pytest.mark.parametrize("wide", [False, True])
+def test_accumulated_arrays_are_numpys_with_records_listed_by_prediction(
+    seed, extra_lane, wide, monkeypatch
+):
+    """Records that come by prediction (as the matcher lists them) are read where they
+    are, those of a threshold not accumulated skipped; ties of a prediction in any order."""
+    x = _accumulation(seed, (1, 10, 100), extra_lane)
+    by_dt = np.argsort(x.rec_dt, kind="stable")
+    index = np.int64 if wide else np.int32
+    x = replace(
+        x,
+        rec_lane=x.rec_lane[by_dt].astype(index),
+        rec_dt=x.rec_dt[by_dt].astype(index),
+        rec_tp=x.rec_tp[by_dt],
+        rec_counted=x.rec_counted[by_dt],
+    )
+    got, want = _both(monkeypatch, lambda: accumulate.accumulate_coco(x))
+    for name in ("precision", "recall", "scores"):
+        _same(getattr(got, name), getattr(want, name), name)
+
+
+@needs_core
 @pytest.mark.parametrize("seed", range(6))
 def test_accumulated_arrays_are_numpys_with_recall_points_and_caps_out_of_order(seed, monkeypatch):
     """One sweep serves every (area range, maxDets, threshold) lane: recall points are
