@@ -768,12 +768,6 @@ enum {
     NPIG, NEED, CATS, SLOTS, PRECISION, RECALL, SCORES, A_NARGS
 };
 
-/* A prediction as the sweep reads it: its rank in its (image, category)
-   group and its records, rec[lo:hi]. */
-typedef struct {
-    int32_t rank, lo, hi;
-} Pred;
-
 /* A match record of a prediction. */
 typedef struct {
     int32_t t;    /* threshold */
@@ -788,7 +782,7 @@ typedef struct {
     int64_t n_sel; /* the categories accumulated (CATS) */
     int64_t n_out; /* the arrays' K: category CATS[i] goes to SLOTS[i] */
     /* the predictions, by prediction d */
-    Pred *pred;       /* [D] rank and records */
+    int32_t *span;    /* [D + 1] prediction d's records are [span[d], span[d + 1]) */
     uint8_t *inside;  /* [D, A] inside each area range */
     int64_t *starts;  /* [K + 1] each category's first accumulation position */
     /* the records of the accumulated thresholds, by prediction; NULL where
@@ -818,7 +812,7 @@ typedef struct {
 
 /*
  * The records of the accumulated thresholds by prediction, and where each
- * prediction's lie (pred[d].lo:hi): the sweep reads them side by side.  The
+ * prediction's lie (span[d]:span[d + 1]): the sweep reads them side by side.  The
  * compiled matcher lists them by prediction already: then they are read
  * where they are (c->rec stays NULL, a prediction's span may hold records
  * of thresholds not accumulated, which read_record skips); else a stable
@@ -828,13 +822,10 @@ static int index_records(Acc *c) {
     const IouArr *x = c->a;
     int64_t n_lanes = c->lane_thr * c->n_area;
     int sorted = 1;
-    int32_t *at = calloc((size_t)c->n_dt + 1, sizeof *at);
+    int32_t *at = c->span = calloc((size_t)c->n_dt + 1, sizeof *at);
     c->lane_t = malloc((size_t)(n_lanes ? n_lanes : 1) * sizeof *c->lane_t);
     c->lane_a = malloc((size_t)(n_lanes ? n_lanes : 1));
-    if (!at || !c->lane_t || !c->lane_a) {
-        free(at);
-        return -1;
-    }
+    if (!at || !c->lane_t || !c->lane_a) return -1;
     /* (lane_thr < 2**15, A < 256) */
     for (int64_t l = 0; l < n_lanes; l++) {
         c->lane_t[l] = (int16_t)(l % c->lane_thr < c->n_thr ? l % c->lane_thr : -1);
@@ -843,29 +834,23 @@ static int index_records(Acc *c) {
     for (int64_t i = 1; sorted && i < c->n_rec; i++) sorted = iou_idx(&x[REC_DT], i - 1) <= iou_idx(&x[REC_DT], i);
     for (int64_t i = 0; i < c->n_rec; i++)
         if (sorted || c->lane_t[iou_idx(&x[REC_LANE], i)] >= 0) at[iou_idx(&x[REC_DT], i) + 1]++;
-    for (int64_t d = 0; d < c->n_dt; d++) {
-        at[d + 1] += at[d];
-        c->pred[d].lo = at[d];
-        c->pred[d].hi = at[d + 1];
-    }
-    if (!sorted) {
-        c->rec = malloc((size_t)(at[c->n_dt] ? at[c->n_dt] : 1) * sizeof *c->rec);
-        if (!c->rec) {
-            free(at);
-            return -1;
-        }
-    }
-    for (int64_t i = 0; !sorted && i < c->n_rec; i++) {
+    for (int64_t d = 0; d < c->n_dt; d++) at[d + 1] += at[d];
+    if (sorted) return 0;
+    c->rec = malloc((size_t)(at[c->n_dt] ? at[c->n_dt] : 1) * sizeof *c->rec);
+    if (!c->rec) return -1;
+    for (int64_t i = 0; i < c->n_rec; i++) {
         int64_t lane = iou_idx(&x[REC_LANE], i), t = c->lane_t[lane];
         if (t < 0) continue;
         Rec r = {(int32_t)t, c->lane_a[lane], U8(x[REC_TP])[i], U8(x[REC_COUNTED])[i]};
         c->rec[at[iou_idx(&x[REC_DT], i)]++] = r;
     }
-    free(at);
+    /* each at[d] is now where d + 1's records start */
+    memmove(at + 1, at, (size_t)c->n_dt * sizeof *at);
+    at[0] = 0;
     return 0;
 }
 
-/* Record i of a prediction's span (pred[d].lo:hi) into *r: 1, or 0 where
+/* Record i of a prediction's span into *r: 1, or 0 where
    its threshold is not accumulated. */
 static inline int read_record(const Acc *c, int64_t i, Rec *r) {
     if (c->rec) {
@@ -961,11 +946,15 @@ static void sweep_category(Acc *c, int64_t k) {
     for (int64_t p = c->starts[k]; p < end; p++) {
         /* The accumulation order visits predictions out of their order in
            memory: what a prediction reads is asked for some positions ahead. */
-        if (p + 2 * AHEAD < end) PREFETCH(&c->pred[iou_idx(&x[ORDER], p + 2 * AHEAD)]);
+        if (p + 2 * AHEAD < end) {
+            const int64_t e = iou_idx(&x[ORDER], p + 2 * AHEAD);
+            PREFETCH(&c->span[e]);
+            PREFETCH((const char *)x[DT_RANK].view.buf + e * (x[DT_RANK].wide ? 8 : 4));
+        }
         if (p + AHEAD < end) {
             const int64_t e = iou_idx(&x[ORDER], p + AHEAD);
             PREFETCH(c->inside + e * n_a);
-            const int64_t lo = c->pred[e].lo;
+            const int64_t lo = c->span[e];
             if (c->rec) {
                 PREFETCH(&c->rec[lo]);
             } else {
@@ -976,10 +965,10 @@ static void sweep_category(Acc *c, int64_t k) {
             PREFETCH(&score[e]);
         }
         const int64_t d = iou_idx(&x[ORDER], p);
-        const Pred pd = c->pred[d];
+        const int64_t rank = iou_idx(&x[DT_RANK], d), lo = c->span[d], hi = c->span[d + 1];
         int any = 0;
         for (int64_t m = 0; m < n_m; m++) {
-            c->kept[m] = pd.rank < c->max_det[m];
+            c->kept[m] = rank < c->max_det[m];
             if (!c->kept[m]) continue;
             any = 1;
             if (!c->nd[m]++) c->first[m] = p;
@@ -989,7 +978,7 @@ static void sweep_category(Acc *c, int64_t k) {
         for (int64_t a = 0; a < n_a; a++)
             if (in[a] && c->active[a])
                 for (int64_t m = 0; m < n_m; m++) c->scored[a * n_m + m] += c->kept[m];
-        for (int64_t i = pd.lo; i < pd.hi; i++) {
+        for (int64_t i = lo; i < hi; i++) {
             Rec r;
             if (!read_record(c, i, &r) || !c->active[r.area]) continue;
             int64_t delta = (int64_t)r.cnt - in[r.area];
@@ -1114,17 +1103,12 @@ static int sweep_room(Acc *c) {
 static int run_accumulate(Acc *c) {
     const IouArr *x = c->a;
     size_t n = (size_t)(c->n_dt ? c->n_dt : 1);
-    c->pred = malloc(n * sizeof *c->pred);
     c->inside = malloc(n * (size_t)(c->n_area ? c->n_area : 1));
     c->starts = calloc((size_t)c->n_k + 1, sizeof *c->starts);
-    if (!c->pred || !c->inside || !c->starts || sweep_room(c) < 0 || index_records(c) < 0)
+    if (!c->inside || !c->starts || sweep_room(c) < 0 || index_records(c) < 0)
         return -1;
     const uint8_t *outside = U8(x[OUTSIDE]);
-    for (int64_t d = 0; d < c->n_dt; d++) {
-        int64_t r = iou_idx(&x[DT_RANK], d);
-        c->pred[d].rank = r > INT32_MAX ? INT32_MAX : (int32_t)r;
-        c->starts[iou_idx(&x[DT_CAT], d) + 1]++;
-    }
+    for (int64_t d = 0; d < c->n_dt; d++) c->starts[iou_idx(&x[DT_CAT], d) + 1]++;
     for (int64_t a = 0; a < c->n_area; a++)
         for (int64_t d = 0; d < c->n_dt; d++) c->inside[d * c->n_area + a] = !outside[a * c->n_dt + d];
     for (int64_t k = 0; k < c->n_k; k++) c->starts[k + 1] += c->starts[k];
@@ -1133,7 +1117,7 @@ static int run_accumulate(Acc *c) {
 }
 
 static void free_accumulate(Acc *c) {
-    void *held[] = {c->pred,   c->inside, c->rec,    c->lane_t,  c->lane_a, c->starts,  c->tp,
+    void *held[] = {c->span,   c->inside, c->rec,    c->lane_t,  c->lane_a, c->starts,  c->tp,
                     c->corr,   c->reached, c->most,  c->best,    c->best_s, c->scored,  c->nd,
                     c->first,  c->kept,   c->max_det, c->active, c->by_need, c->need,   c->n_zero,
                     c->stage_q, c->stage_s};
