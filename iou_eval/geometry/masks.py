@@ -236,6 +236,56 @@ class CheckedRles:
         return self.size[:, 0] > 0
 
 
+@dataclass(frozen=True)
+class FlatPolygons:
+    """Polygon segmentations as flat columns (no Python object per number).
+
+    What the compiled reader gives for a ground truth's polygons.
+
+    Attributes:
+        values: float64 every polygon's numbers ``x1, y1, x2, y2, ...`` back to back.
+        lengths: ``[P]`` int64 each polygon's count of numbers.
+        parts: ``[N]`` int64 each row's count of polygons (0 where the row's
+            mask is not given as polygons: its value is elsewhere).
+    """
+
+    values: np.ndarray
+    lengths: np.ndarray
+    parts: np.ndarray
+
+    @property
+    def present(self) -> np.ndarray:
+        """``[N]`` bool, the rows whose mask is polygons."""
+        return self.parts > 0
+
+    def take(self, rows) -> FlatPolygons:
+        """The rows ``rows`` (an index array, a mask or a slice), in that order."""
+        if isinstance(rows, slice) and rows == slice(None):
+            return self
+        rows = np.arange(len(self.parts))[rows]
+        counts = self.parts[rows]
+        first_part = offsets_of(self.parts)[rows]
+        new_start = offsets_of(counts)
+        # Each kept polygon's index: its row's first, plus its place in the row.
+        part = np.repeat(first_part - new_start[:-1], counts) + np.arange(int(new_start[-1]))
+        lengths = self.lengths[part]
+        new_off = offsets_of(lengths)
+        at = np.repeat(offsets_of(self.lengths)[part] - new_off[:-1], lengths)
+        at += np.arange(int(new_off[-1]))
+        return FlatPolygons(self.values[at], lengths, counts)
+
+    def parts_of(self, rows: np.ndarray):
+        """As :func:`_polygon_parts` gives them for ``rows[M]`` (rows with polygons, ascending).
+
+        Returns ``part_row[P]``, ``part_k[P]``, ``lens[P]``, ``flat``, ``part_off[P + 1]``.
+        """
+        taken = self.take(rows)
+        counts = taken.parts
+        part_row = np.repeat(rows, counts)
+        part_k = np.arange(len(part_row)) - np.repeat(offsets_of(counts)[:-1], counts)
+        return part_row, part_k, taken.lengths, taken.values, offsets_of(taken.lengths)
+
+
 def column_from_rles(rle: Sequence[bytes], height: np.ndarray, width: np.ndarray) -> MaskColumn:
     """A :class:`MaskColumn` of compressed RLEs, checked, areas computed.
 
@@ -457,14 +507,23 @@ def _polygon_parts(segs: Sequence[Any], rows: np.ndarray, places: _Places):
 
 
 def _encode_polygons(
-    segs: Sequence[Any], rows: np.ndarray, h: np.ndarray, w: np.ndarray, places: _Places
+    segs: Sequence[Any],
+    rows: np.ndarray,
+    h: np.ndarray,
+    w: np.ndarray,
+    places: _Places,
+    polygons: FlatPolygons | None = None,
 ) -> tuple[np.ndarray, list[str]]:
     """Compressed RLEs ``[M]`` of the polygon rows ``rows[M]``, and warnings.
 
     Each part is rasterised by ``frPoly`` at its image's size; a row of
     several parts is their union (``annToRLE``: ``merge(frPyObjects(...))``).
+    With ``polygons`` the rows' numbers are there (not in ``segs``).
     """
-    _, part_row, part_k, lens, flat, part_off = _polygon_parts(segs, rows, places)
+    if polygons is None:
+        _, part_row, part_k, lens, flat, part_off = _polygon_parts(segs, rows, places)
+    else:
+        part_row, part_k, lens, flat, part_off = polygons.parts_of(rows)
     p, why = _first_bad_part(lens, flat, part_off)
     if p >= 0:
         raise places.error(int(part_row[p]), why, f".segmentation[{int(part_k[p])}]")
@@ -693,8 +752,22 @@ def _classify_slowly(seg: Any, i: int, places: _Places) -> int:
     )
 
 
-def _kinds(segs: Sequence[Any], checked: CheckedRles | None, places: _Places) -> np.ndarray:
-    """``[N]`` int8 how each row's mask is given; rows of ``checked`` first."""
+def _kinds(
+    segs: Sequence[Any],
+    checked: CheckedRles | None,
+    places: _Places,
+    polygons: FlatPolygons | None = None,
+) -> np.ndarray:
+    """``[N]`` int8 how each row's mask is given; rows of ``checked`` (or ``polygons``) first."""
+    if polygons is not None:
+        kind = np.full(len(segs), _POLY, dtype=np.int8)
+        rest = np.flatnonzero(~polygons.present)
+        if len(rest):
+            sub = _places(places.path, places.origins[rest], places.label, len(rest))
+            kind[rest] = _classify([segs[r] for r in rest.tolist()], sub)
+            if (kind[rest] == _POLY).any():
+                raise ValueError("polygons given both flat and as values")
+        return kind
     if checked is None:
         return _classify(segs, places)
     present = checked.present
@@ -767,6 +840,7 @@ def encode_segmentations(
     origin_label: str = "annotations",
     size_mismatch: str = "error",
     checked: CheckedRles | None = None,
+    polygons: FlatPolygons | None = None,
 ) -> tuple[MaskColumn, list[str]]:
     """Encode COCO ``segmentation`` values as pycocotools' ``annToRLE`` does.
 
@@ -784,6 +858,8 @@ def encode_segmentations(
         checked: compressed RLEs the loader read and checked for the rows
             where ``checked.present`` (their ``segs`` are not read); their
             sizes are compared with the images' as any RLE's.
+        polygons: the polygons of the rows where ``polygons.present`` as
+            flat columns (their ``segs`` are not read); not with ``checked``.
 
     Returns:
         ``(MaskColumn[N], warnings)``.  See the module notes for the rules and
@@ -794,7 +870,7 @@ def encode_segmentations(
     n = len(segs)
     h, w = _image_sizes(height, width, n)
     places = _places(path, origins, origin_label, n)
-    kind = _kinds(segs, checked, places)
+    kind = _kinds(segs, checked, places, polygons)
     warnings = _all_rle_sizes(segs, kind, checked, h, w, places, size_mismatch)
     if checked is not None and (kind == _CHECKED).all():
         # Every mask is one of the loader's strings: its buffer, as it is.
@@ -809,7 +885,7 @@ def encode_segmentations(
         area[rows], box[rows] = checked.area[rows], checked.box[rows]
     poly = np.flatnonzero(kind == _POLY)
     if len(poly):
-        rle[poly], poly_warnings = _encode_polygons(segs, poly, h, w, places)
+        rle[poly], poly_warnings = _encode_polygons(segs, poly, h, w, places, polygons)
         warnings += poly_warnings
     rows = np.flatnonzero(kind == _UNCOMPRESSED)
     if len(rows):

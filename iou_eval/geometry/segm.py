@@ -45,6 +45,9 @@ class PendingMasks:
         encoded: ``(MaskColumn[N], warnings, height[N], width[N])`` when the
             loader encoded the masks already, at those sizes (see
             :func:`encode_early`); ``segs`` then only tell which rows had one.
+        polygons: the rows' polygons as flat columns
+            (:class:`~iou_eval.geometry.masks.FlatPolygons`; their ``segs`` are
+            True), or None.
     """
 
     segs: np.ndarray
@@ -54,6 +57,7 @@ class PendingMasks:
     origin_label: str = "annotations"
     checked: Any = None
     encoded: tuple | None = None
+    polygons: Any = None
 
     def take(self, rows: np.ndarray) -> PendingMasks:
         encoded = self.encoded
@@ -67,6 +71,7 @@ class PendingMasks:
             origins=self.origins[rows],
             checked=None if self.checked is None else self.checked.take(rows),
             encoded=encoded,
+            polygons=None if self.polygons is None else self.polygons.take(rows),
         )
 
     def missing(self) -> np.ndarray:
@@ -94,6 +99,7 @@ class PendingMasks:
         return encode_segmentations(
             list(self.segs), height, width, path=self.path, origins=self.origins,
             origin_label=self.origin_label, size_mismatch="warn", checked=self.checked,
+            polygons=self.polygons,
         )  # fmt: skip
 
 
@@ -257,7 +263,7 @@ def encode_early(gt: Dataset) -> Dataset:
     given = np.empty(len(pending.segs), dtype=object)
     given[~pending.missing()] = True  # which rows gave a segmentation, for the warning
     encoded = (column, notes, height, width)
-    return replace(gt, masks=replace(pending, segs=given, encoded=encoded))
+    return replace(gt, masks=replace(pending, segs=given, encoded=encoded, polygons=None))
 
 
 def _pred_masks(pred: Dataset, segm: bool = True) -> tuple[Dataset, list[str]]:

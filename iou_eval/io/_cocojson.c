@@ -389,7 +389,7 @@ enum {
     A_IMAGE, A_CATEGORY, A_BBOX, A_HAS_BBOX, A_SCORE, A_AREA, A_ISCROWD, A_IGNORE, A_ID,
     A_HAS_ID, S_LENGTH, S_SIZE, S_COUNTS, I_ID, I_WIDTH, I_HEIGHT, I_NAME, C_ID, C_NAME,
     K_VALUES, K_LENGTH, K_NUM, I_NEG_LENGTH, I_NEG_IDS, I_NEX_LENGTH, I_NEX_IDS, C_FREQUENCY,
-    K_X, K_Y, K_VISIBLE, NCOLS
+    K_X, K_Y, K_VISIBLE, P_VALUES, P_LENGTH, A_PARTS, P_OTHER, NCOLS
 };
 /* Not a column: a number only checked (its value is dropped). */
 #define NO_COLUMN (-1)
@@ -406,7 +406,7 @@ typedef struct {
     int64_t at, len;
 } Text;
 
-enum { MASKS = 1, BARE = 2, KEYPOINTS = 4 };
+enum { MASKS = 1, BARE = 2, KEYPOINTS = 4, POLYGONS = 8 };
 
 typedef struct {
     Cur c;
@@ -597,7 +597,7 @@ static unsigned annotation_key(const uint8_t *k, size_t n) {
 
 /* What one annotation holds, before it goes to the columns. */
 typedef struct {
-    int64_t image_id, category_id, id, kp_length, num_keypoints;
+    int64_t image_id, category_id, id, kp_length, num_keypoints, parts;
     double bbox[4], score, area;
     uint8_t has_bbox, iscrowd, ignore, has_id, has_seg;
 } Annotation;
@@ -703,6 +703,65 @@ static int read_keypoints(Reader *r, Annotation *a) {
     return split_keypoints(r, deferred_before);
 }
 
+/*
+ * A list of polygons ([[x1, y1, x2, y2, ...], ...]): each part's numbers
+ * appended to P_VALUES and its count to P_LENGTH, *parts their number.
+ * Anything else in the list: -1 (the caller keeps the value whole).
+ */
+static int read_polygon_parts(Reader *r, int64_t *parts) {
+    Cur *c = &r->c;
+    IouVec *v = &r->cols[P_VALUES];
+    *parts = 0;
+    if (!take(c, '[')) return -1;
+    if (take(c, ']')) return 0;
+    do {
+        size_t before = v->len;
+        if (!take(c, '[')) return -1;
+        if (!take(c, ']')) {
+            do {
+                if (iou_vec_reserve(v, sizeof(double)) < 0) return -2;
+                double *out = (double *)(void *)(v->data + v->len);
+                int e = read_double(r, out, P_VALUES, (int64_t)(v->len / sizeof(double)));
+                if (e < 0) return e;
+                v->len += sizeof(double);
+            } while (take(c, ','));
+            if (!take(c, ']')) return -1;
+        }
+        int64_t n = (int64_t)((v->len - before) / sizeof(double));
+        if (iou_vec_put(&r->cols[P_LENGTH], &n, 8) < 0) return -2;
+        (*parts)++;
+    } while (take(c, ','));
+    return take(c, ']') ? 0 : -1;
+}
+
+/*
+ * A ground truth's `segmentation` with POLYGONS: null (parts -1), a list of
+ * polygons read into the polygon columns (parts: their number, 0 for []),
+ * or any other value skipped and its place in the file kept in P_OTHER
+ * (parts -2; an RLE dict, or a list that is not one of polygons) for the
+ * caller to decode.  0, -1 give up, -2 no memory.
+ */
+static int read_segmentation(Reader *r, Annotation *a) {
+    Cur *c = &r->c;
+    if (TAKE_NULL(c)) return 0;
+    skip_ws(c);
+    const uint8_t *start = c->p;
+    size_t values = r->cols[P_VALUES].len, lengths = r->cols[P_LENGTH].len;
+    size_t deferred = r->deferred.len;
+    if (c->p < c->end && *c->p == '[') {
+        int e = read_polygon_parts(r, &a->parts);
+        if (e != -1) return e;
+        r->cols[P_VALUES].len = values;
+        r->cols[P_LENGTH].len = lengths;
+        r->deferred.len = deferred;
+        c->p = start;
+    }
+    if (skip_value(c, 1) < 0) return -1;
+    int64_t span[2] = {(int64_t)(start - r->base), (int64_t)(c->p - start)};
+    a->parts = -2;
+    return iou_vec_put(&r->cols[P_OTHER], span, 16) < 0 ? -2 : 0;
+}
+
 /* One field of an annotation (bit: which).  0, -1 give up, -2 no memory. */
 static int read_annotation_field(Reader *r, Annotation *a, unsigned bit) {
     Cur *c = &r->c;
@@ -728,6 +787,7 @@ static int read_annotation_field(Reader *r, Annotation *a, unsigned bit) {
     case K_AREA:
         return read_double_or_null(r, &a->area, r->gt ? A_AREA : NO_COLUMN, row);
     case K_SEG:
+        if (r->flags & POLYGONS) return read_segmentation(r, a);
         if (!(r->flags & MASKS)) return skip_value(c, 1);
         if (TAKE_NULL(c)) return 0;
         a->has_seg = 1;
@@ -755,8 +815,9 @@ static int put_annotation(Reader *r, const Annotation *a) {
     if (iou_vec_put(&v[A_IMAGE], &a->image_id, 8) < 0 ||
         iou_vec_put(&v[A_CATEGORY], &a->category_id, 8) < 0 || iou_vec_put(&v[A_BBOX], a->bbox, 32) < 0)
         return -2;
-    if ((r->flags & (MASKS | KEYPOINTS)) && iou_vec_put(&v[A_HAS_BBOX], &a->has_bbox, 1) < 0)
+    if ((r->flags & (MASKS | KEYPOINTS | POLYGONS)) && iou_vec_put(&v[A_HAS_BBOX], &a->has_bbox, 1) < 0)
         return -2;
+    if ((r->flags & POLYGONS) && iou_vec_put(&v[A_PARTS], &a->parts, 8) < 0) return -2;
     if ((r->flags & KEYPOINTS) && (iou_vec_put(&v[K_LENGTH], &a->kp_length, 8) < 0 ||
                                    iou_vec_put(&v[K_NUM], &a->num_keypoints, 8) < 0))
         return -2;
@@ -788,6 +849,7 @@ static int read_annotation(Reader *r) {
     memset(&a, 0, sizeof a);
     a.area = NAN;
     a.num_keypoints = -1;
+    a.parts = -1;
     unsigned seen = 0;
     if (take(c, '}')) return -1; /* no image_id */
     do {
@@ -806,7 +868,8 @@ static int read_annotation(Reader *r) {
     /* A result without a score, or a box missing where boxes are scored:
        errors the msgspec path reports. */
     if (!r->gt && !(seen & K_SCORE)) return -1;
-    if (!a.has_bbox && !(r->flags & MASKS) && !((r->flags & KEYPOINTS) && !r->gt)) return -1;
+    if (!a.has_bbox && !(r->flags & (MASKS | POLYGONS)) && !((r->flags & KEYPOINTS) && !r->gt))
+        return -1;
     /* Keypoints are needed where they are scored. */
     if ((r->flags & KEYPOINTS) && !(seen & K_KEYPOINTS)) return -1;
     int e = put_annotation(r, &a);
@@ -1045,6 +1108,7 @@ static const char *COLUMN_NAMES[NCOLS] = {
     "image.file_name", "category.id", "category.name", "kp_values", "kp_length", "num_keypoints",
     "image.neg_length", "image.neg_ids", "image.not_exhaustive_length",
     "image.not_exhaustive_ids", "category.frequency", "kp_x", "kp_y", "kp_visible",
+    "poly_values", "poly_length", "seg_parts", "seg_other",
 };
 
 /* {name: Block} of the columns in `cols` (texts: lists of str), with
@@ -1142,8 +1206,8 @@ static PyObject *py_dataset(PyObject *self, PyObject *args) {
     PyObject *buf;
     int flags = 0;
     if (!PyArg_ParseTuple(args, "O|i", &buf, &flags)) return NULL;
-    if (flags & ~KEYPOINTS) {
-        PyErr_SetString(PyExc_ValueError, "dataset: flags are 0 or KEYPOINTS");
+    if ((flags != 0 && flags != KEYPOINTS && flags != POLYGONS)) {
+        PyErr_SetString(PyExc_ValueError, "dataset: flags are 0, KEYPOINTS or POLYGONS");
         return NULL;
     }
     static const int cols[] = {A_IMAGE,      A_CATEGORY, A_BBOX,       A_AREA,    A_ISCROWD,
@@ -1153,6 +1217,15 @@ static PyObject *py_dataset(PyObject *self, PyObject *args) {
                                A_HAS_BBOX,   K_X,        K_Y,          K_VISIBLE,
                                K_LENGTH,     K_NUM};
     int ncols = (int)(sizeof cols / sizeof *cols) - (flags & KEYPOINTS ? 0 : 6);
+    if (flags & POLYGONS) {
+        /* The box columns and has_bbox, then the polygon columns. */
+        int polygons[sizeof cols / sizeof *cols];
+        int base = (int)(sizeof cols / sizeof *cols) - 5;
+        memcpy(polygons, cols, sizeof polygons);
+        polygons[base] = P_VALUES, polygons[base + 1] = P_LENGTH;
+        polygons[base + 2] = A_PARTS, polygons[base + 3] = P_OTHER;
+        return run_reader(buf, 0, -1, flags, 1, read_dataset, polygons, base + 4);
+    }
     return run_reader(buf, 0, -1, flags, 1, read_dataset, cols, ncols);
 }
 
@@ -1189,7 +1262,11 @@ static PyMethodDef methods[] = {
      "LVIS's lists: image.neg_length and image.not_exhaustive_length int64 (-1: null or "
      "absent), image.neg_ids and image.not_exhaustive_ids int64 (the lists back to back); "
      "categories: category.id int64, category.name (list), category.frequency int8 "
-     "(0 r, 1 c, 2 f, -1 null or absent)."},
+     "(0 r, 1 c, 2 f, -1 null or absent).  Flags 8 (polygons; a bbox may be null or absent): "
+     "also has_bbox uint8[n], seg_parts int64[n] (each segmentation's polygons; -1 null or "
+     "absent, -2 another value), poly_length int64 (each polygon's numbers), poly_values "
+     "float64 (the numbers back to back), seg_other int64[k, 2] (where each other value "
+     "lies in buf: start, length)."},
     {"powers_of_five", py_powers_of_five, METH_NOARGS,
      "powers_of_five() -> [(q, high, low)]: the table of the number conversion."},
     {NULL, NULL, 0, NULL},
@@ -1206,7 +1283,8 @@ PyMODINIT_FUNC PyInit__cocojson(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     if (PyModule_AddIntConstant(m, "MASKS", MASKS) < 0 || PyModule_AddIntConstant(m, "BARE", BARE) < 0 ||
-        PyModule_AddIntConstant(m, "KEYPOINTS", KEYPOINTS) < 0) {
+        PyModule_AddIntConstant(m, "KEYPOINTS", KEYPOINTS) < 0 ||
+        PyModule_AddIntConstant(m, "POLYGONS", POLYGONS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -244,14 +244,60 @@ def _mask_columns(anns: list) -> dict:
     segs = np.empty(n, dtype=object)
     for i, a in enumerate(anns):
         segs[i] = a.segmentation
-    no_rle = {
+    return {"segmentation": segs, **_no_rle(n), "has_bbox": has_bbox}
+
+
+def _no_rle(n: int) -> dict:
+    """The RLE columns of ``n`` rows of which none has a checked string."""
+    return {
         "rle_data": np.zeros(0, dtype=np.uint8),
         "rle_length": np.zeros(n, dtype=np.int64),
         "rle_size": np.zeros((n, 2), dtype=np.int64),
         "rle_area": np.zeros(n, dtype=np.float64),
         "rle_box": np.zeros((n, 4), dtype=np.int64),
     }
-    return {"segmentation": segs, **no_rle, "has_bbox": has_bbox}
+
+
+def _compiled_polygon_columns(read: dict, data: Any) -> dict | None:
+    """The mask columns of a ground truth the compiled reader read with its polygons, or None.
+
+    Polygons stay flat (``polygons``, a
+    :class:`~iou_eval.geometry.masks.FlatPolygons`; ``segmentation`` True
+    there); any other value (an RLE dict above all) is decoded from its
+    place in the file, as :data:`_MASK_DECODER` decodes it.  None where
+    such a value is a non-empty list (not polygons: msgspec's path says why).
+    """
+    from iou_eval.geometry.masks import FlatPolygons
+
+    n = read["n"]
+    parts = np.frombuffer(read["seg_parts"], dtype=np.int64)
+    segs = np.empty(n, dtype=object)
+    segs[parts > 0] = True
+    for i in np.flatnonzero(parts == 0).tolist():
+        segs[i] = []
+    other = np.flatnonzero(parts == -2)
+    if len(other):
+        spans = np.frombuffer(read["seg_other"], dtype=np.int64).reshape(-1, 2).tolist()
+        view = memoryview(data)
+        for i, (at, length) in zip(other.tolist(), spans, strict=True):
+            try:
+                value = msgspec.json.decode(view[at : at + length])
+            except msgspec.DecodeError:
+                return None
+            if isinstance(value, list) and value:
+                return None
+            segs[i] = value
+    polygons = FlatPolygons(
+        values=np.frombuffer(read["poly_values"], dtype=np.float64),
+        lengths=np.frombuffer(read["poly_length"], dtype=np.int64),
+        parts=np.maximum(parts, 0),
+    )
+    return {
+        "segmentation": segs,
+        "polygons": polygons,
+        **_no_rle(n),
+        "has_bbox": np.frombuffer(read["has_bbox"], dtype=bool),
+    }
 
 
 class _NotChecked(Exception):
@@ -425,22 +471,32 @@ def read_keypoint_results(
     return {**_compiled_box_columns(read), **_compiled_keypoint_columns(read)}
 
 
-def _read_compiled_dataset(data: bytes, path: str, keypoints: bool = False) -> _Read | None:
+def _read_compiled_dataset(
+    data: bytes, path: str, keypoints: bool = False, polygons: bool = False
+) -> _Read | None:
     """A ground truth with boxes read by the compiled reader, or None (not built, or not sure).
 
     The columns and lists :func:`_read` gives for the same file decoded
-    with :data:`_DECODER` (``keypoints``: :data:`_KEYPOINT_DECODER`).
+    with :data:`_DECODER` (``keypoints``: :data:`_KEYPOINT_DECODER`;
+    ``polygons``: :data:`_MASK_DECODER`, the polygons kept flat, see
+    :func:`_compiled_polygon_columns`).
     """
     from iou_eval.io.compiled import json_reader
 
     reader = json_reader()
-    flags = reader.KEYPOINTS if keypoints and reader is not None else 0
-    read = reader.dataset(data, flags) if reader is not None else None
+    if reader is None:
+        return None
+    flags = reader.KEYPOINTS if keypoints else reader.POLYGONS if polygons else 0
+    read = reader.dataset(data, flags)
     if read is None:
+        return None
+    masks = _compiled_polygon_columns(read, data) if polygons else {}
+    if masks is None:
         return None
     n = read["n"]
     ids = np.frombuffer(read["id"], dtype=np.int64)
     cols = {
+        **masks,
         **_compiled_box_columns(read),
         **(_compiled_keypoint_columns(read) if keypoints else {}),
         "area": np.frombuffer(read["area"], dtype=np.float64),
@@ -819,6 +875,10 @@ def _read(path: str, role: str, options: LoadOptions, data: bytes | None = None)
         read_results = read_keypoint_results if keypoints else read_box_results
         if role == "pred" and (cols := read_results(raw)) is not None:
             return _Read(cols, None, None, "[{}]")
+    elif role == "gt" and not keypoints:  # masks: polygons kept flat
+        fast = _read_compiled_dataset(raw, path, polygons=True)
+        if fast is not None:
+            return fast
     doc = _decode(path, raw, masks, keypoints)
     if role == "pred" and _unscored(doc) and f'"{CONFIDENCE}"'.encode() in raw:
         r = _read_decoded(path, role, options, _scored_decoder_doc(path, raw, CONFIDENCE, options))
@@ -1137,6 +1197,7 @@ def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None 
         origins=ds.origin,
         origin_label=ds.origin_label,  # "" for a results list: places read "[12].segmentation"
         checked=checked_rles(cols, rows),
+        polygons=cols["polygons"].take(rows) if "polygons" in cols else None,
     )
     ds = replace(ds, masks=pending)
     if role == "gt":
