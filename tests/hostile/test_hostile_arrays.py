@@ -600,3 +600,50 @@ def test_text_paths_gives_up_on_a_number_longer_than_it_reads(tmp_path):
     p = tmp_path / "a.txt"
     p.write_bytes(b"1 2 3 4 " + b"5" * 3000 + b"\n")
     assert _text_paths([bytes(p)]) is None
+
+
+# -- the COCO reader's polygons ---------------------------------------------------
+
+_GT = (
+    b'{"images": [{"id": 1}], "categories": [{"id": 1}], '
+    b'"annotations": [{"image_id": 1, "category_id": 1, "segmentation": %s}]}'
+)
+
+
+def test_dataset_refuses_masks_and_two_flags_at_once():
+    reader = _part("iou_eval.io._cocojson")
+    for flags in (reader.MASKS, reader.KEYPOINTS | reader.POLYGONS, -1, 1 << 20):
+        with pytest.raises(ValueError, match="flags"):
+            reader.dataset(_GT % b"[]", flags)
+    with pytest.raises(TypeError):
+        reader.dataset("not bytes", reader.POLYGONS)
+
+
+def test_dataset_reads_a_polygon_of_a_million_numbers_whole():
+    reader = _part("iou_eval.io._cocojson")
+    numbers = np.arange(1_000_000) * 0.25
+    text = _GT % ("[" + ",".join(map(repr, numbers.tolist())) + "]").join(["[", "]"]).encode()
+    read = reader.dataset(text, reader.POLYGONS)
+    assert np.frombuffer(read["poly_values"], dtype=np.float64).tolist() == numbers.tolist()
+    assert np.frombuffer(read["poly_length"], dtype=np.int64).tolist() == [1_000_000]
+
+
+def test_dataset_gives_up_on_a_segmentation_nested_past_its_depth():
+    reader = _part("iou_eval.io._cocojson")
+    deep = b"[" * 5000 + b"]" * 5000
+    assert reader.dataset(_GT % deep, reader.POLYGONS) is None
+    other = reader.dataset(_GT % b'[[1, 2, 3, 4, 5, 6], {"a": [[[1]]]}]', reader.POLYGONS)
+    assert np.frombuffer(other["seg_parts"], dtype=np.int64).tolist() == [-2]
+    assert np.frombuffer(other["poly_values"], dtype=np.float64).size == 0
+
+
+def test_dataset_with_many_long_numbers_converts_each_one():
+    """Numbers of 25 digits wait for CPython's conversion; a polygon read then dropped keeps none."""
+    reader = _part("iou_eval.io._cocojson")
+    long = b"1.000000000000000000000001"
+    parts = b"[[" + b",".join([long] * 6) + b"], [" + b",".join([long] * 6) + b"]]"
+    read = reader.dataset(_GT % parts, reader.POLYGONS)
+    assert np.frombuffer(read["poly_values"], dtype=np.float64).tolist() == [1.0] * 12
+    dropped = reader.dataset(_GT % (parts[:-1] + b', "x"]'), reader.POLYGONS)
+    assert np.frombuffer(dropped["poly_values"], dtype=np.float64).size == 0
+    assert np.frombuffer(dropped["seg_other"], dtype=np.int64).tolist()[1] == len(parts) + 5
