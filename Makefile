@@ -73,7 +73,7 @@ SANITIZE_TESTS  ?= tests/hostile/test_hostile_arrays.py tests/unit/test_box_core
 	tests/unit/test_mask_bounds.py tests/unit/test_boundary.py tests/unit/test_polygon_masks.py \
 	tests/unit/test_csv_scan.py tests/unit/test_txt_scan.py tests/unit/test_kpt_core.py \
 	tests/unit/test_coco_reader_keypoints.py tests/unit/test_coco_reader_lvis.py \
-	tests/unit/test_openimages_core.py
+	tests/unit/test_openimages_core.py tests/unit/test_coco_reader_polygons.py
 SANITIZE_ENV     = LD_PRELOAD="$$($(SANITIZE_CC) -print-file-name=libasan.so)" \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # (Not lvis-api's parity tests: it imports matplotlib, whose extensions abort
