@@ -1125,6 +1125,21 @@ def _check_mask_or_box(r: _Read, path: str) -> None:
         )
 
 
+def _pending_masks(cols: dict, rows, path: str, ds: Dataset) -> Any:
+    """The :class:`~iou_eval.geometry.segm.PendingMasks` of the rows ``rows`` of the columns."""
+    from iou_eval.geometry.segm import PendingMasks
+
+    return PendingMasks(
+        segs=cols["segmentation"][rows],
+        has_bbox=cols["has_bbox"][rows],
+        path=path,
+        origins=ds.origin,
+        origin_label=ds.origin_label,  # "" for a results list: places read "[12].segmentation"
+        checked=checked_rles(cols, rows),
+        polygons=cols["polygons"].take(rows) if "polygons" in cols else None,
+    )
+
+
 def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None = None) -> Dataset:
     """Read a COCO ground-truth dataset or a COCO results file.
 
@@ -1188,18 +1203,7 @@ def load_coco(path: str, role: str, options: LoadOptions, *, data: bytes | None 
         ds = attach_keypoints(ds, cols, rows, role, path)
     if not options.masks:
         return ds
-    from iou_eval.geometry.segm import PendingMasks
-
-    pending = PendingMasks(
-        segs=cols["segmentation"][rows],
-        has_bbox=cols["has_bbox"][rows],
-        path=path,
-        origins=ds.origin,
-        origin_label=ds.origin_label,  # "" for a results list: places read "[12].segmentation"
-        checked=checked_rles(cols, rows),
-        polygons=cols["polygons"].take(rows) if "polygons" in cols else None,
-    )
-    ds = replace(ds, masks=pending)
+    ds = replace(ds, masks=_pending_masks(cols, rows, path, ds))
     if role == "gt":
         from iou_eval.geometry.segm import encode_early
 
