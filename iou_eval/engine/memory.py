@@ -33,7 +33,7 @@ def release_free_memory() -> None:
 
     Loading millions of records frees hundreds of megabytes of small
     objects and chunk buffers; glibc keeps them mapped for reuse (the
-    command line asks it to keep up to 512 MiB, see ``cli.tune_allocator``),
+    command line asks it to keep up to 128 MiB, see ``cli.tune_allocator``),
     where the next stage, whose arrays are larger, cannot reuse them.
     A few milliseconds; a no-op off glibc.
     """
