@@ -33,7 +33,6 @@ with its own sigmas.
 from __future__ import annotations
 
 import contextlib
-import itertools
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -42,7 +41,7 @@ import numpy as np
 
 from iou_eval.data.ordering import distinct
 from iou_eval.errors import UsageError
-from iou_eval.geometry.pairs import _PAIR_CHUNK, candidate_pairs, join_pairs, thread_cuts
+from iou_eval.geometry.pairs import _PAIR_CHUNK, candidate_pairs, join_pairs, pairs_in_threads
 
 # pycocotools' Params.kpt_oks_sigmas: the 17 COCO person keypoints, the same
 # expression so the floats are the same.
@@ -430,34 +429,14 @@ def _kernel_pairs(
     candidate pairs, each run one kernel call in a thread; their pairs are
     joined in run order, which is the order of one call.
     """
-    from iou_eval.engine.parallel import run_threads
-
     c = np.ascontiguousarray
     groups, rows, sorted_rows, starts = c(d_groups), c(dt_rows), c(gt_sorted), c(g_starts)
     columns = geo._kernel_columns
-    cuts = thread_cuts(groups, starts, geo.threads, _THREAD_MIN_PAIRS)
 
-    def run(span: tuple[int, int]) -> tuple | None:
-        lo, hi = span
-        found = kernel.pairs(
-            groups[lo:hi], sorted_rows, starts, rows[lo:hi], float(floor), *columns
-        )
-        if found is None:
-            return None
-        pd, pg, oks = found
-        pos = np.frombuffer(pd, dtype=np.int64)
-        return (
-            pos + lo if lo else pos,
-            np.frombuffer(pg, dtype=np.int64),
-            np.frombuffer(oks, dtype=np.float64),
-        )
+    def pairs_of(lo: int, hi: int) -> tuple | None:
+        return kernel.pairs(groups[lo:hi], sorted_rows, starts, rows[lo:hi], float(floor), *columns)
 
-    parts = run_threads(run, list(itertools.pairwise(cuts)))
-    if any(p is None for p in parts):
-        return None
-    if len(parts) == 1:
-        return parts[0]
-    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
+    return pairs_in_threads(pairs_of, groups, starts, geo.threads, _THREAD_MIN_PAIRS)
 
 
 # --------------------------------------------------------------------------- the aligned pair

@@ -51,7 +51,7 @@ from iou_eval.data.ordering import offsets_of
 from iou_eval.errors import InputError
 from iou_eval.escape import quoted
 from iou_eval.geometry.kernel import compiled
-from iou_eval.geometry.pairs import thread_cuts
+from iou_eval.geometry.pairs import pairs_in_threads, thread_cuts
 from iou_eval.geometry.rle import BadRle, check_compressed, check_joined, odd_sums
 
 # Polygon coordinates beyond this many pixels are refused (see the module notes).
@@ -1265,8 +1265,6 @@ def _kernel_pairs(
     predictions are cut into ``geo.threads`` runs of about as many candidate
     pairs, each run in a thread; their pairs are joined in run order.
     """
-    from iou_eval.engine.parallel import run_threads
-
     starts = np.ascontiguousarray(g_starts, dtype=np.int64)
     groups = np.ascontiguousarray(d_groups)
     rows = np.ascontiguousarray(dt_rows)
@@ -1280,23 +1278,15 @@ def _kernel_pairs(
         np.ascontiguousarray(geo.gt.boxes, dtype=np.int64), np.ascontiguousarray(geo.gt.area),
     )  # fmt: skip
     sorted_rows = np.ascontiguousarray(gt_sorted, dtype=np.int64)
-    cuts = _thread_cuts(groups, starts, geo.threads)
 
-    def run(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        lo, hi = span
-        pos, gt, iou = kernel.group_pairs(
+    def pairs_of(lo: int, hi: int) -> tuple:
+        return kernel.group_pairs(
             *fixed, groups[lo:hi], rows[lo:hi], sorted_rows, starts, float(floor)
         )
-        return (
-            np.frombuffer(pos, dtype=np.int64) + lo,
-            np.frombuffer(gt, dtype=np.int64),
-            np.frombuffer(iou, dtype=np.float64),
-        )
 
-    parts = run_threads(run, list(itertools.pairwise(cuts)))
-    if len(parts) == 1:
-        return parts[0]
-    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
+    found = pairs_in_threads(pairs_of, groups, starts, geo.threads, _THREAD_MIN_PAIRS)
+    assert found is not None  # group_pairs raises rather than give None
+    return found
 
 
 def _thread_cuts(groups: np.ndarray, g_starts: np.ndarray, threads: int) -> list[int]:

@@ -13,6 +13,8 @@ unmatched prediction falls outside an area range (pycocotools' ``dt['area']``).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
 
@@ -119,6 +121,45 @@ def thread_cuts(
         return [0, n]
     marks = np.searchsorted(weight, total * np.arange(1, threads) / threads)
     return sorted({0, n, *(int(m) for m in marks if 0 < m < n)})
+
+
+def pairs_in_threads(
+    pairs_of: Callable[[int, int], tuple | None],
+    groups: np.ndarray,
+    g_starts: np.ndarray,
+    threads: int,
+    min_pairs: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """A compiled kernel's pairs over runs of predictions, one run per thread.
+
+    ``pairs_of(lo, hi)`` gives the pairs of predictions ``[lo, hi)`` as three
+    buffers (positions within the run as int64, ground-truth positions as
+    int64, overlaps as float64), or None.  The runs are :func:`thread_cuts`'
+    and their pairs are joined in run order, which is the order of one call:
+    ``(dt_pos[P], gt_pos[P], overlap[P])``, or None when any run gave None.
+    """
+    from iou_eval.engine.parallel import run_threads
+
+    def run(span: tuple[int, int]) -> tuple | None:
+        lo, hi = span
+        found = pairs_of(lo, hi)
+        if found is None:
+            return None
+        pos, gt, value = found
+        at = np.frombuffer(pos, dtype=np.int64)
+        return (
+            at + lo if lo else at,
+            np.frombuffer(gt, dtype=np.int64),
+            np.frombuffer(value, dtype=np.float64),
+        )
+
+    cuts = thread_cuts(groups, g_starts, threads, min_pairs)
+    parts = run_threads(run, list(itertools.pairwise(cuts)))
+    if any(p is None for p in parts):
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))  # type: ignore[return-value]
 
 
 def candidate_pairs(dt_group: np.ndarray, gt_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
