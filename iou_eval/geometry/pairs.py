@@ -13,7 +13,6 @@ unmatched prediction falls outside an area range (pycocotools' ``dt['area']``).
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol as TypingProtocol
@@ -154,7 +153,7 @@ def pairs_in_threads(
         )
 
     cuts = thread_cuts(groups, g_starts, threads, min_pairs)
-    parts = run_threads(run, list(itertools.pairwise(cuts)))
+    parts = run_threads(run, list(zip(cuts[:-1], cuts[1:], strict=True)))
     if any(p is None for p in parts):
         return None
     if len(parts) == 1:
